@@ -1,0 +1,50 @@
+"""Every event name rig writes, in one place.
+
+An event is one JSON object per line with at least ``t_ms`` (simulated milliseconds), ``seq``
+(the run's total order), ``event`` (one of the names below) and ``variant``; then the ids involved
+and the details. Field lists per event are documented next to each name and are a contract for
+the analysis and for users' own tools.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+# Run lifecycle --------------------------------------------------------------------------------
+RUN_START: Final = "run.start"  # scenario, seed, duration_ms, fetch_version, strategies
+RUN_END: Final = "run.end"  # events (count written before this one)
+
+# Cluster set-up ---------------------------------------------------------------------------------
+BROKER_START: Final = "broker.start"  # broker, rack
+TOPIC_CREATED: Final = "topic.created"  # topic, partitions, replication_factor, placement
+PARTITION_ASSIGNED: Final = "partition.assigned"  # topic, partition, replicas, leader
+FETCHER_START: Final = "fetcher.start"  # broker (follower), leader, fetcher, client, partitions
+
+# Fetch protocol ---------------------------------------------------------------------------------
+# fetch.request: role ("follower" | "consumer"), client, replica_id, broker (the one served),
+#   source (the broker or client sending), fetcher, version, session_id, session_epoch,
+#   full (bool), partitions, forgotten, body_bytes, header_bytes, wire_bytes
+FETCH_REQUEST: Final = "fetch.request"
+# fetch.response: the same ids, plus session_id, error_code, partitions (listed),
+#   records_bytes, waited_ms (time held in purgatory), body_bytes, header_bytes, wire_bytes
+FETCH_RESPONSE: Final = "fetch.response"
+
+# Fetch sessions (KIP-227) -----------------------------------------------------------------------
+SESSION_CREATED: Final = "session.created"  # broker, client, session_id, partitions, privileged
+SESSION_EVICTED: Final = "session.evicted"  # broker, session_id, by_client, reason
+SESSION_ERROR: Final = "session.error"  # broker, client, session_id, session_epoch, error_code
+SESSION_CLOSED: Final = "session.closed"  # broker, client, session_id
+
+# Failures and recovery (used from issue 3 on) ---------------------------------------------------
+PRODUCE_ACK: Final = "produce.ack"
+ISR_SHRINK: Final = "isr.shrink"
+ISR_EXPAND: Final = "isr.expand"
+LEADER_ELECTED: Final = "leader.elected"
+REPLICA_TRUNCATE: Final = "replica.truncate"
+BROKER_CRASH: Final = "broker.crash"
+BROKER_RESTART: Final = "broker.restart"
+CONTROLLER_ELECTED: Final = "controller.elected"
+
+ALL: Final = frozenset(
+    value for name, value in dict(globals()).items() if name.isupper() and isinstance(value, str)
+)

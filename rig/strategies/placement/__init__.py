@@ -1,0 +1,5 @@
+"""Replica placement: which brokers hold each partition, and which of them is the preferred leader."""
+
+from rig.strategies.placement.base import PlacementError, PlacementStrategy, check_assignment
+
+__all__ = ["PlacementError", "PlacementStrategy", "check_assignment"]
