@@ -1,4 +1,4 @@
-"""Human units in scenarios: durations (`500ms`, `10s`, `2m`, `1h`, `7d`) and sizes (`4KiB`, `1GiB`, `1MB`).
+"""Human units in scenarios: durations (`500ms`, `10s`, `2m`, `1h`) and sizes (`4KiB`, `1GiB`).
 
 Durations become integer milliseconds, sizes integer bytes; bandwidths (`125MiB/s`, `1Gbit/s`)
 become bytes per second. Plain numbers are already in the base unit.
@@ -66,7 +66,8 @@ def size_bytes(value: int | float | str) -> int:
     number, unit = _split(value, "size (e.g. 4KiB, 1GiB)")
     factor = _SIZE.get((unit or "b").lower())
     if factor is None:
-        raise ValueError(f"{value!r}: unknown size unit {unit!r} (use B, KiB, MiB, GiB, KB, MB, GB)")
+        raise ValueError(f"{value!r}: unknown size unit {unit!r} "
+                         "(use B, KiB, MiB, GiB, KB, MB, GB)")
     return _whole(number * factor, value, "bytes")
 
 

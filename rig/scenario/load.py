@@ -232,7 +232,8 @@ def _variant(name: str, doc: Document, out: _Collector) -> VariantSpec | None:
                        topics=topics, strategies=strategies, document=data)
 
 
-def _expectations(doc: Document, variants: Sequence[str], out: _Collector) -> tuple[Expectation, ...]:
+def _expectations(doc: Document, variants: Sequence[str],
+                  out: _Collector) -> tuple[Expectation, ...]:
     result = []
     for i, raw in enumerate(doc.data.get("expect", [])):
         at: PathKey = ("expect", i)
@@ -248,7 +249,7 @@ def _expectations(doc: Document, variants: Sequence[str], out: _Collector) -> tu
                         f"(variants: {', '.join(variants)})")
         result.append(Expectation(
             op=raw["op"], value=raw["value"], metric=raw.get("metric"),
-            ratio=tuple(raw["ratio"]) if "ratio" in raw else None,  # type: ignore[arg-type]
+            ratio=(raw["ratio"][0], raw["ratio"][1]) if "ratio" in raw else None,
             tolerance=raw.get("tolerance", 0.0), description=raw.get("description", ""),
             line=doc.lines.locate(at, doc.file)[1]))
     return tuple(result)

@@ -14,6 +14,10 @@ import yaml
 from rig.errors import Problem, ScenarioError
 from rig.scenario.source import Document, Lines, PathKey, json_path
 
+# Keys whose value is a map in the scenario format: `--set` creates them when absent.
+MAP_KEYS = frozenset({"cluster", "config", "network", "cross_rack", "strategies", "protocol",
+                      "workload", "options"})
+
 
 def deep_merge(base: Any, override: Any, lines: Lines, override_lines: Lines,
                at: PathKey = ()) -> Any:
@@ -87,6 +91,8 @@ def apply_sets(doc: Document, assignments: list[str]) -> Document:
                     break
                 target, walked = target[part], [*walked, part]
             elif isinstance(target, dict):
+                if rest and str(part) not in target and str(part) in MAP_KEYS:
+                    target[str(part)] = {}
                 if rest and str(part) in target and isinstance(target[str(part)], dict | list):
                     target, walked = target[str(part)], [*walked, str(part)]
                     continue

@@ -16,6 +16,8 @@ from rig.errors import Problem, ScenarioError
 
 PathKey = tuple[str | int, ...]
 
+_PLAIN_COLLECTIONS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
+
 
 def json_path(path: PathKey) -> str:
     """`("topics", 0, "name")` → `$.topics[0].name`; keys that are not identifiers are quoted."""
@@ -70,6 +72,10 @@ class Document:
 def _to_python(node: yaml.Node, path: PathKey, file: str, lines: Lines,
                problems: list[Problem], constructor: yaml.constructor.SafeConstructor) -> Any:
     lines.by_path[path] = (file, node.start_mark.line + 1)
+    if isinstance(node, yaml.CollectionNode) and node.tag not in _PLAIN_COLLECTIONS:
+        problems.append(Problem(file, node.start_mark.line + 1, json_path(path),
+                                f"the tag {node.tag!r} is not allowed: rig reads plain YAML"))
+        return None
     if isinstance(node, yaml.MappingNode):
         result: dict[Any, Any] = {}
         constructor.flatten_mapping(node)  # resolves YAML merge keys (<<) the safe way

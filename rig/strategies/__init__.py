@@ -1,1 +1,1 @@
-"""Strategies: the pluggable parts of the model, one package per kind, found through the registry."""
+"""Strategies: the pluggable parts of the model, one package per kind, found by the registry."""

@@ -140,4 +140,5 @@ def instantiate(kind: str, name: str, options: dict[str, Any], *, allow_paths: b
     try:
         return cls(**options)
     except TypeError as exc:
-        raise PluginError(f"{kind} strategy {name!r} rejected its options {options}: {exc}") from None
+        raise PluginError(f"{kind} strategy {name!r} rejected its options {options}: "
+                          f"{exc}") from None

@@ -7,9 +7,9 @@ dicts used as ordered sets, so strategies stay deterministic without sorting.
 from __future__ import annotations
 
 import random
-from collections.abc import Hashable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import ClassVar, Protocol
+from typing import Any, ClassVar, Protocol
 
 NONE = 0
 FETCH_SESSION_ID_NOT_FOUND = 70
@@ -19,7 +19,7 @@ INITIAL_EPOCH = 0  # with session id 0: a full fetch asking for a new session
 FINAL_EPOCH = -1  # with session id 0: a sessionless full fetch
 MAX_EPOCH = 2**31 - 1
 
-Key = Hashable
+Key = Any  # a partition, opaque to strategies; hashable
 
 
 def next_epoch(epoch: int) -> int:

@@ -1,4 +1,4 @@
-"""Replica placement: which brokers hold each partition, and which of them is the preferred leader."""
+"""Replica placement: which brokers hold each partition, and which one is the preferred leader."""
 
 from rig.strategies.placement.base import PlacementError, PlacementStrategy, check_assignment
 

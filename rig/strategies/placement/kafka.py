@@ -87,7 +87,7 @@ def kafka_assignment(brokers: Sequence[BrokerSpec], partitions: int, replication
 
 
 class KafkaPlacement:
-    """Kafka's AdminUtils placement: leaders round-robin, followers shifted, rack-aware if racked."""
+    """AdminUtils placement: round-robin leaders, shifted followers, rack-aware if racked."""
 
     name: ClassVar[str] = "kafka"
     description: ClassVar[str] = ("Kafka's AdminUtils: round-robin leaders with a shifting "

@@ -1,0 +1,53 @@
+"""Fetch requests and responses as they travel through the simulation.
+
+They carry what the model needs (session fields, the partitions whose fetch data changed) and
+the shape the byte accounting needs; the wire bytes themselves are the codec's business.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from rig.cluster.partition import FetchState, TopicPartition
+from rig.strategies.fetch_session import SessionRequest
+
+if TYPE_CHECKING:
+    from rig.cluster.fetcher import ReplicaFetcher
+
+
+@dataclass(slots=True)
+class FetchRequestMsg:
+    fetcher: ReplicaFetcher
+    version: int
+    session: SessionRequest
+    partitions: dict[TopicPartition, None]  # every partition of the fetcher (for a full fetch)
+    topic_runs: tuple[tuple[str, int], ...]  # the partitions of a full fetch, as topic runs
+    updates: dict[TopicPartition, FetchState]  # fetch data that changed since the last request
+    max_wait_ms: int
+    min_bytes: int
+    sent_us: int
+
+
+@dataclass(slots=True)
+class FetchResponseMsg:
+    error_code: int
+    session_id: int
+    listed: int
+    records_bytes: int
+
+
+def topic_runs(keys: object) -> tuple[tuple[str, int], ...]:
+    """Consecutive partitions of one topic form one topic entry, as Kafka's builders group them."""
+    runs: list[tuple[str, int]] = []
+    current, count = None, 0
+    for topic, _ in keys:  # type: ignore[attr-defined]
+        if topic == current:
+            count += 1
+            continue
+        if current is not None:
+            runs.append((current, count))
+        current, count = topic, 1
+    if current is not None:
+        runs.append((current, count))
+    return tuple(runs)

@@ -1,0 +1,62 @@
+"""Byte accounting for the simulation: the codec's fast size path, memoized and cross-checked.
+
+Every distinct message shape is sized once by the fast path; the first `verify` distinct shapes
+of a run are also really encoded, and a size that differs from the encoder's is a bug in rig
+(InternalError), so the numbers in a run are the encoder's.
+"""
+
+from __future__ import annotations
+
+from rig.errors import InternalError
+from rig.protocol import (
+    RequestShape,
+    ResponseShape,
+    encode_fetch_request,
+    encode_fetch_response,
+    materialize_request,
+    materialize_response,
+    request_body_size,
+    request_header_size,
+    response_body_size,
+    response_header_size,
+    wire_size,
+)
+
+Sizes = tuple[int, int, int]  # body, header, wire (size prefix + header + body)
+
+
+class Meter:
+    def __init__(self, verify: int = 256):
+        self.verify_budget = verify
+        self.verified = 0
+        self._requests: dict[tuple[RequestShape, str], Sizes] = {}
+        self._responses: dict[ResponseShape, Sizes] = {}
+
+    def request(self, shape: RequestShape, client_id: str) -> Sizes:
+        key = (shape, client_id)
+        sizes = self._requests.get(key)
+        if sizes is None:
+            body = request_body_size(shape)
+            if self.verified < self.verify_budget:
+                self._check("request", shape, body,
+                            len(encode_fetch_request(materialize_request(shape), shape.version)))
+            header = request_header_size(shape.version, client_id)
+            sizes = self._requests[key] = (body, header, wire_size(header, body))
+        return sizes
+
+    def response(self, shape: ResponseShape) -> Sizes:
+        sizes = self._responses.get(shape)
+        if sizes is None:
+            body = response_body_size(shape)
+            if self.verified < self.verify_budget:
+                self._check("response", shape, body,
+                            len(encode_fetch_response(materialize_response(shape), shape.version)))
+            header = response_header_size(shape.version)
+            sizes = self._responses[shape] = (body, header, wire_size(header, body))
+        return sizes
+
+    def _check(self, what: str, shape: object, fast: int, encoded: int) -> None:
+        if fast != encoded:
+            raise InternalError(f"fetch {what} size path says {fast} bytes but the encoder "
+                                f"wrote {encoded} for {shape}")
+        self.verified += 1

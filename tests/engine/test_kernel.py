@@ -1,0 +1,70 @@
+from __future__ import annotations
+
+import pytest
+
+from rig.engine import NORMAL, URGENT, Simulation
+
+
+def test_actions_run_in_time_then_priority_then_insertion_order() -> None:
+    sim = Simulation()
+    seen: list[str] = []
+    sim.at(20, lambda: seen.append("late"))
+    sim.at(10, lambda: seen.append("normal-1"), NORMAL)
+    sim.at(10, lambda: seen.append("urgent"), URGENT)
+    sim.at(10, lambda: seen.append("normal-2"), NORMAL)
+    sim.run(100)
+    assert seen == ["urgent", "normal-1", "normal-2", "late"]
+    assert sim.now_us == 100
+
+
+def test_run_stops_at_the_horizon_and_resumes() -> None:
+    sim = Simulation()
+    seen: list[int] = []
+    for t in (5, 15, 25):
+        sim.at(t, lambda t=t: seen.append(t))
+    sim.run(15)
+    assert seen == [5, 15] and sim.now_us == 15
+    assert sim.peek() == 25
+    sim.run(30)
+    assert seen == [5, 15, 25]
+
+
+def test_cancelled_timers_do_not_fire() -> None:
+    sim = Simulation()
+    seen: list[str] = []
+    timer = sim.after(10, lambda: seen.append("cancelled"))
+    sim.after(10, lambda: seen.append("kept"))
+    timer.cancel()
+    sim.run(20)
+    assert seen == ["kept"]
+    assert sim.steps == 1
+
+
+def test_actions_can_schedule_at_now_and_clock_never_goes_back() -> None:
+    sim = Simulation()
+    times: list[int] = []
+
+    def chain(n: int) -> None:
+        times.append(sim.now_us)
+        if n:
+            sim.after(0 if n % 2 else 3, lambda: chain(n - 1))
+
+    sim.at(1, lambda: chain(5))
+    sim.run(100)
+    assert times == sorted(times) and len(times) == 6
+
+
+def test_scheduling_in_the_past_is_refused() -> None:
+    sim = Simulation()
+    sim.run(50)
+    with pytest.raises(ValueError, match="past"):
+        sim.at(10, lambda: None)
+
+
+def test_stop_ends_the_run_after_the_current_action() -> None:
+    sim = Simulation()
+    seen: list[int] = []
+    sim.at(1, lambda: (seen.append(1), sim.stop()))
+    sim.at(2, lambda: seen.append(2))
+    sim.run(10)
+    assert seen == [1] and sim.now_us == 1

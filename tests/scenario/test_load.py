@@ -1,0 +1,169 @@
+"""Loading scenarios: every mistake is reported with its file, line and JSON path."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from rig.errors import ScenarioError
+from rig.scenario.load import load_scenario
+from tests.conftest import ROOT, SMALL
+
+Write = Callable[..., Path]
+
+
+def problems(path: Path, **kwargs: object) -> list[str]:
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(path, **kwargs)  # type: ignore[arg-type]
+    return [str(p) for p in info.value.problems]
+
+
+def test_the_shipped_scenario_resolves_its_two_variants() -> None:
+    scenario = load_scenario(ROOT / "scenarios" / "fetch-sessions-1000-partitions.yaml")
+    v6, v7 = scenario.variants
+    assert (v6.name, v6.config.fetch_version, v6.strategies["fetch_session"].name) == (
+        "v6", 6, "sessionless")
+    assert (v7.name, v7.config.fetch_version, v7.strategies["fetch_session"].name) == (
+        "v7", 7, "incremental")
+    assert v6.duration_ms == v7.duration_ms == 600_000
+    assert v6.topics[0].partitions == 1000 and v6.topics[0].replication_factor == 2
+    assert len(scenario.expectations) == 5
+    assert scenario.expectations[4].ratio is not None
+
+
+def test_profiles_set_defaults_and_ibp_chooses_the_fetch_version(write_scenario: Write) -> None:
+    scenario = load_scenario(write_scenario(SMALL.replace('kafka: "1.1"', 'kafka: "2.3"')))
+    v7 = scenario.variant("v7")
+    assert v7.config.fetch_version == 11
+    assert v7.config.replica_lag_time_max_ms == 10_000
+    later = load_scenario(write_scenario(SMALL.replace('kafka: "1.1"', 'kafka: "3.9"')))
+    assert later.variant("v7").config.fetch_version == 17
+    assert later.variant("v7").config.replica_lag_time_max_ms == 30_000
+    assert later.variant("v7").config.zookeeper_session_timeout_ms == 18_000
+
+
+def test_duplicate_keys_are_refused_with_both_lines(write_scenario: Write) -> None:
+    path = write_scenario("name: a\nseed: 1\nseed: 2\ncluster: {brokers: 1}\n"
+                          "topics: [{name: t, partitions: 1, replication_factor: 1}]\n")
+    assert problems(path) == [f"{path}:3: $.seed: duplicate key 'seed' (first given on line 2)"]
+
+
+def test_unsafe_yaml_tags_are_refused(write_scenario: Write) -> None:
+    path = write_scenario("name: !!python/object/apply:os.system ['true']\n")
+    [message] = problems(path)
+    assert message.startswith(f"{path}:1: $.name: the tag") and "not allowed" in message
+
+
+def test_schema_errors_name_line_and_path(write_scenario: Write) -> None:
+    path = write_scenario(SMALL.replace("duration: 5s", "duration: 5 sec")
+                          .replace("    partitions: 10", "    partitions: 10\n    colour: red"))
+    found = problems(path)
+    assert f"{path}:3: $.duration: '5 sec' is not valid: A duration" in found[0]
+    assert found[1].startswith(f"{path}:10: $.topics[0].colour: unknown key 'colour'")
+
+
+def test_semantic_errors_are_all_reported_at_once(write_scenario: Write) -> None:
+    path = write_scenario("""
+        name: broken
+        duration: 0
+        cluster:
+          brokers: [{id: 0, rack: a}, {id: 1}, {id: 1, rack: b}]
+        topics:
+          - name: t
+            partitions: 3
+            replication_factor: 4
+          - name: t
+            partitions: 1
+            replication_factor: 1
+        strategies:
+          fetch_session: incremntal
+    """)
+    found = problems(path)
+    assert f"{path}:2: $.duration: must be greater than 0 (e.g. 10m)" in found
+    assert any(p.startswith(f"{path}:4: $.cluster.brokers[2].id: broker id 1 is used twice")
+               for p in found)
+    assert any(p.startswith(f"{path}:4: $.cluster.brokers: some brokers have a rack")
+               for p in found)
+    assert f"{path}:8: $.topics[0].replication_factor: must be ≤ 3 brokers (got 4)" in found
+    assert any(p.startswith(f"{path}:9: $.topics[1].name: topic 't' is defined twice")
+               for p in found)
+    assert (f"{path}:13: $.strategies.fetch_session: unknown fetch_session strategy "
+            "'incremntal'; known: incremental, sessionless") in found
+
+
+def test_a_variant_overriding_a_key_that_does_not_exist_points_at_the_variant(
+        write_scenario: Write) -> None:
+    path = write_scenario(SMALL.replace("    strategies: {fetch_session: incremental}",
+                                        "    strategies: {fetch_session: incremental}\n"
+                                        "    cluster: {config: {replica.fetch.wait.ms: 1s}}"))
+    [message] = problems(path)
+    assert message.startswith(f"{path}:17: $.variants.v7.cluster.config['replica.fetch.wait.ms']"
+                              ": unknown key")
+
+
+def test_incremental_sessions_need_fetch_v7(write_scenario: Write) -> None:
+    path = write_scenario(SMALL.replace("    strategies: {fetch_session: incremental}",
+                                        "    kafka: '1.0'\n"
+                                        "    strategies: {fetch_session: incremental}"))
+    [message] = problems(path)
+    assert "incremental fetch sessions need Fetch v7 or later" in message
+    assert "sends v5" in message
+
+
+def test_expectations_must_name_existing_variants(write_scenario: Write) -> None:
+    path = write_scenario(SMALL + "expect:\n  - {metric: variants.v8.fetch, op: '==', "
+                          "value: 1}\n")
+    [message] = problems(path)
+    assert message.startswith(f"{path}:18: $.expect[0].metric: 'variants.v8.fetch' names no "
+                              "variant")
+
+
+def test_set_overrides_values_and_keeps_kafka_dotted_names(write_scenario: Write) -> None:
+    path = write_scenario(SMALL)
+    scenario = load_scenario(path, sets=["topics.0.partitions=4",
+                                         "cluster.config.replica.fetch.wait.max.ms=1s",
+                                         "duration=1m"], seed=99)
+    v6 = scenario.variant("v6")
+    assert v6.topics[0].partitions == 4
+    assert v6.config.replica_fetch_wait_max_ms == 1000
+    assert v6.duration_ms == 60_000 and v6.seed == 99 and scenario.seed == 99
+
+
+def test_bad_set_overrides_are_located_on_the_command_line(write_scenario: Write) -> None:
+    path = write_scenario(SMALL)
+    found = problems(path, sets=["topics.5.partitions=4", "nonsense"])
+    assert any("--set topics.5.partitions=4: $.topics: there is no list item 5" in p
+               for p in found)
+    assert any("expected key.path=value" in p for p in found)
+    [message] = problems(path, sets=["topics.0.partitions=many"])
+    assert message.startswith("--set topics.0.partitions=many: $.topics[0].partitions:")
+
+
+def test_only_some_variants_and_unknown_ones(write_scenario: Write) -> None:
+    path = write_scenario(SMALL)
+    assert [v.name for v in load_scenario(path, only_variants=["v7"]).variants] == ["v7"]
+    [message] = problems(path, only_variants=["v9"])
+    assert "no variant named v9; variants: v6, v7" in message
+
+
+def test_missing_and_empty_files(tmp_path: Path) -> None:
+    assert problems(tmp_path / "nope.yaml") == [f"{tmp_path / 'nope.yaml'}: $: no such file"]
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("")
+    assert problems(empty) == [f"{empty}:1: $: the file is empty"]
+
+
+def test_explicit_assignments_are_checked(write_scenario: Write) -> None:
+    path = write_scenario("""
+        name: explicit
+        cluster: {brokers: 3}
+        topics:
+          - name: t
+            assignment: [[0, 1], [1, 1], [2, 7]]
+        strategies: {placement: explicit}
+    """)
+    found = problems(path)
+    assert any("partition 1 lists a broker twice" in p for p in found)
+    assert any("partition 2 names brokers [7] that are not in the cluster" in p for p in found)
