@@ -15,6 +15,19 @@ import structlog
 Observer = Callable[[Mapping[str, Any]], None]
 
 
+class _LineWriter:
+    """structlog's logger end: appends rendered lines to a buffered binary file, no flush per
+    line (structlog's BytesLogger flushes every call, a syscall per event in the hot loop)."""
+
+    def __init__(self, sink: BinaryIO):
+        self._write = sink.write
+
+    def msg(self, message: bytes) -> None:
+        self._write(message + b"\n")
+
+    info = msg  # structlog's bound logger forwards `msg` as `info`
+
+
 class EventLog:
     """Writes the events of one simulated run; `seq` counts this run only."""
 
@@ -23,7 +36,7 @@ class EventLog:
         self._clock = clock
         self._observers: list[Observer] = []
         self._logger = structlog.wrap_logger(
-            structlog.BytesLogger(sink),
+            _LineWriter(sink),
             processors=[self._stamp, self._notify,
                         structlog.processors.JSONRenderer(serializer=orjson.dumps)],
             context_class=dict,

@@ -1,0 +1,84 @@
+"""Engine benchmarks: simulated seconds per wall second, events per second and peak memory.
+
+Run: python benchmarks/engine.py [--only NAME]. Each case runs in a fresh process so its peak
+RSS is its own; the simulation writes its event log to a temporary folder (no Spark).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+CASES = {
+    # name: (scenario, --set overrides, target wall seconds, target peak MiB)
+    "seed-1000-partitions-1h": (ROOT / "scenarios" / "fetch-sessions-1000-partitions.yaml",
+                                ["duration=1h"], 2.0, None),
+    "idle-20k-partitions-12-brokers-1h": (ROOT / "benchmarks" / "scenarios" /
+                                          "idle-20k-partitions.yaml", [], 60.0, 2048),
+}
+
+CHILD = """
+import json, resource, sys, time
+from pathlib import Path
+from rig.scenario.load import load_scenario
+from rig.simulate import simulate
+scenario = load_scenario(sys.argv[1], sets=json.loads(sys.argv[2]))
+out = {}
+for variant in scenario.variants:
+    started = time.perf_counter()
+    result = simulate(variant, Path(sys.argv[3]) / f"{variant.name}.jsonl", scenario=scenario.name)
+    wall = time.perf_counter() - started
+    out[variant.name] = {"wall_s": wall, "events": result.events,
+                         "simulated_s": variant.duration_ms / 1000,
+                         "log_bytes": (Path(sys.argv[3]) / f"{variant.name}.jsonl").stat().st_size}
+out["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps(out))
+"""
+
+
+def run_case(name: str) -> dict[str, object]:
+    scenario, sets, target_s, target_mib = CASES[name]
+    with tempfile.TemporaryDirectory() as tmp:
+        started = time.perf_counter()
+        proc = subprocess.run([sys.executable, "-c", CHILD, str(scenario), json.dumps(sets), tmp],
+                              capture_output=True, text=True, cwd=ROOT,
+                              env={**os.environ, "PYTHONHASHSEED": "0"})
+        if proc.returncode:
+            sys.exit(f"{name} failed:\n{proc.stderr}")
+        result: dict[str, object] = json.loads(proc.stdout)
+        result["process_wall_s"] = time.perf_counter() - started
+    print(f"\n{name}  (targets: < {target_s:g} s per variant"
+          + (f", < {target_mib} MiB peak" if target_mib else "") + ")")
+    for variant, r in result.items():
+        if not isinstance(r, dict):
+            continue
+        verdict = "ok" if r["wall_s"] < target_s else "OVER TARGET"
+        print(f"  {variant:4} {r['simulated_s']:8.0f} simulated s in {r['wall_s']:7.2f} wall s "
+              f"= {r['simulated_s'] / r['wall_s']:9,.0f} sim s/wall s; {r['events']:>10,} events, "
+              f"{r['events'] / r['wall_s']:9,.0f} events/s; log {r['log_bytes'] / 2**20:7.1f} MiB"
+              f"  [{verdict}]")
+    peak = float(result["peak_rss_mib"])  # type: ignore[arg-type]
+    verdict = "" if target_mib is None else ("  [ok]" if peak < target_mib else "  [OVER TARGET]")
+    print(f"  peak RSS {peak:,.0f} MiB{verdict}")
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--only", choices=sorted(CASES), action="append")
+    args = parser.parse_args()
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores")
+    for name in args.only or CASES:
+        run_case(name)
+
+
+if __name__ == "__main__":
+    main()
