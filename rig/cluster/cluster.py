@@ -15,6 +15,7 @@ from rig.events import EventLog, names
 from rig.hashing import fetcher_id
 from rig.scenario.model import VariantSpec
 from rig.strategies.placement import PlacementError, check_assignment
+from rig.strategies.placement.explicit import ExplicitPlacement
 
 
 class Cluster:
@@ -47,8 +48,11 @@ class Cluster:
         for broker in self.variant.brokers:
             self.log.emit(names.BROKER_START, broker=broker.id, rack=broker.rack)
         for topic in self.variant.topics:
+            # A topic that lists its replicas is created with them, whatever the placement
+            # strategy (Kafka's createTopic with a replica assignment skips placement too).
+            chooser = placement if topic.assignment is None else ExplicitPlacement()
             try:
-                assignment = placement.assign(self.variant.brokers, topic, rng)
+                assignment = chooser.assign(self.variant.brokers, topic, rng)
             except PlacementError as exc:
                 raise PluginError(f"placement {placement.name!r} refused topic {topic.name!r}: "
                                   f"{exc}") from None
@@ -58,7 +62,7 @@ class Cluster:
                                   f"for topic {topic.name!r}: " + "; ".join(problems[:5]))
             self.assignments[topic.name] = assignment
             self.log.emit(names.TOPIC_CREATED, topic=topic.name, partitions=topic.partitions,
-                          replication_factor=topic.replication_factor, placement=placement.name)
+                          replication_factor=topic.replication_factor, placement=chooser.name)
             for partition, replicas in enumerate(assignment):
                 key = (topic.name, partition)
                 leader = self.brokers[replicas[0]]

@@ -1,0 +1,52 @@
+# Two entry points for a fresh machine:
+#   make demo   set up, then run the seed scenario and write reports/fetch-sessions-1000-partitions/
+#   make test   set up, then run the whole test suite (Spark and browser tests included)
+# Everything installs into .venv; Java and Chromium come from Debian when missing and run as root.
+
+VENV   ?= .venv
+PYTHON ?= python3
+BIN    := $(VENV)/bin
+SCENARIO ?= scenarios/fetch-sessions-1000-partitions.yaml
+
+.PHONY: setup demo test quick lint bench java browser clean
+
+setup: $(VENV)/.installed java
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $@
+
+# Spark needs Java 17+; install Debian's when it is missing and we may.
+java:
+	@command -v java >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    apt-get update -qq && apt-get install -y -qq openjdk-17-jre-headless >/dev/null; \
+	  else echo "note: Spark needs Java 17+: install it (Debian: apt-get install openjdk-17-jre-headless)"; fi; }
+
+# The report tests open report.html in headless Chromium.
+browser:
+	@{ command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1; } || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    apt-get update -qq && apt-get install -y -qq chromium chromium-driver >/dev/null; \
+	  else echo "note: browser tests need Debian's chromium and chromium-driver; without them they are skipped"; fi; }
+
+demo: setup
+	$(BIN)/rig run $(SCENARIO)
+
+test: setup browser
+	$(BIN)/python -m pytest
+
+quick: setup
+	$(BIN)/python -m pytest -m "not spark and not browser and not slow"
+
+lint: setup
+	$(BIN)/ruff check rig tests benchmarks
+	$(BIN)/mypy
+
+bench: setup
+	$(BIN)/python benchmarks/engine.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

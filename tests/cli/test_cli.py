@@ -1,0 +1,73 @@
+"""The command line: exit codes, one-line errors without tracebacks, and output formats."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from typer.testing import CliRunner
+
+from rig.cli import app
+from tests.conftest import ROOT
+
+runner = CliRunner()
+
+
+def test_version_and_help() -> None:
+    assert runner.invoke(app, ["--version"]).output.startswith("rig ")
+    for command in ("validate", "run", "report", "assign"):
+        result = runner.invoke(app, [command, "--help"])
+        assert result.exit_code == 0 and "Usage" in result.output
+
+
+def test_validate_accepts_the_shipped_scenarios() -> None:
+    files = sorted(str(p) for p in (ROOT / "scenarios").glob("*.yaml"))
+    result = runner.invoke(app, ["validate", *files])
+    assert result.exit_code == 0, result.output
+    assert "fetch-sessions-1000-partitions.yaml: ok (2 variants: v6, v7; 5 expectations)" in (
+        result.output)
+
+
+def test_bad_input_is_one_line_per_problem_exit_2_and_no_traceback(write_scenario: Any) -> None:
+    path = write_scenario("name: x\ncluster: {brokers: 2}\ntopics:\n  - {name: t, partitions: 1, "
+                          "replication_factor: 3}\n")
+    proc = subprocess.run([sys.executable, "-m", "rig", "validate", str(path)],
+                          capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == (f"{path}:4: $.topics[0].replication_factor: must be ≤ 2 "
+                                   "brokers (got 3)")
+    assert "Traceback" not in proc.stderr
+    run = subprocess.run([sys.executable, "-m", "rig", "run", str(path)], capture_output=True,
+                         text=True, cwd=ROOT)
+    assert run.returncode == 2 and "Traceback" not in run.stderr
+
+
+def test_assign_prints_kafkas_rack_aware_assignment() -> None:
+    result = runner.invoke(app, ["assign", "--brokers", "0,1,2,3,4,5", "--racks", "a,a,a,b,b,b",
+                                 "--partitions", "6", "--replication-factor", "3",
+                                 "--start-index", "0"])
+    assert result.exit_code == 0
+    assert result.output.splitlines()[:3] == [
+        "rack-alternated broker order: 0, 3, 1, 4, 2, 5",
+        "partition 0: 0, 3, 1   racks a, b, a",
+        "partition 1: 3, 1, 4   racks b, a, b"]
+
+
+def test_assign_json_and_kafkas_refusals() -> None:
+    result = runner.invoke(app, ["assign", "--brokers", "0,1,2", "--partitions", "3",
+                                 "--replication-factor", "2", "--start-index", "1", "--json"])
+    data = json.loads(result.output)
+    # start index 1 fixes the shift at 1 too: follower = (leader + 1 + 1 % 2) % 3
+    assert data["assignment"] == {"0": [1, 0], "1": [2, 1], "2": [0, 2]}
+    refused = runner.invoke(app, ["assign", "--brokers", "0,1", "--partitions", "3",
+                                  "--replication-factor", "3"])
+    assert refused.exit_code == 2
+    assert "Replication factor: 3 larger than available brokers: 2." in refused.output
+
+
+def test_report_refuses_a_folder_that_is_not_a_run(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["report", str(tmp_path)])
+    assert result.exit_code == 2 and "is not a finished rig run" in result.output

@@ -1,0 +1,59 @@
+"""Every shipped scenario runs end to end (simulation, Spark, report) and meets its expectations."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+from typer.testing import CliRunner
+
+from rig.cli import app
+from tests.conftest import ROOT
+
+SCENARIOS = sorted((ROOT / "scenarios").glob("*.yaml"))
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=[p.stem for p in SCENARIOS])
+def test_shipped_scenario_meets_its_expectations(scenario: Path, tmp_path: Path) -> None:
+    out = tmp_path / scenario.stem
+    result = CliRunner().invoke(app, ["run", str(scenario), "--out", str(out), "--quiet"])
+    assert result.exit_code == 0, result.output
+    summary = orjson.loads((out / "summary.json").read_bytes())
+    assert summary["expectations"] and all(e["ok"] is True for e in summary["expectations"])
+    assert all(v["checks"]["ok"] is True for v in summary["variants"].values())
+    assert (out / "report.html").stat().st_size > 0
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_the_seed_experiment_numbers(tmp_path: Path) -> None:
+    scenario = ROOT / "scenarios" / "fetch-sessions-1000-partitions.yaml"
+    out = tmp_path / "seed"
+    result = CliRunner().invoke(app, ["run", str(scenario), "--out", str(out), "--quiet",
+                                      "--no-report"])
+    assert result.exit_code == 0, result.output
+    summary = orjson.loads((out / "summary.json").read_bytes())
+    v6 = summary["variants"]["v6"]["fetch"]["follower"]
+    v7 = summary["variants"]["v7"]["fetch"]["follower"]
+    assert v6["request_bytes"]["min"] == v6["request_bytes"]["max"] == 12031
+    assert (v7["first_request_bytes"], v7["request_bytes"]["max"],
+            v7["request_bytes"]["p50"]) == (12043, 12043, 33)
+    assert v6["requests"] == v7["requests"]  # the same long-poll rhythm
+    assert v7["full_requests"] == 2  # one per follower, then incremental for ten minutes
+    assert summary["variants"]["v6"]["fetch"]["consumer"]["requests"] == 0
+    assert not (out / "report.html").exists()
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_a_failed_expectation_exits_1_with_a_table(tmp_path: Path) -> None:
+    scenario = ROOT / "scenarios" / "fetch-sessions-1000-partitions.yaml"
+    result = CliRunner().invoke(app, [
+        "run", str(scenario), "--out", str(tmp_path / "x"), "--no-report", "--variant", "v6",
+        "--variant", "v7", "--set", "topics.0.partitions=999"])
+    assert result.exit_code == 1
+    assert "FAIL    variants.v6.fetch.follower.request_bytes.min == 12031   (measured 12007)" in (
+        result.output)
