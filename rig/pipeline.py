@@ -126,6 +126,9 @@ def run(file: Path, options: RunOptions, progress: Progress) -> RunOutcome:
                              only_variants=options.variants)
     target = options.out or Path("reports") / scenario.name
     check_target(target)
+    from rig.analysis.spark import check_java  # no pyspark import: only runs `java -version`
+
+    check_java()  # before simulating: a long run must not end in "no Java"
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = target.with_name(f".{target.name}.staging-{os.getpid()}")
     shutil.rmtree(staging, ignore_errors=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -71,3 +72,17 @@ def test_assign_json_and_kafkas_refusals() -> None:
 def test_report_refuses_a_folder_that_is_not_a_run(tmp_path: Path) -> None:
     result = runner.invoke(app, ["report", str(tmp_path)])
     assert result.exit_code == 2 and "is not a finished rig run" in result.output
+
+
+def test_a_missing_java_is_one_line_before_any_simulation(write_scenario: Any,
+                                                           tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "JAVA_HOME"}
+    env["PATH"] = str(tmp_path)  # no java here
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-m", "rig", "run", str(write_scenario()), "--out",
+                           str(out)], capture_output=True, text=True, cwd=ROOT, env=env)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        "error: PySpark needs Java 17+, and none was found: install it (Debian: apt-get install "
+        "openjdk-17-jre-headless) or set JAVA_HOME"]
+    assert not out.exists()

@@ -1,0 +1,325 @@
+"""Fetch request/response metrics from a run's event log, computed with Spark.
+
+One scan of the JSON lines builds a compact table of identical fetches (a "cube"); the summary,
+the exact medians, the per-second series and the size histogram are all aggregations of it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rig.analysis.spark import get_spark
+from rig.analysis.tables import read_json, write_json_atomic
+from rig.events import names
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructType
+
+__all__ = ["ROLES", "analyze_run", "event_schema"]
+
+ROLES: tuple[str, ...] = ("follower", "consumer")
+# (summary key, event kind, column) for each bytes statistic; body bytes exclude header and size.
+_BYTES_STATS: tuple[tuple[str, str, str], ...] = (
+    ("request_bytes", "request", "body_bytes"),
+    ("response_bytes", "response", "body_bytes"),
+    ("wire_request_bytes", "request", "wire_bytes"),
+    ("wire_response_bytes", "response", "wire_bytes"),
+)
+_KINDS = {names.FETCH_REQUEST: "request", names.FETCH_RESPONSE: "response"}
+_TIMESERIES = "fetch_timeseries.json"
+_SIZES = "fetch_sizes.json"
+
+
+def event_schema() -> StructType:
+    """The fields of run.start, fetch.request and fetch.response; anything else is dropped."""
+    from pyspark.sql import types as T
+
+    long, text = T.LongType(), T.StringType()
+    fields: list[tuple[str, T.DataType]] = [
+        ("t_ms", T.DoubleType()),
+        ("seq", long),
+        ("event", text),
+        ("variant", text),
+        # fetch.request / fetch.response
+        ("role", text),
+        ("client", text),
+        ("replica_id", long),
+        ("broker", long),
+        ("source", text),  # a broker id for followers, a client string for consumers
+        ("fetcher", long),
+        ("version", long),
+        ("session_id", long),
+        ("session_epoch", long),
+        ("full", T.BooleanType()),
+        ("partitions", long),
+        ("forgotten", long),
+        ("error_code", long),
+        ("records_bytes", long),
+        ("waited_ms", T.DoubleType()),
+        ("body_bytes", long),
+        ("header_bytes", long),
+        ("wire_bytes", long),
+        # run.start
+        ("duration_ms", long),
+    ]
+    return T.StructType([T.StructField(name, kind, nullable=True) for name, kind in fields])
+
+
+def _hadoop_path(path: Path) -> str:
+    """Escape Hadoop glob characters: Spark globs every path it is given."""
+    text = str(path.resolve())
+    for char in "\\[]{}*?":
+        text = text.replace(char, "\\" + char)
+    return text
+
+
+def _read_events(spark: SparkSession, files: list[Path]) -> DataFrame:
+    return (
+        spark.read.schema(event_schema())
+        .option("mode", "PERMISSIVE")
+        .json([_hadoop_path(f) for f in files])
+    )
+
+
+def _fetch_cube(events: DataFrame) -> DataFrame:
+    """Identical fetches grouped: the key columns plus `n` (how many) and `first_seq`."""
+    from pyspark.sql import functions as F
+
+    kind = F.when(F.col("event") == names.FETCH_REQUEST, F.lit("request")).otherwise(
+        F.lit("response")
+    )
+    fetches = events.where(F.col("event").isin(*_KINDS)).select(
+        "variant",
+        "role",
+        kind.alias("kind"),
+        "broker",
+        F.floor(F.col("t_ms") / 1000).cast("long").alias("second"),
+        "full",
+        "body_bytes",
+        "wire_bytes",
+        "seq",
+    )
+    keys = ["variant", "role", "kind", "broker", "second", "full", "body_bytes", "wire_bytes"]
+    return fetches.groupBy(*keys).agg(F.count(F.lit(1)).alias("n"), F.min("seq").alias("first_seq"))
+
+
+def _totals(cube: DataFrame) -> list[dict[str, Any]]:
+    """Counts, sums, extremes and the first request's size per (variant, role, kind)."""
+    from pyspark.sql import functions as F
+
+    n = F.col("n")
+    rows = cube.groupBy("variant", "role", "kind").agg(
+        F.sum(n).alias("count"),
+        F.sum(F.when(F.col("full"), n).otherwise(0)).alias("full"),
+        F.sum(F.when(~F.col("full"), n).otherwise(0)).alias("incremental"),
+        F.sum(n * F.col("body_bytes")).alias("body_total"),
+        F.min("body_bytes").alias("body_min"),
+        F.max("body_bytes").alias("body_max"),
+        F.sum(n * F.col("wire_bytes")).alias("wire_total"),
+        F.min("wire_bytes").alias("wire_min"),
+        F.max("wire_bytes").alias("wire_max"),
+        F.min_by("body_bytes", "first_seq").alias("first_body"),
+    )
+    return [row.asDict() for row in rows.collect()]
+
+
+def _medians(cube: DataFrame, column: str) -> DataFrame:
+    """Exact discrete median of `column` per (variant, role, kind), weighted by `n`.
+
+    The smallest value whose cumulative share reaches one half (percentile_disc(0.5)), done with
+    integer arithmetic on the grouped counts so no row-level sort or float rounding is involved.
+    """
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    group = ["variant", "role", "kind"]
+    counts = (
+        cube.where(F.col(column).isNotNull()).groupBy(*group, column).agg(F.sum("n").alias("count"))
+    )
+    upto = (
+        Window.partitionBy(*group)
+        .orderBy(column)
+        .rowsBetween(Window.unboundedPreceding, Window.currentRow)
+    )
+    ranked = counts.select(
+        *group,
+        column,
+        F.sum("count").over(upto).alias("cumulative"),
+        F.sum("count").over(Window.partitionBy(*group)).alias("total"),
+    )
+    return (
+        ranked.where(F.col("cumulative") * 2 >= F.col("total"))
+        .groupBy(*group)
+        .agg(F.min(column).alias("p50"))
+    )
+
+
+def _timeseries(cube: DataFrame) -> list[dict[str, Any]]:
+    """Per (variant, role, serving broker, second): requests and bytes each way."""
+    from pyspark.sql import functions as F
+
+    n, body, wire = F.col("n"), F.col("body_bytes"), F.col("wire_bytes")
+    is_req = F.col("kind") == "request"
+
+    def zero_unless(cond: Any, value: Any) -> Any:
+        return F.sum(F.when(cond, value).otherwise(F.lit(0)))
+
+    rows = cube.groupBy("variant", "role", "broker", "second").agg(
+        zero_unless(is_req, n).alias("requests"),
+        zero_unless(~is_req, n).alias("responses"),
+        zero_unless(is_req, n * body).alias("request_bytes"),
+        zero_unless(~is_req, n * body).alias("response_bytes"),
+        zero_unless(is_req, n * wire).alias("wire_request_bytes"),
+        zero_unless(~is_req, n * wire).alias("wire_response_bytes"),
+    )
+    return [row.asDict() for row in rows.collect()]
+
+
+def _sizes(cube: DataFrame) -> list[dict[str, Any]]:
+    """Histogram of body sizes: how many requests/responses had each exact size."""
+    from pyspark.sql import functions as F
+
+    rows = cube.groupBy("variant", "role", "kind", "body_bytes").agg(F.sum("n").alias("count"))
+    return [row.asDict() for row in rows.collect()]
+
+
+def _durations(
+    run: Mapping[str, Any], events: DataFrame | None, variants: Iterable[str]
+) -> dict[str, int | None]:
+    """duration_ms per variant from run.json, else from the variant's run.start event."""
+    declared = run.get("variants") or {}
+    found: dict[str, int | None] = {}
+    for name in variants:
+        value = (declared.get(name) or {}).get("duration_ms")
+        found[name] = int(value) if isinstance(value, int | float) else None
+    missing = [name for name, value in found.items() if value is None]
+    if missing and events is not None:
+        from pyspark.sql import functions as F
+
+        starts = (
+            events.where((F.col("event") == names.RUN_START) & F.col("variant").isin(*missing))
+            .groupBy("variant")
+            .agg(F.max("duration_ms").alias("duration_ms"))
+            .collect()
+        )
+        for row in starts:
+            found[row["variant"]] = row["duration_ms"]
+    return found
+
+
+def _bytes_entry(total: int | None, low: int | None, high: int | None, p50: int | None) -> dict:
+    return {"total": int(total or 0), "min": low, "max": high, "p50": p50}
+
+
+def _per_second(total: int, duration_ms: int | None) -> float | None:
+    if not duration_ms or duration_ms <= 0:
+        return None
+    return total / (duration_ms / 1000)
+
+
+def _role_summary(
+    totals: Mapping[str, dict[str, Any]],
+    medians: Mapping[tuple[str, str], int | None],
+    duration_ms: int | None,
+) -> dict[str, Any]:
+    """Summary of one (variant, role); `totals` by kind, `medians` by (kind, column)."""
+    req, resp = totals.get("request", {}), totals.get("response", {})
+    out: dict[str, Any] = {
+        "requests": int(req.get("count") or 0),
+        "responses": int(resp.get("count") or 0),
+        "full_requests": int(req.get("full") or 0),
+        "incremental_requests": int(req.get("incremental") or 0),
+    }
+    for key, kind, column in _BYTES_STATS:
+        row = totals.get(kind, {})
+        prefix = "body" if column == "body_bytes" else "wire"
+        out[key] = _bytes_entry(
+            row.get(f"{prefix}_total"),
+            row.get(f"{prefix}_min"),
+            row.get(f"{prefix}_max"),
+            medians.get((kind, column)),
+        )
+    out["first_request_bytes"] = req.get("first_body")
+    out["request_bytes_per_second"] = _per_second(out["request_bytes"]["total"], duration_ms)
+    out["response_bytes_per_second"] = _per_second(out["response_bytes"]["total"], duration_ms)
+    return out
+
+
+def _order(variants: list[str], roles: list[str]) -> Any:
+    """Sort key for table rows: variants in run.json order, known roles first, then the rest."""
+    v_index = {name: i for i, name in enumerate(variants)}
+    r_index = {name: i for i, name in enumerate(roles)}
+
+    def key(row: Mapping[str, Any]) -> tuple:
+        fields = ("kind", "broker", "second", "body_bytes")
+        rest = tuple((row.get(f) is None, row.get(f) or 0) for f in fields)
+        return (v_index.get(row["variant"], len(v_index)), r_index.get(row["role"], 99), *rest)
+
+    return key
+
+
+def analyze_run(run_dir: Path, *, spark_master: str | None = None) -> dict[str, Any]:
+    """Analyse RUN_DIR/events/*.jsonl; write RUN_DIR/metrics/*.json; return the fetch summary.
+
+    Returns `{"variants": {name: {"fetch": {"follower": {...}, "consumer": {...}}}}}` with
+    variants in run.json order (then any others found in the events, sorted) and both roles
+    always present, zero-filled when a role made no fetches.
+    """
+    run_dir = Path(run_dir)
+    run: dict[str, Any] = read_json(run_dir / "run.json") or {}
+    files = sorted((run_dir / "events").glob("*.jsonl"))
+    declared = list((run.get("variants") or {}).keys())
+
+    # No events, no Spark: an empty run is summarised as zeros without starting a JVM.
+    events = _read_events(get_spark(spark_master), files) if files else None
+    totals_rows: list[dict[str, Any]] = []
+    median_rows: dict[tuple[str, str, str, str], int | None] = {}
+    timeseries: list[dict[str, Any]] = []
+    sizes: list[dict[str, Any]] = []
+    if events is not None:
+        from pyspark import StorageLevel
+
+        # One scan of the (possibly huge) log; everything below reads the small cube.
+        cube = _fetch_cube(events).persist(StorageLevel.MEMORY_AND_DISK)
+        try:
+            totals_rows = _totals(cube)
+            for column in ("body_bytes", "wire_bytes"):
+                for median in _medians(cube, column).collect():
+                    key = (median["variant"], median["role"], median["kind"], column)
+                    median_rows[key] = median["p50"]
+            timeseries = _timeseries(cube)
+            sizes = _sizes(cube)
+        finally:
+            cube.unpersist()
+
+    seen = sorted({row["variant"] for row in totals_rows if row["variant"] is not None})
+    variants = declared + [name for name in seen if name not in declared]
+    roles = list(ROLES) + sorted(
+        {row["role"] for row in totals_rows if row["role"] is not None} - set(ROLES)
+    )
+    durations = _durations(run, events, variants)
+
+    by_group: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
+    for row in totals_rows:
+        by_group.setdefault((row["variant"], row["role"]), {})[row["kind"]] = row
+    summary: dict[str, Any] = {"variants": {}}
+    for variant in variants:
+        fetch: dict[str, Any] = {}
+        for role in roles:
+            medians = {
+                (kind, column): median_rows.get((variant, role, kind, column))
+                for _, kind, column in _BYTES_STATS
+            }
+            fetch[role] = _role_summary(
+                by_group.get((variant, role), {}), medians, durations.get(variant)
+            )
+        summary["variants"][variant] = {"fetch": fetch}
+
+    order = _order(variants, roles)
+    metrics = run_dir / "metrics"
+    write_json_atomic(metrics / _TIMESERIES, sorted(timeseries, key=order))
+    write_json_atomic(metrics / _SIZES, sorted(sizes, key=order))
+    return summary

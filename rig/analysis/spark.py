@@ -1,0 +1,218 @@
+"""Start (or reuse) the quiet, local-by-default SparkSession the analysis runs on.
+
+Checks for a usable Java first, so a missing JVM is one clear line instead of a stack trace.
+pyspark is imported only inside functions: importing this module never starts Spark.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rig.errors import EnvironmentProblem
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = ["DEFAULT_MASTER", "JavaInfo", "check_java", "get_spark", "stop_spark"]
+
+DEFAULT_MASTER = "local[2]"
+
+_INSTALL_HINT = "install it (Debian: apt-get install openjdk-17-jre-headless) or set JAVA_HOME"
+
+# Only ERROR and above from the JVM: Spark's WARNs (loopback hostname, native-hadoop) are noise
+# for a rig user, and they print before any Python-side setLogLevel could run. The gateway logger
+# is named so Spark's shell mode keeps ERROR instead of announcing a switch to WARN.
+_LOG4J2 = """\
+rootLogger.level = error
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = spark: %p %c{1}: %m%n
+logger.repl.name = org.apache.spark.api.python.PythonGatewayServer
+logger.repl.level = error
+"""
+
+
+@dataclass(frozen=True)
+class JavaInfo:
+    """The java binary Spark will launch and its major version."""
+
+    path: str
+    major: int
+
+
+def _required_java_major() -> int:
+    """Spark 4 runs on Java 17+; Spark 3.5 still ran on 8 and 11."""
+    try:
+        major = int(metadata.version("pyspark").split(".")[0])
+    except (metadata.PackageNotFoundError, ValueError):
+        major = 4
+    return 17 if major >= 4 else 8
+
+
+def _java_major(java: str) -> int | None:
+    """Run `java -version`; None when it does not run or prints no version we understand."""
+    try:
+        done = subprocess.run(
+            [java, "-version"], capture_output=True, text=True, timeout=60, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if done.returncode != 0:
+        return None
+    # `openjdk version "17.0.15"`, `java version "1.8.0_392"`, `openjdk version "21" 2023-09-19`
+    found = re.search(r'version "(\d+)(?:\.(\d+))?', done.stderr + done.stdout)
+    if found is None:
+        return None
+    first, second = int(found.group(1)), int(found.group(2) or 0)
+    return second if first == 1 else first
+
+
+def check_java(env: dict[str, str] | None = None) -> JavaInfo:
+    """Find the java Spark's launcher will use (JAVA_HOME first, like `spark-class`) or raise.
+
+    Raises EnvironmentProblem with a one-line message when none works or it is too old.
+    """
+    env = dict(os.environ) if env is None else env
+    need = _required_java_major()
+    java_home = env.get("JAVA_HOME", "").strip()
+    on_path = shutil.which("java", path=env.get("PATH", ""))
+    if java_home:
+        # spark-class runs $JAVA_HOME/bin/java whenever JAVA_HOME is set, so that is the one
+        # that must work, even if another java on PATH would.
+        java = str(Path(java_home) / "bin" / "java")
+        major = _java_major(java)
+        if major is None and on_path and _java_major(on_path) is not None:
+            raise EnvironmentProblem(
+                f"JAVA_HOME={java_home} has no working bin/java, and Spark uses it before "
+                f"{on_path}: fix JAVA_HOME or unset it"
+            )
+    elif on_path:
+        java, major = on_path, _java_major(on_path)
+    else:
+        java, major = "", None
+    if major is None:
+        raise EnvironmentProblem(f"PySpark needs Java {need}+, and none was found: {_INSTALL_HINT}")
+    if major < need:
+        raise EnvironmentProblem(
+            f"PySpark needs Java {need}+, but {java} is Java {major}: {_INSTALL_HINT}"
+        )
+    return JavaInfo(path=java, major=major)
+
+
+_lock = threading.Lock()
+_session: SparkSession | None = None
+_master: str | None = None
+_scratch: Path | None = None
+
+
+def _scratch_dir() -> Path:
+    """One temp dir per process for warehouse, local dirs, derby and the log4j file."""
+    global _scratch
+    if _scratch is None:
+        _scratch = Path(tempfile.mkdtemp(prefix="rig-spark-"))
+        (_scratch / "log4j2.properties").write_text(_LOG4J2, encoding="utf-8")
+        atexit.register(_cleanup)
+    return _scratch
+
+
+def _cleanup() -> None:
+    stop_spark()
+    if _scratch is not None:
+        shutil.rmtree(_scratch, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _jvm_stderr_to(log: Path) -> Iterator[None]:
+    """Give the JVM started inside this block `log` as its stderr, for its whole life.
+
+    The JVM prints some lines no logging setting reaches (Spark 4's "Using incubator modules");
+    Python's own stderr is restored at once. On a failed start the log's tail is shown.
+    """
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with log.open("ab") as sink:
+            os.dup2(sink.fileno(), 2)
+        try:
+            yield
+        except Exception:
+            os.dup2(saved, 2)
+            tail = log.read_text("utf-8", "replace").strip().splitlines()[-5:]
+            if tail:
+                print("spark: " + "\nspark: ".join(tail), file=sys.stderr)
+            raise
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def get_spark(master: str | None = None) -> SparkSession:
+    """Return the process's SparkSession for `master` (default local[2]), starting it if needed.
+
+    A session already running on another master is stopped first: one JVM per process.
+    """
+    global _session, _master
+    master = master or DEFAULT_MASTER
+    with _lock:
+        if _session is not None and _master == master:
+            return _session
+        if _session is not None:
+            _stop_locked()
+        check_java()
+        scratch = _scratch_dir()
+        from pyspark.sql import SparkSession
+
+        java_opts = " ".join(
+            [
+                f"-Dlog4j.configurationFile=file:{scratch / 'log4j2.properties'}",
+                f"-Dderby.system.home={scratch / 'derby'}",
+            ]
+        )
+        builder = (
+            SparkSession.builder.master(master)
+            .appName("rig-analysis")
+            .config("spark.ui.enabled", "false")
+            .config("spark.ui.showConsoleProgress", "false")
+            # The tables are tiny after aggregation: a handful of shuffle partitions is plenty.
+            .config("spark.sql.shuffle.partitions", "4")
+            .config("spark.default.parallelism", "4")
+            .config("spark.sql.catalogImplementation", "in-memory")
+            .config("spark.sql.warehouse.dir", str(scratch / "warehouse"))
+            .config("spark.local.dir", str(scratch / "local"))
+            .config("spark.driver.extraJavaOptions", java_opts)
+            .config("spark.sql.session.timeZone", "UTC")
+        )
+        with _jvm_stderr_to(scratch / "jvm-stderr.log"):
+            session = builder.getOrCreate()
+        session.sparkContext.setLogLevel("ERROR")
+        _session, _master = session, master
+        return session
+
+
+def _stop_locked() -> None:
+    global _session, _master
+    if _session is not None:
+        _session.stop()
+    _session, _master = None, None
+
+
+def stop_spark() -> None:
+    """Stop the session started by get_spark, if any (tests and the CLI's clean exit)."""
+    with _lock:
+        _stop_locked()

@@ -1,0 +1,87 @@
+"""Number formatting for the report: thousands separators, IEC units, ratios, a dash for unknown."""
+
+from __future__ import annotations
+
+import math
+
+__all__ = [
+    "DASH",
+    "fmt_bytes",
+    "fmt_int",
+    "fmt_number",
+    "fmt_rate",
+    "fmt_ratio",
+    "human_bytes",
+]
+
+DASH = "—"  # shown for a value that is missing or undefined (no requests, no duration)
+_UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def fmt_int(value: object) -> str:
+    """12031 → "12,031"; floats are rounded to the nearest integer; None → "—"."""
+    if not _is_number(value) or not math.isfinite(float(value)):  # type: ignore[arg-type]
+        return DASH
+    return f"{round(value):,}"  # type: ignore[call-overload]
+
+
+def human_bytes(value: object) -> str:
+    """Bytes in IEC units with three significant digits: 48124 → "47.0 KiB"."""
+    if not _is_number(value) or not math.isfinite(float(value)):  # type: ignore[arg-type]
+        return DASH
+    size = float(value)  # type: ignore[arg-type]
+    unit = 0
+    while abs(size) >= 1024 and unit < len(_UNITS) - 1:
+        size /= 1024
+        unit += 1
+    if unit == 0:
+        return f"{round(size):,} B"
+    digits = 2 if abs(size) < 10 else 1 if abs(size) < 100 else 0
+    return f"{size:,.{digits}f} {_UNITS[unit]}"
+
+
+def fmt_bytes(value: object) -> str:
+    """Exact bytes, plus the human size when it is 1 KiB or more: "1,048,576 (1.00 MiB)"."""
+    exact = fmt_int(value)
+    if exact == DASH or abs(float(value)) < 1024:  # type: ignore[arg-type]
+        return exact
+    return f"{exact} ({human_bytes(value)})"
+
+
+def fmt_rate(value: object) -> str:
+    """Bytes per second, exact and human: "48,124 B/s (47.0 KiB/s)"."""
+    if not _is_number(value) or not math.isfinite(float(value)):  # type: ignore[arg-type]
+        return DASH
+    rate = float(value)  # type: ignore[arg-type]
+    exact = f"{rate:,.1f}" if 0 < abs(rate) < 10 and rate != round(rate) else f"{round(rate):,}"
+    if abs(rate) < 1024:
+        return f"{exact} B/s"
+    return f"{exact} B/s ({human_bytes(rate)}/s)"
+
+
+def fmt_ratio(value: object) -> str:
+    """364.5757… → "364.6×"; large ratios get thousands separators."""
+    if not _is_number(value) or not math.isfinite(float(value)):  # type: ignore[arg-type]
+        return DASH
+    return f"{float(value):,.1f}×"  # type: ignore[arg-type]
+
+
+def fmt_number(value: object) -> str:
+    """A measured value of unknown kind: ints with separators, floats to 4 significant digits."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return str(value)
+        if value == round(value) and abs(value) < 1e15:
+            return f"{round(value):,}"
+        return f"{value:,.4g}" if abs(value) < 1e4 else f"{value:,.1f}"
+    if value is None:
+        return DASH
+    return str(value)

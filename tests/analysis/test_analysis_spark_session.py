@@ -1,0 +1,116 @@
+"""Spark session set-up: the Java check, lazy imports, quiet reuse."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rig.analysis.spark import check_java
+from rig.errors import EnvironmentProblem, UserError
+
+ROOT = Path(__file__).parents[2]
+
+
+def _fake_java(folder: Path, output: str, code: int = 0) -> Path:
+    """A `java` script printing `output` on stderr, like `java -version` does."""
+    folder.mkdir(parents=True, exist_ok=True)
+    java = folder / "java"
+    java.write_text(f"#!/bin/sh\necho '{output}' >&2\nexit {code}\n", encoding="utf-8")
+    java.chmod(java.stat().st_mode | stat.S_IEXEC)
+    return java
+
+
+def test_no_java_anywhere_is_one_clear_line(tmp_path: Path) -> None:
+    with pytest.raises(EnvironmentProblem) as info:
+        check_java({"PATH": str(tmp_path), "JAVA_HOME": ""})
+    message = str(info.value)
+    assert "\n" not in message
+    assert message.startswith("PySpark needs Java 17+, and none was found")
+    assert "apt-get install openjdk-17-jre-headless" in message and "JAVA_HOME" in message
+    assert isinstance(info.value, UserError) and info.value.exit_code == 2
+
+
+def test_java_on_path_is_found(tmp_path: Path) -> None:
+    _fake_java(tmp_path / "bin", 'openjdk version "21.0.2" 2024-01-16')
+    found = check_java({"PATH": str(tmp_path / "bin")})
+    assert found.major == 21 and found.path == str(tmp_path / "bin" / "java")
+
+
+def test_java_home_wins_over_path(tmp_path: Path) -> None:
+    _fake_java(tmp_path / "home" / "bin", 'openjdk version "17.0.15" 2025-04-15')
+    _fake_java(tmp_path / "path", 'openjdk version "21" 2023-09-19')
+    found = check_java({"PATH": str(tmp_path / "path"), "JAVA_HOME": str(tmp_path / "home")})
+    assert found.major == 17
+
+
+def test_old_java_is_named(tmp_path: Path) -> None:
+    _fake_java(tmp_path, 'java version "1.8.0_392"')
+    with pytest.raises(EnvironmentProblem, match=r"is Java 8: install it"):
+        check_java({"PATH": str(tmp_path)})
+
+
+def test_broken_java_home_is_named_even_with_java_on_path(tmp_path: Path) -> None:
+    _fake_java(tmp_path / "path", 'openjdk version "17.0.1"')
+    with pytest.raises(EnvironmentProblem, match=r"JAVA_HOME=.*no working bin/java"):
+        check_java({"PATH": str(tmp_path / "path"), "JAVA_HOME": str(tmp_path / "nowhere")})
+
+
+def test_java_that_fails_to_run_counts_as_none(tmp_path: Path) -> None:
+    _fake_java(tmp_path, "Error: could not create the Java Virtual Machine", code=1)
+    with pytest.raises(EnvironmentProblem, match="none was found"):
+        check_java({"PATH": str(tmp_path)})
+
+
+def test_get_spark_without_java_never_shows_a_java_stack_trace(tmp_path: Path) -> None:
+    """In a subprocess with PATH and JAVA_HOME stripped: the error comes before any JVM."""
+    code = (
+        "from rig.analysis.spark import get_spark\n"
+        "from rig.errors import EnvironmentProblem\n"
+        "try:\n    get_spark()\n"
+        "except EnvironmentProblem as e:\n    print('ERR', e)\n"
+        "import sys; assert 'pyspark' not in sys.modules\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("JAVA_HOME", "PATH")}
+    env["PATH"] = str(tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("ERR PySpark needs Java 17+, and none was found")
+    assert done.stdout.count("\n") == 1
+    assert "Exception" not in done.stderr and "java." not in done.stderr
+
+
+def test_import_rig_analysis_does_not_import_pyspark() -> None:
+    code = (
+        "import sys, rig, rig.analysis, rig.analysis.spark, rig.analysis.fetch_metrics\n"
+        "assert 'pyspark' not in sys.modules and 'py4j' not in sys.modules, 'pyspark imported'\n"
+    )
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, timeout=120)
+
+
+@pytest.mark.spark
+def test_session_is_reused_quiet_and_leaves_no_files_in_cwd(spark: Any) -> None:
+    from rig.analysis.spark import get_spark
+
+    assert get_spark() is spark
+    conf = spark.sparkContext.getConf()
+    assert conf.get("spark.ui.enabled") == "false"
+    assert spark.sparkContext.master == "local[2]"
+    assert not Path(conf.get("spark.sql.warehouse.dir").removeprefix("file:")).is_relative_to(
+        Path.cwd()
+    )
+    for leftover in ("spark-warehouse", "metastore_db", "derby.log"):
+        assert not (Path.cwd() / leftover).exists()

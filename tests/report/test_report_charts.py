@@ -1,0 +1,154 @@
+"""Chart building: downsampling, per-second series, figure contents."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+
+from rig.report.charts import MAX_POINTS, build_charts, downsample, per_second
+
+
+def test_downsample_leaves_short_series_alone() -> None:
+    xs, ys, bucket = downsample([0, 1, 2], [5, 6, 7], 10, "mean")
+    assert (xs, ys, bucket) == ([0, 1, 2], [5, 6, 7], 1)
+
+
+def test_downsample_mean_keeps_the_average_and_bucket_starts() -> None:
+    xs = list(range(10))
+    ys = [1, 3, 1, 3, 1, 3, 1, 3, 10, 20]
+    dx, dy, bucket = downsample(xs, ys, 5, "mean")
+    assert bucket == 2
+    assert dx == [0, 2, 4, 6, 8]
+    assert dy == [2, 2, 2, 2, 15]
+
+
+def test_downsample_last_is_exact_at_bucket_ends_and_uneven_tail() -> None:
+    xs = list(range(7))
+    ys = [0, 1, 3, 6, 10, 15, 21]  # cumulative
+    dx, dy, bucket = downsample(xs, ys, 3, "last")
+    assert bucket == 3
+    assert dx == [2, 5, 6]
+    assert dy == [3, 15, 21]
+
+
+def test_downsample_bounds_points() -> None:
+    n = 3600 * 5 + 7
+    dx, dy, _ = downsample(list(range(n)), [1.0] * n, MAX_POINTS, "mean")
+    assert len(dx) == len(dy) <= MAX_POINTS
+    assert all(y == 1.0 for y in dy)
+
+
+def test_downsample_rejects_bad_input() -> None:
+    with pytest.raises(ValueError):
+        downsample([1], [1, 2], 5, "mean")
+    with pytest.raises(ValueError):
+        downsample([1], [1], 0, "mean")
+
+
+def test_per_second_sums_brokers_and_zero_fills() -> None:
+    rows = [
+        {"variant": "a", "role": "follower", "broker": 0, "second": 0, "request_bytes": 10},
+        {"variant": "a", "role": "follower", "broker": 1, "second": 0, "request_bytes": 5},
+        {"variant": "a", "role": "follower", "broker": 1, "second": 3, "request_bytes": 7},
+        {"variant": "b", "role": "follower", "broker": 0, "second": 1, "request_bytes": 99},
+        {"variant": "a", "role": "consumer", "broker": 0, "second": 1, "request_bytes": 99},
+    ]
+    assert per_second(rows, "a", "follower", "request_bytes", 5) == [15, 0, 0, 7, 0]
+    # Data past the declared duration is kept, not cut.
+    assert per_second(rows, "a", "follower", "request_bytes", 2) == [15, 0, 0, 7]
+    assert per_second(rows, "zzz", "follower", "request_bytes", 2) == [0, 0]
+
+
+def _load(run: Path) -> tuple[list[dict], list[dict]]:
+    metrics = run / "metrics"
+    return (
+        orjson.loads((metrics / "fetch_timeseries.json").read_bytes()),
+        orjson.loads((metrics / "fetch_sizes.json").read_bytes()),
+    )
+
+
+def test_build_charts_one_trace_per_variant_simulated_everywhere(report_run: Path) -> None:
+    timeseries, sizes = _load(report_run)
+    charts = build_charts(
+        ["v6", "v7"], timeseries, sizes, {"v6": 300_000, "v7": 300_000}, with_consumers=False
+    )
+    ids = [c.id for c in charts]
+    assert ids == [
+        "chart-request-rate",
+        "chart-response-rate",
+        "chart-cumulative",
+        "chart-request-sizes",
+        "chart-response-sizes",
+    ]
+    for chart in charts:
+        layout = chart.figure["layout"]
+        assert "SIMULATED" in layout["title"]["text"]
+        assert any(a["text"] == "SIMULATED" for a in layout["annotations"])
+        assert layout["xaxis"]["title"]["text"] and layout["yaxis"]["title"]["text"]
+        assert [t["name"] for t in chart.figure["data"]] == ["v6", "v7"]
+        assert chart.caption.endswith((".", ".)"))
+    rate = charts[0].figure["data"]
+    # v6: two 12031-byte fetches per second on each of two brokers.
+    assert rate[0]["y"][5] == 4 * 12_031
+    assert rate[1]["y"][0] == 2 * 12_043 + 2 * 33
+    assert rate[1]["y"][5] == 4 * 33
+    assert len(rate[0]["x"]) == 300
+    assert charts[0].figure["layout"]["yaxis"]["type"] == "log"  # 364× apart
+    cumulative = charts[2].figure["data"][0]["y"]
+    assert cumulative[-1] == sum(
+        r["request_bytes"] + r["response_bytes"] for r in timeseries if r["variant"] == "v6"
+    )
+    assert charts[2].figure["layout"]["yaxis"]["type"] == "linear"
+    bars = charts[3].figure["data"]
+    assert bars[1]["x"] == ["33 B", "12,043 B"]  # idle v7: exactly two sizes
+    assert bars[1]["y"] == [1198, 2]
+    assert charts[3].figure["layout"]["xaxis"]["categoryarray"] == ["33 B", "12,031 B", "12,043 B"]
+
+
+def test_build_charts_downsamples_long_runs() -> None:
+    seconds = 3 * 3600
+    rows = [
+        {
+            "variant": "a",
+            "role": "follower",
+            "broker": 0,
+            "second": s,
+            "request_bytes": 100,
+            "response_bytes": 50,
+        }
+        for s in range(seconds)
+    ]
+    charts = build_charts(["a"], rows, [], {"a": seconds * 1000}, with_consumers=False)
+    for chart in charts:
+        for trace in chart.figure["data"]:
+            assert len(trace["x"]) <= MAX_POINTS
+    assert "averages 6 s" in charts[0].caption
+    assert charts[2].figure["data"][0]["y"][-1] == 150 * seconds
+
+
+def test_build_charts_consumers_are_extra_dashed_traces(report_run_with_consumers: Path) -> None:
+    timeseries, sizes = _load(report_run_with_consumers)
+    charts = build_charts(
+        ["v6", "v7"], timeseries, sizes, {"v6": 300_000, "v7": 300_000}, with_consumers=True
+    )
+    names = [t["name"] for t in charts[0].figure["data"]]
+    assert names == ["v6 · followers", "v6 · consumers", "v7 · followers", "v7 · consumers"]
+    assert charts[0].figure["data"][1]["line"]["dash"] == "dash"
+    assert "dashed lines are consumers" in charts[0].caption
+
+
+def test_build_charts_without_data_draws_nothing() -> None:
+    assert build_charts(["a"], [], [], {"a": 1000}, with_consumers=False) == []
+
+
+def test_many_distinct_sizes_use_a_log_size_axis() -> None:
+    sizes = [
+        {"variant": "a", "role": "follower", "kind": "response", "body_bytes": 100 + i, "count": 1}
+        for i in range(100)
+    ]
+    charts = build_charts(["a"], [], sizes, {"a": 1000}, with_consumers=False)
+    assert [c.id for c in charts] == ["chart-response-sizes"]
+    assert charts[0].figure["layout"]["xaxis"]["type"] == "log"
+    assert charts[0].figure["data"][0]["type"] == "scatter"

@@ -1,0 +1,156 @@
+"""Rendering report.html from a synthetic run directory (no browser, no Spark)."""
+
+from __future__ import annotations
+
+import html
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from rig.report import render_report
+
+COMMAND = "rig run scenarios/idle-fetch.yaml --seed 7 --out 'reports/idle fetch'"
+
+
+def _page(path: Path) -> str:
+    return path.read_text(encoding="utf-8")
+
+
+def _without_plotly(page: str) -> str:
+    """The page minus the inlined plotly.js, which is the only very large script."""
+    scripts = re.findall(r"<script>(.*?)</script>", page, flags=re.S)
+    biggest = max(scripts, key=len)
+    return page.replace(biggest, "")
+
+
+def _figures(page: str) -> dict[str, Any]:
+    found = re.search(
+        r'<script type="application/json" id="rig-figures">(.*?)</script>', page, flags=re.S
+    )
+    assert found
+    return orjson.loads(found.group(1))
+
+
+def test_default_output_path_and_no_temp_files_left(report_run: Path) -> None:
+    out = render_report(report_run)
+    assert out == report_run / "report.html"
+    assert out.stat().st_size > 1_000_000  # plotly.js is inlined
+    assert not [p for p in report_run.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_custom_output_path(report_run: Path, tmp_path: Path) -> None:
+    out = render_report(report_run, tmp_path / "elsewhere" / "r.html")
+    assert out == tmp_path / "elsewhere" / "r.html"
+    assert out.exists()
+    assert not (report_run / "report.html").exists()
+
+
+def test_user_text_is_escaped(report_run: Path) -> None:
+    page = _without_plotly(_page(render_report(report_run)))
+    assert "<script>alert(" not in page
+    assert "&lt;script&gt;alert(&#39;pwned&#39;)&lt;/script&gt; &amp; friends" in page
+    # The resolved scenario and checker violations are user-influenced text too.
+    assert "&lt;/pre&gt;&lt;script&gt;alert(2)&lt;/script&gt;" in page
+    assert "went backwards &lt;b&gt;" in page
+
+
+def test_simulated_label_and_reproduce_block(report_run: Path) -> None:
+    page = _page(render_report(report_run))
+    body = _without_plotly(page)
+    assert body.count("SIMULATED") >= 3
+    assert "(simulated)" in re.search(r"<title>(.*?)</title>", body).group(1)  # type: ignore[union-attr]
+    command = re.search(r'<code id="reproduce-command">(.*?)</code>', body, flags=re.S)
+    assert command and html.unescape(command.group(1)) == COMMAND
+    assert "ab" * 32 in body  # scenario hash
+    assert ">0.1.0<" in body and ">7<" in body  # rig version, seed
+
+
+def test_headline_table_compares_variants(report_run: Path) -> None:
+    body = _without_plotly(_page(render_report(report_run)))
+    text = html.unescape(re.sub(r"<[^>]+>", " ", body))
+    text = re.sub(r"\s+", " ", text)
+    assert "v6 is 364.6× v7" in text
+    assert "First request body bytes 12,031 (11.7 KiB) 12,043 (11.8 KiB)" in text
+    assert "Steady request body (p50) bytes 12,031 (11.7 KiB) 33" in text
+    assert "Session strategy sessionless incremental" in text
+    assert "Fetch version 6 7" in text
+    assert "Request rate body bytes/s 48,124 B/s (47.0 KiB/s) 212 B/s" in text
+    assert "364.6× 1.0× (smallest)" in text
+    assert "Consumer fetches" not in text  # no consumer requests in this run
+
+
+def test_consumer_table_only_with_consumers(report_run_with_consumers: Path) -> None:
+    body = _without_plotly(_page(render_report(report_run_with_consumers)))
+    assert 'id="headline-consumer"' in body
+    assert "v6 · consumers" in orjson.dumps(_figures(body)).decode()
+
+
+def test_expectations_and_checks_are_three_state(report_run: Path) -> None:
+    body = _without_plotly(_page(render_report(report_run)))
+    assert body.count('<span class="badge pass">PASS</span>') == 3  # 2 expectations + v6 checks
+    assert body.count('<span class="badge fail">FAIL</span>') == 2
+    assert body.count('<span class="badge unknown">UNKNOWN</span>') == 1
+    assert 'id="overall-status">FAILED<' in body
+
+
+def test_charts_are_embedded_as_json_with_a_div_each(report_run: Path) -> None:
+    page = _page(render_report(report_run))
+    figures = _figures(page)
+    assert len(figures) == 5
+    for chart_id, figure in figures.items():
+        assert f'id="{chart_id}"' in page
+        assert figure["data"] and all(trace["y"] for trace in figure["data"])
+        assert "SIMULATED" in figure["layout"]["title"]["text"]
+
+
+def test_offline_no_external_resources(report_run: Path) -> None:
+    page = _page(render_report(report_run))
+    body = _without_plotly(page)
+    assert not re.search(r"<script[^>]+src=", page)
+    assert not re.search(r"""(?:src|href)=["']?(?:https?:)?//""", body)
+    assert "@import" not in body and "url(" not in body
+    assert "Plotly" in page and "plotly.js v" in page
+
+
+def test_hostile_variant_names_cannot_break_out_of_the_json(report_run: Path) -> None:
+    run = orjson.loads((report_run / "run.json").read_bytes())
+    evil = "</script><script>alert(3)</script>"
+    run["variants"] = {evil: run["variants"]["v6"], **run["variants"]}
+    (report_run / "run.json").write_bytes(orjson.dumps(run))
+    rows = orjson.loads((report_run / "metrics" / "fetch_sizes.json").read_bytes())
+    rows.append(
+        {"variant": evil, "role": "follower", "kind": "request", "body_bytes": 5, "count": 1}
+    )
+    (report_run / "metrics" / "fetch_sizes.json").write_bytes(orjson.dumps(rows))
+    page = _page(render_report(report_run))
+    assert "<script>alert(3)" not in page
+    names = [t["name"] for t in _figures(page)["chart-request-sizes"]["data"]]
+    assert evil in names
+
+
+def test_missing_files_and_keys_are_tolerated(tmp_path: Path) -> None:
+    run_dir = tmp_path / "bare"
+    run_dir.mkdir()
+    body = _without_plotly(_page(render_report(run_dir)))
+    assert "Not found in the run directory" in body
+    assert "run.json" in body and "summary.json" in body
+    assert 'id="overall-status">UNKNOWN<' in body
+    assert _figures(body) == {}
+
+    (run_dir / "run.json").write_bytes(orjson.dumps({"scenario": "x", "variants": {"a": {}}}))
+    (run_dir / "summary.json").write_bytes(orjson.dumps({"variants": {"a": {"fetch": {}}}}))
+    body = _without_plotly(_page(render_report(run_dir)))
+    assert "Follower fetches" in body
+
+
+def test_render_never_imports_pyspark(report_run: Path) -> None:
+    code = (
+        "import sys; from pathlib import Path; from rig.report import render_report; "
+        f"render_report(Path({str(report_run)!r})); "
+        "assert 'pyspark' not in sys.modules and 'rig.analysis' not in sys.modules"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).parents[2])
