@@ -1,0 +1,66 @@
+"""`rig assign`: the replica assignment Kafka's placement gives."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import orjson
+import typer
+
+from rig.commands._common import fail
+from rig.errors import UserError
+
+
+def _int_list(text: str, what: str) -> list[int]:
+    try:
+        return [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise UserError(f"--{what} takes comma-separated integers, got {text!r}") from None
+
+
+def assign(
+    brokers: Annotated[str, typer.Option(help="Broker ids, e.g. 0,1,2,3,4,5.")],
+    partitions: Annotated[int, typer.Option(help="Number of partitions.")],
+    replication_factor: Annotated[int, typer.Option(help="Replicas per partition.")],
+    racks: Annotated[str | None, typer.Option(
+        help="Rack of each broker, e.g. a,a,a,b,b,b.")] = None,
+    start_index: Annotated[int | None, typer.Option(
+        help="Fixed start index (Kafka draws it at random otherwise).")] = None,
+    seed: Annotated[int, typer.Option(help="Seed for the random start index and shift.")] = 1,
+    json_: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Print the replica assignment Kafka's placement (AdminUtils) gives."""
+    from rig.engine import Streams
+    from rig.scenario.model import BrokerSpec
+    from rig.strategies.placement import PlacementError
+    from rig.strategies.placement.kafka import kafka_assignment, rack_alternated
+
+    try:
+        ids = _int_list(brokers, "brokers")
+        rack_names = [r.strip() for r in racks.split(",")] if racks else []
+        if rack_names and len(rack_names) != len(ids):
+            raise UserError(f"--racks names {len(rack_names)} racks for {len(ids)} brokers")
+        if len(set(ids)) != len(ids):
+            raise UserError(f"--brokers lists a broker twice: {brokers}")
+        specs = [BrokerSpec(b, rack_names[i] if rack_names else None) for i, b in enumerate(ids)]
+        try:
+            assignment = kafka_assignment(specs, partitions, replication_factor,
+                                          Streams(seed).get("placement"), start_index)
+        except PlacementError as exc:
+            raise UserError(str(exc)) from None
+    except UserError as error:
+        fail(error)
+    order = rack_alternated(specs) if rack_names else sorted(ids)
+    if json_:
+        typer.echo(orjson.dumps({
+            "brokers": ids, "racks": rack_names or None, "broker_order": order,
+            "start_index": start_index, "seed": seed if start_index is None else None,
+            "assignment": {str(p): list(r) for p, r in enumerate(assignment)}},
+            option=orjson.OPT_INDENT_2).decode())
+        return
+    if rack_names:
+        typer.echo("rack-alternated broker order: " + ", ".join(map(str, order)))
+    rack_of = {s.id: s.rack for s in specs}
+    for p, replicas in enumerate(assignment):
+        where = (f"   racks {', '.join(str(rack_of[r]) for r in replicas)}" if rack_names else "")
+        typer.echo(f"partition {p}: {', '.join(map(str, replicas))}{where}")

@@ -1,0 +1,71 @@
+"""`rig run`: simulate, analyse, summarise, report and judge a scenario."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from rig.commands._common import fail
+from rig.errors import UserError
+
+
+def run(
+    file: Annotated[Path, typer.Argument(help="The scenario file.")],
+    out: Annotated[Path | None, typer.Option(
+        help="Run directory (default reports/<name>/).")] = None,
+    seed: Annotated[int | None, typer.Option(help="Override the scenario's seed.")] = None,
+    set_: Annotated[list[str] | None, typer.Option("--set", metavar="KEY.PATH=VALUE",
+                    help="Override a scenario value, e.g. topics.0.partitions=100.")] = None,
+    variant: Annotated[list[str] | None, typer.Option(help="Run only this variant.")] = None,
+    no_report: Annotated[bool, typer.Option("--no-report", help="Skip the HTML report.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only errors.")] = False,
+    spark_master: Annotated[str | None, typer.Option(
+        help="Spark master URL for the analysis (default: local mode).")] = None,
+    allow_plugin_paths: Annotated[bool, typer.Option(
+        "--allow-plugin-paths",
+        help="Allow strategies named as module:Class in the scenario (runs that code).")] = False,
+) -> None:
+    """Simulate a scenario, analyse it with Spark, write summary.json and report.html."""
+    from rig.pipeline import RunOptions
+    from rig.pipeline import run as run_pipeline
+    from rig.progress import Progress
+
+    command = shlex.join(["rig", *sys.argv[1:]]) if sys.argv[1:2] == ["run"] else ""
+    options = RunOptions(out=out, seed=seed, sets=set_ or [], variants=variant or [],
+                         report=not no_report, spark_master=spark_master,
+                         allow_plugin_paths=allow_plugin_paths,
+                         command=command or f"rig run {shlex.quote(str(file))}")
+    progress = Progress(quiet=quiet)
+    try:
+        outcome = run_pipeline(file, options, progress)
+    except UserError as error:
+        fail(error)
+    _print_outcome(outcome, quiet)
+    raise typer.Exit(outcome.exit_code)
+
+
+def _print_outcome(outcome: Any, quiet: bool) -> None:
+    expectations = outcome.summary.get("expectations", [])
+    if not quiet and expectations:
+        typer.echo("expectations:")
+        for e in expectations:
+            mark = {True: "pass", False: "FAIL", None: "UNKNOWN"}[e["ok"]]
+            value = e["value"]
+            shown = f"{value:,.4g}" if isinstance(value, float) else f"{value}"
+            typer.echo(f"  {mark:7} {e['expect']}   (measured {shown})")
+    for check in outcome.failed_checks:
+        typer.echo(f"check failed: {check}", err=True)
+    if outcome.failed_expectations:
+        typer.echo(f"{len(outcome.failed_expectations)} of {len(expectations)} expectations "
+                   "failed", err=True)
+    if not quiet:
+        typer.echo(f"run directory: {outcome.run_dir}")
+        report = outcome.run_dir / "report.html"
+        if report.exists():
+            typer.echo(f"report: {report}")
+        if outcome.previous is not None:
+            typer.echo(f"the previous run there was kept as {outcome.previous}")
