@@ -5,6 +5,7 @@
     │   ├── ScenarioError (ValueError)   a scenario file is wrong: file, line, JSON path
     │   ├── ProtocolError (ValueError)   bytes or a version the Kafka wire codec cannot accept
     │   ├── PluginError (ImportError)    a strategy could not be loaded or breaks its Protocol
+    │   ├── StrategyFailure (RuntimeError) a strategy broke its contract mid-run (exit 1)
     │   ├── RunDirError (FileExistsError) an output folder rig must not touch
     │   └── EnvironmentProblem (RuntimeError) something the machine lacks (Java for Spark)
     └── InternalError (AssertionError)  a bug in rig (an invariant of its own broke)
@@ -57,6 +58,31 @@ class ProtocolError(UserError, ValueError):
 
 class PluginError(UserError, ImportError):
     """A strategy plugin could not be found, imported, or does not honour its Protocol."""
+
+
+class StrategyFailure(UserError, RuntimeError):
+    """A strategy broke its contract during a run (a plugin's bug, not the scenario's): exit 1.
+
+    Names the plugin, its kind and origin, the scenario and variant, the simulated time, what the
+    model was doing and the last event written; `partial_run` is where the run so far was kept.
+    """
+
+    exit_code = 1
+
+    def __init__(self, *, kind: str, plugin: str, origin: str, scenario: str, variant: str,
+                 t_ms: float, during: str, last_seq: int, problem: str):
+        self.kind, self.plugin, self.origin = kind, plugin, origin
+        self.scenario, self.variant, self.t_ms = scenario, variant, t_ms
+        self.during, self.last_seq, self.problem = during, last_seq, problem
+        self.partial_run: object | None = None  # a Path, set by the pipeline when it keeps one
+        super().__init__(problem)
+
+    def __str__(self) -> str:
+        kept = (f"; the run so far is kept in {self.partial_run}"
+                if self.partial_run is not None else "")
+        return (f"{self.kind} strategy {self.plugin!r} (from {self.origin}) broke its contract in "
+                f"scenario {self.scenario!r}, variant {self.variant!r}, at t={self.t_ms:g} ms "
+                f"(after event #{self.last_seq}), {self.during}: {self.problem}{kept}")
 
 
 class RunDirError(UserError, FileExistsError):

@@ -14,9 +14,18 @@ def validate(
     files: Annotated[list[Path], typer.Argument(help="Scenario files to check.")],
     set_: Annotated[list[str] | None, typer.Option("--set", metavar="KEY.PATH=VALUE",
                                                    help="Override a scenario value.")] = None,
+    allow_plugin_paths: Annotated[bool, typer.Option(
+        "--allow-plugin-paths",
+        help="Also load strategies named as module:Class in the scenario (runs that code).")
+    ] = False,
 ) -> None:
-    """Check scenario files against the schema and Kafka's rules; print every problem."""
+    """Check scenario files against the schema and Kafka's rules; print every problem.
+
+    Every strategy a scenario names is also loaded and created with its options, so a broken
+    or missing plugin shows here rather than in the middle of a run.
+    """
     from rig.scenario.load import load_scenario
+    from rig.strategies import registry
 
     failed = False
     for file in files:
@@ -27,6 +36,13 @@ def validate(
             lines = (error.problems if isinstance(error, ScenarioError) else [error])
             for line in lines:
                 typer.echo(str(line), err=True)
+            continue
+        strategy_problems = registry.strategy_problems(scenario.variants,
+                                                       allow_paths=allow_plugin_paths)
+        if strategy_problems:
+            failed = True
+            for kind, message in strategy_problems:
+                typer.echo(f"{file}: $.strategies.{kind}: {message}", err=True)
             continue
         variants = ", ".join(v.name for v in scenario.variants)
         typer.echo(f"{file}: ok ({len(scenario.variants)} variants: {variants}; "

@@ -1,34 +1,53 @@
 """Find strategies by kind and name: rig's built-ins and installed plugins, one mechanism.
 
-A strategy is named `module:Class`. Built-ins are listed here (as pytest lists its default
-plugins); third-party packages declare entry points in the groups `rig.placement`,
-`rig.replication`, `rig.isr`, `rig.fetch_session` and `rig.compaction`. Loading checks the class
-against its kind's Protocol and reports every problem at once, naming the plugin.
+Every strategy is an entry point in the group `rig.<kind>` (`rig.placement`, `rig.replication`,
+`rig.isr`, `rig.fetch_session`, `rig.compaction`): rig declares its built-ins in its own
+pyproject.toml exactly as a third-party package does (as pytest lists its default plugins).
+BUILTIN mirrors those declarations so that a source tree that was never pip-installed, or whose
+install metadata predates a built-in, still finds them; a test keeps the two equal.
+
+Loading checks a class against its kind's contract (class attributes, Protocol version, methods
+and their parameters) and reports every problem at once in one PluginError naming the plugin,
+its kind and where it came from (pluggy's hook validation does the same for hooks).
 """
 
 from __future__ import annotations
 
 import importlib
 import inspect
+import os
+import re
+import sys
+import traceback
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
+from rig._version import __version__
 from rig.errors import PluginError
-from rig.scenario.model import STRATEGY_KINDS
+from rig.scenario.model import STRATEGY_KINDS, VariantSpec
+from rig.strategies.base import FIRST_API_VERSION, api_version_of
 
 BUILTIN: dict[str, dict[str, str]] = {
     "placement": {
         "kafka": "rig.strategies.placement.kafka:KafkaPlacement",
+        "kraft-striped": "rig.strategies.placement.kraft:KraftStripedPlacement",
         "explicit": "rig.strategies.placement.explicit:ExplicitPlacement",
     },
     "fetch_session": {
         "sessionless": "rig.strategies.fetch_session.sessionless:Sessionless",
         "incremental": "rig.strategies.fetch_session.incremental:Incremental",
     },
-    "replication": {},
-    "isr": {},
+    "replication": {
+        "hw-truncation": "rig.strategies.replication.hw_truncation:HwTruncation",
+        "leader-epoch": "rig.strategies.replication.leader_epoch:LeaderEpoch",
+    },
+    "isr": {
+        "lag-time": "rig.strategies.isr.lag_time:LagTime",
+    },
     "compaction": {},
 }
 
@@ -36,8 +55,8 @@ BUILTIN: dict[str, dict[str, str]] = {
 DEFAULTS: dict[str, str | None] = {
     "placement": "kafka",
     "fetch_session": "incremental",
-    "replication": None,
-    "isr": None,
+    "replication": "leader-epoch",
+    "isr": "lag-time",
     "compaction": None,
 }
 
@@ -45,100 +64,367 @@ DEFAULTS: dict[str, str | None] = {
 REQUIRED_METHODS: dict[str, dict[str, tuple[str, ...]]] = {
     "placement": {"assign": ("brokers", "topic", "rng")},
     "fetch_session": {"new_client": (), "new_cache": ("broker", "slots", "rng")},
-    "replication": {},
-    "isr": {},
+    "replication": {"on_become_follower": ("view",),
+                    "on_epoch_end": ("view", "asked", "leader_epoch", "leader_end_offset")},
+    "isr": {"check_interval_ms": ("lag_time_ms",),
+            "on_fetch": ("progress", "fetch_offset", "leader_leo", "now_ms"),
+            "out_of_sync": ("progress", "leader_leo", "now_ms", "lag_time_ms"),
+            "may_join": ("progress", "high_watermark", "epoch_start_offset")},
     "compaction": {},
 }
+
+# Class attributes a kind requires besides name and description: attribute → type.
+REQUIRED_ATTRS: dict[str, dict[str, type]] = {
+    "fetch_session": {"min_fetch_version": int},
+}
+
+# The versions of each kind's Protocol this rig drives; a kind not listed drives version 1.
+# Bump a kind's version here (and document the change) when its Protocol changes incompatibly.
+API_VERSIONS: dict[str, tuple[int, ...]] = {}
+
+BUILT_IN = "built-in"
+PATH = "a module:Class path"  # the origin of a strategy named by path in a scenario
+TEST = "rig.testing"  # the origin of a class registered for the length of a test
+RIG_DISTRIBUTION = "rig"
 
 
 @dataclass(frozen=True)
 class Registered:
+    """One strategy the registry can load: where its class is and who provides it."""
+
     kind: str
     name: str
     target: str  # module:attribute
-    origin: str  # "built-in" or the distribution that provides it
+    origin: str  # BUILT_IN, "<distribution> <version>", PATH or TEST
+    distribution: str | None = None
+    version: str | None = None
+
+    @property
+    def builtin(self) -> bool:
+        return self.origin == BUILT_IN
+
+
+@dataclass(frozen=True)
+class Ignored:
+    """An entry point the registry did not take (a built-in's name, or a name taken twice)."""
+
+    kind: str
+    name: str
+    target: str
+    origin: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class _Scan:
+    found: Mapping[str, Mapping[str, Registered]]
+    ignored: tuple[Ignored, ...]
+
+
+# Classes registered for the length of a `temporarily` block: kind → name → (entry, class).
+_temporary: dict[str, dict[str, tuple[Registered, type]]] = {kind: {} for kind in STRATEGY_KINDS}
+
+
+def _canonical(distribution: str) -> str:
+    return re.sub(r"[-_.]+", "-", distribution).lower()  # PEP 503 normalisation
+
+
+def _distribution(ep: EntryPoint) -> tuple[str | None, str | None]:
+    dist = ep.dist
+    return (dist.name, dist.version) if dist is not None else (None, None)
+
+
+def _is_rig(ep: EntryPoint) -> bool:
+    name = _distribution(ep)[0]
+    return name is not None and _canonical(name) == RIG_DISTRIBUTION
 
 
 @cache
-def available() -> dict[str, dict[str, Registered]]:
-    """Every registered strategy, by kind then name; plugins cannot shadow built-ins."""
+def _scan() -> _Scan:
     found: dict[str, dict[str, Registered]] = {}
+    ignored: list[Ignored] = []
     for kind in STRATEGY_KINDS:
-        table = {name: Registered(kind, name, target, "built-in")
-                 for name, target in BUILTIN[kind].items()}
-        for ep in entry_points(group=f"rig.{kind}"):
-            if ep.name in table:
+        # Sorted so that which of two packages claiming one name wins never depends on the
+        # order of sys.path or of the file system.
+        eps = sorted(entry_points(group=f"rig.{kind}"),
+                     key=lambda ep: (_distribution(ep)[0] or "", ep.name, ep.value))
+        table: dict[str, Registered] = {}
+        for ep in eps:
+            if _is_rig(ep):
+                dist, version = _distribution(ep)
+                table[ep.name] = Registered(kind, ep.name, ep.value, BUILT_IN, dist, version)
+        # The in-code table wins for rig's own names: an editable install's metadata can be
+        # older than the source tree it points at.
+        for name, target in BUILTIN.get(kind, {}).items():
+            table[name] = Registered(kind, name, target, BUILT_IN, RIG_DISTRIBUTION, __version__)
+        for ep in eps:
+            if _is_rig(ep):
                 continue
-            dist = ep.dist.name if ep.dist is not None else "unknown package"
-            table[ep.name] = Registered(kind, ep.name, ep.value, dist)
-        found[kind] = dict(sorted(table.items()))
-    return found
+            dist, version = _distribution(ep)
+            origin = f"{dist} {version}" if dist else "an unknown package"
+            taken = table.get(ep.name)
+            if taken is not None:
+                reason = ("a built-in has this name, and plugins cannot shadow built-ins"
+                          if taken.builtin else f"{taken.origin} already provides this name")
+                ignored.append(Ignored(kind, ep.name, ep.value, origin, reason))
+                continue
+            table[ep.name] = Registered(kind, ep.name, ep.value, origin, dist, version)
+        found[kind] = table
+    return _Scan(found, tuple(ignored))
+
+
+def refresh() -> None:
+    """Forget the entry points seen so far (after installing a plugin into a running process)."""
+    _scan.cache_clear()
+
+
+def _check_kind(kind: str) -> None:
+    if kind not in STRATEGY_KINDS:
+        raise PluginError(f"unknown strategy kind {kind!r}; kinds: {', '.join(STRATEGY_KINDS)}")
+
+
+def _table(kind: str) -> dict[str, Registered]:
+    _check_kind(kind)
+    table = dict(_scan().found[kind])
+    for name, (registered, _cls) in _temporary[kind].items():
+        table.setdefault(name, registered)
+    return table
+
+
+def available() -> dict[str, dict[str, Registered]]:
+    """Every registered strategy, by kind then name: built-ins first, then plugins, each sorted."""
+    result = {}
+    for kind in STRATEGY_KINDS:
+        table = _table(kind)
+        result[kind] = {name: table[name] for name in known_names(kind)}
+    return result
+
+
+def ignored() -> tuple[Ignored, ...]:
+    """Entry points that were not registered, with the reason (shown by `rig plugins`)."""
+    return _scan().ignored
 
 
 def known_names(kind: str) -> list[str]:
-    return list(available()[kind])
+    """The names a scenario may use for `kind`: rig's built-ins first, then plugins, sorted."""
+    table = _table(kind)
+    return sorted(table, key=lambda name: (not table[name].builtin, name))
 
 
-def _import(target: str, kind: str, label: str) -> Any:
-    module_name, _, attr = target.partition(":")
+def lookup(kind: str, name: str, *, allow_paths: bool = False) -> Registered:
+    """Where the strategy a scenario calls `name` comes from; PluginError if there is none."""
+    registered = _table(kind).get(name)
+    if registered is not None:
+        return registered
+    if ":" in name:
+        if not allow_paths:
+            raise PluginError(
+                f"{kind} strategy {name!r} is a code path: loading code named in a scenario "
+                "file executes that code, so rig does it only when you pass "
+                "--allow-plugin-paths (or install the plugin so it has a registered name)")
+        return Registered(kind, name, name, PATH)
+    known = ", ".join(known_names(kind)) or "none yet in this rig version"
+    raise PluginError(f"unknown {kind} strategy {name!r}; known: {known}")
+
+
+def origin_of(kind: str, name: str) -> str:
+    """Who provides strategy `name` of `kind`, for messages ("built-in", a package, a path)."""
+    registered = _table(kind).get(name) if kind in STRATEGY_KINDS else None
+    if registered is not None:
+        return registered.origin
+    return PATH if ":" in name else "an unregistered class"
+
+
+def _where(exc: BaseException) -> str:
+    """` (at file:line)` of the innermost frame of `exc`, so a plugin author knows where."""
+    if isinstance(exc, SyntaxError) and exc.filename:
+        return f" (at {exc.filename}:{exc.lineno})"
+    frames = traceback.extract_tb(exc.__traceback__)
+    return f" (at {frames[-1].filename}:{frames[-1].lineno})" if frames else ""
+
+
+def describe_exception(exc: BaseException) -> str:
+    """`Type: message (at file:line)`: an exception a plugin raised, in one line."""
+    return f"{type(exc).__name__}: {exc}{_where(exc)}"
+
+
+def _label(registered: Registered) -> str:
+    if registered.origin in (PATH, TEST):
+        return f"{registered.kind} strategy {registered.name!r} (from {registered.origin})"
+    return (f"{registered.kind} strategy {registered.name!r} ({registered.target}, from "
+            f"{registered.origin})")
+
+
+def _import(registered: Registered) -> Any:
+    temporary = _temporary[registered.kind].get(registered.name)
+    if temporary is not None and temporary[0] == registered:
+        return temporary[1]
+    module_name, _, attr = registered.target.partition(":")
     if not module_name or not attr:
-        raise PluginError(f"{kind} strategy {label}: {target!r} is not of the form module:Class")
+        raise PluginError(f"{_label(registered)}: {registered.target!r} is not of the form "
+                          "module:Class")
+    if registered.origin == PATH and os.getcwd() not in sys.path:
+        # As `python -m` and uvicorn do: a path the user allowed is looked up from where they
+        # are, even when the `rig` console script put only its own folder on sys.path.
+        sys.path.insert(0, os.getcwd())
     try:
-        module = importlib.import_module(module_name)
-    except Exception as exc:  # a plugin may raise anything at import
-        raise PluginError(f"{kind} strategy {label}: importing {module_name} failed: "
-                          f"{type(exc).__name__}: {exc}") from None
-    try:
-        return getattr(module, attr)
-    except AttributeError:
-        raise PluginError(f"{kind} strategy {label}: {module_name} has no {attr!r}") from None
+        obj: Any = importlib.import_module(module_name)
+    except (Exception, SystemExit) as exc:  # a plugin may raise anything while importing
+        raise PluginError(f"{_label(registered)}: importing {module_name} failed: "
+                          f"{describe_exception(exc)}") from None
+    for part in attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise PluginError(f"{_label(registered)}: {module_name} has no {attr!r}") from None
+    return obj
 
 
-def conformance_problems(kind: str, cls: Any) -> list[str]:
-    """What `cls` lacks to be a strategy of `kind` (empty when it conforms)."""
-    problems = []
+def _signature_problem(cls: type, method: str, expected: tuple[str, ...]) -> str | None:
+    wanted = f"{method}({', '.join(expected)})"
+    raw = inspect.getattr_static(cls, method, None)
+    func = getattr(cls, method, None)
+    if raw is None or not callable(func):
+        return f"method {wanted} is missing"
+    try:
+        signature = inspect.signature(func)
+    except (TypeError, ValueError):
+        return None  # a callable Python cannot introspect (a C function): nothing to compare
+    params = list(signature.parameters.values())
+    positional_kinds = (inspect.Parameter.POSITIONAL_ONLY,
+                        inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    if (not isinstance(raw, (staticmethod, classmethod)) and params
+            and params[0].kind in positional_kinds):
+        params = params[1:]  # `self`
+    kinds = {p.kind for p in params}
+    if {inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD} <= kinds and all(
+            p.kind not in positional_kinds for p in params):
+        return None  # (*args, **kwargs) takes anything
+    positional = [p for p in params if p.kind in positional_kinds]
+    names = tuple(p.name for p in positional[:len(expected)])
+    if names != expected:
+        got = ", ".join(str(p) for p in params)
+        return f"method {method} takes ({got}), expected {wanted}"
+    extra = [p.name for p in params[len(expected):]
+             if p.default is inspect.Parameter.empty
+             and p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)]
+    if extra:
+        return (f"method {method} also requires ({', '.join(extra)}), which rig never passes: "
+                "give them defaults")
+    return None
+
+
+def conformance_problems(kind: str, cls: Any, registered: Registered | None = None) -> list[str]:
+    """Everything that keeps `cls` from being a strategy of `kind` (empty when it conforms).
+
+    Checks what can be checked without running it: the class attributes, the Protocol version
+    and the methods with their parameters. Behaviour is for rig.testing and the run-time guard.
+    """
+    _check_kind(kind)
     if not inspect.isclass(cls):
         return [f"{cls!r} is not a class"]
+    problems = []
     for attr in ("name", "description"):
         if not isinstance(getattr(cls, attr, None), str):
             problems.append(f"class attribute {attr!r} (a str) is missing")
-    for method, params in REQUIRED_METHODS[kind].items():
-        func = getattr(cls, method, None)
-        if not callable(func):
-            problems.append(f"method {method}({', '.join(params)}) is missing")
-            continue
-        got = [p for p in inspect.signature(func).parameters if p != "self"]
-        if got != list(params):
-            problems.append(f"method {method} takes ({', '.join(got)}), "
-                            f"expected ({', '.join(params)})")
+    name = getattr(cls, "name", None)
+    if (registered is not None and registered.origin not in (PATH, TEST)
+            and isinstance(name, str) and name != registered.name):
+        problems.append(f"its name attribute is {name!r} but it is registered as "
+                        f"{registered.name!r}: make them equal")
+    version = api_version_of(cls)
+    supported = API_VERSIONS.get(kind, (FIRST_API_VERSION,))
+    if not isinstance(version, int) or isinstance(version, bool):
+        problems.append(f"class attribute 'api_version' must be an int (got {version!r})")
+    elif version not in supported:
+        problems.append(
+            f"it implements version {version} of the {kind} Protocol, but rig {__version__} "
+            f"drives version {', '.join(map(str, supported))}: install a release of the plugin "
+            f"made for this one, or a rig that drives version {version}")
+    for attr, kind_of in REQUIRED_ATTRS.get(kind, {}).items():
+        value = getattr(cls, attr, None)
+        if not isinstance(value, kind_of) or isinstance(value, bool):
+            problems.append(f"class attribute {attr!r} (a {kind_of.__name__}) is missing")
+    for method, params in REQUIRED_METHODS.get(kind, {}).items():
+        problem = _signature_problem(cls, method, params)
+        if problem:
+            problems.append(problem)
     return problems
+
+
+def load_registered(registered: Registered) -> type:
+    """The class of `registered`, checked against its kind's contract."""
+    cls = _import(registered)
+    problems = conformance_problems(registered.kind, cls, registered)
+    if problems:
+        raise PluginError(f"{_label(registered)} does not fit the {registered.kind} Protocol: "
+                          + "; ".join(problems))
+    return cls
 
 
 def load(kind: str, name: str, *, allow_paths: bool = False) -> type:
     """The class registered as `name` for `kind` (or at `module:Class` if paths are allowed)."""
-    registered = available()[kind].get(name)
-    if registered is None:
-        if ":" in name:
-            if not allow_paths:
-                raise PluginError(
-                    f"{kind} strategy {name!r} is a code path; loading code named in a scenario "
-                    "file executes it, so rig does so only with --allow-plugin-paths")
-            registered = Registered(kind, name, name, "path")
-        else:
-            known = ", ".join(known_names(kind)) or "none yet in this rig version"
-            raise PluginError(f"unknown {kind} strategy {name!r}; known: {known}")
-    cls = _import(registered.target, kind, repr(name))
-    problems = conformance_problems(kind, cls)
-    if problems:
-        raise PluginError(f"{kind} strategy {name!r} ({registered.target}, from "
-                          f"{registered.origin}) does not fit its Protocol: " + "; ".join(problems))
-    return cls
+    return load_registered(lookup(kind, name, allow_paths=allow_paths))
 
 
 def instantiate(kind: str, name: str, options: dict[str, Any], *, allow_paths: bool = False) -> Any:
-    cls = load(kind, name, allow_paths=allow_paths)
+    """A new instance of strategy `name`, created with the scenario's `options`."""
+    registered = lookup(kind, name, allow_paths=allow_paths)
+    cls = load_registered(registered)
     try:
         return cls(**options)
-    except TypeError as exc:
-        raise PluginError(f"{kind} strategy {name!r} rejected its options {options}: "
-                          f"{exc}") from None
+    except Exception as exc:  # a plugin's constructor may raise anything
+        raise PluginError(f"{_label(registered)} rejected its options {options}: "
+                          f"{describe_exception(exc)}") from None
+
+
+@contextmanager
+def temporarily(kind: str, cls: type, name: str | None = None) -> Iterator[str]:
+    """Register `cls` as a strategy of `kind` inside the block; yields the name to use.
+
+    This is how rig.testing runs a class that is not installed. The default name is the class's
+    dotted path, which no entry point can take; a taken name raises PluginError.
+    """
+    name = name or f"{cls.__module__}.{cls.__qualname__}"
+    if name in _table(kind):
+        raise PluginError(f"{kind} strategy name {name!r} is taken")
+    registered = Registered(kind, name, f"{cls.__module__}:{cls.__qualname__}", TEST)
+    _temporary[kind][name] = (registered, cls)
+    try:
+        yield name
+    finally:
+        _temporary[kind].pop(name, None)
+
+
+def strategy_problems(variants: Iterable[VariantSpec], *,
+                      allow_paths: bool = False) -> list[tuple[str, str]]:
+    """(kind, message) for every strategy the variants name that cannot be loaded, created with
+    its options, or run with its variant (a Fetch version too old for it, say). Each distinct
+    problem is listed once; empty when all is well."""
+    from rig.strategies.guard import variant_problems  # the guard imports this module
+
+    problems: list[tuple[str, str]] = []
+    created: dict[tuple[str, str, str], Any] = {}
+    for variant in variants:
+        instances = {}
+        for kind, ref in variant.strategies.items():
+            options = dict(ref.options)
+            key = (kind, ref.name, repr(sorted(options.items())))
+            if key not in created:
+                try:
+                    created[key] = instantiate(kind, ref.name, options, allow_paths=allow_paths)
+                except PluginError as error:
+                    created[key] = None
+                    problems.append((kind, str(error)))
+            if created[key] is not None:
+                instances[kind] = created[key]
+        problems += [p for p in variant_problems(instances, variant) if p not in problems]
+    return problems
+
+
+def preflight(variants: Iterable[VariantSpec], *, allow_paths: bool = False) -> None:
+    """Load and create every strategy the variants name before anything runs: a broken plugin
+    stops `rig run` at once (exit 2), not after the variants before it have simulated."""
+    problems = strategy_problems(variants, allow_paths=allow_paths)
+    if problems:
+        raise PluginError("\n".join(message for _kind, message in problems))

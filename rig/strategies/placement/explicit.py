@@ -16,6 +16,7 @@ class ExplicitPlacement:
 
     name: ClassVar[str] = "explicit"
     description: ClassVar[str] = "The replica lists written in each topic's `assignment`"
+    api_version: ClassVar[int] = 1
 
     def assign(self, brokers: Sequence[BrokerSpec], topic: TopicSpec,
                rng: random.Random) -> list[tuple[int, ...]]:

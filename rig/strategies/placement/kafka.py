@@ -1,7 +1,8 @@
 """Kafka's own placement (ZooKeeper-era AdminUtils.assignReplicasToBrokers), exactly.
 
 Rack-unaware when no broker has a rack, rack-aware when all do; a start index and the initial
-follower shift are drawn from the placement stream unless a fixed `start_index` is given.
+follower shift are drawn from the placement stream unless a fixed `start_index` is given. A
+fenced broker (a KRaft notion) counts as not registered, as a dead broker did for ZooKeeper.
 """
 
 from __future__ import annotations
@@ -92,6 +93,7 @@ class KafkaPlacement:
     name: ClassVar[str] = "kafka"
     description: ClassVar[str] = ("Kafka's AdminUtils: round-robin leaders with a shifting "
                                   "follower offset; rack-alternated when brokers have racks")
+    api_version: ClassVar[int] = 1
 
     def __init__(self, start_index: int | None = None, start_partition: int = 0):
         self.start_index = start_index
@@ -99,5 +101,7 @@ class KafkaPlacement:
 
     def assign(self, brokers: Sequence[BrokerSpec], topic: TopicSpec,
                rng: random.Random) -> list[tuple[int, ...]]:
-        return kafka_assignment(brokers, topic.partitions, topic.replication_factor, rng,
+        # AdminUtils only sees the brokers registered in ZooKeeper: a fenced one is left out.
+        live = [b for b in brokers if not b.fenced]
+        return kafka_assignment(live, topic.partitions, topic.replication_factor, rng,
                                 self.start_index, self.start_partition)

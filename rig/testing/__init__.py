@@ -1,0 +1,58 @@
+"""Conformance kit for strategy authors: one call from your own pytest suite checks your class
+against its kind's contract on rig's standard scenarios.
+
+    from rig.testing import check_strategy
+
+    def test_my_placement_honours_the_contract():
+        check_strategy("placement", MyPlacement)      # or check_placement(MyPlacement)
+
+A failing check raises ConformanceError (an AssertionError) listing every problem found.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from rig.scenario.model import STRATEGY_KINDS
+from rig.testing._common import ConformanceError, Report, static_problems
+from rig.testing._fetch_session import check_fetch_session
+from rig.testing._placement import STANDARD_CLUSTERS, StandardCluster, check_placement
+
+__all__ = [
+    "KITS",
+    "STANDARD_CLUSTERS",
+    "ConformanceError",
+    "Report",
+    "StandardCluster",
+    "check_fetch_session",
+    "check_placement",
+    "check_strategy",
+]
+
+# Shown as rig.testing.ConformanceError in tracebacks, where authors import it from.
+ConformanceError.__module__ = Report.__module__ = __name__
+
+# The behavioural check of each kind. Kinds without one (replication, isr and compaction, whose
+# contracts are still being written) are refused rather than passed on their signatures alone.
+KITS: dict[str, Callable[..., Report]] = {
+    "placement": check_placement,
+    "fetch_session": check_fetch_session,
+}
+
+
+def check_strategy(kind: str, cls: Any, **options: Any) -> Report:
+    """Check `cls` against the contract of strategy `kind`, created with `options`.
+
+    Raises ConformanceError listing every problem; returns a Report of the cases checked.
+    """
+    if kind not in STRATEGY_KINDS:
+        raise ValueError(f"unknown strategy kind {kind!r}; kinds: {', '.join(STRATEGY_KINDS)}")
+    kit = KITS.get(kind)
+    if kit is None:
+        problems = static_problems(kind, cls)
+        if problems:
+            raise ConformanceError(kind, cls, problems)
+        raise NotImplementedError(f"rig.testing has no conformance scenarios for {kind} "
+                                  "strategies yet: only its signatures were checked")
+    return kit(cls, **options)
