@@ -1,7 +1,8 @@
 """The fetch-session Protocols: a client half (in each fetcher) and a cache half (in each broker).
 
 Partitions are opaque hashable keys to a strategy. Collections passed in are insertion-ordered
-dicts used as ordered sets, so strategies stay deterministic without sorting.
+dicts used as ordered sets, so strategies stay deterministic without sorting. The contracts below
+are checked at run time (rig.strategies.guard) and by `rig.testing.check_fetch_session`.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ INVALID_FETCH_SESSION_EPOCH = 71
 INITIAL_EPOCH = 0  # with session id 0: a full fetch asking for a new session
 FINAL_EPOCH = -1  # with session id 0: a sessionless full fetch
 MAX_EPOCH = 2**31 - 1
+
+API_VERSION = 1  # the version of the Protocols below; see rig.strategies.base
 
 Key = Any  # a partition, opaque to strategies; hashable
 
@@ -62,7 +65,17 @@ class SessionContext:
 
 
 class SessionClient(Protocol):
-    """The fetcher's half (Kafka's FetchSessionHandler). One per fetcher."""
+    """The fetcher's half (Kafka's FetchSessionHandler). One per fetcher.
+
+    Contract (KIP-227):
+      - `next_request` returns a SessionRequest; an incremental one (full=False) carries
+        `listed` (a dict, empty when nothing changed) and names the session id of the last
+        successful response, with epoch 1 after the full fetch that created the session, then
+        `next_epoch` of the previous epoch after each successful incremental response;
+      - after an error response (FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH) or
+        `on_disconnect`, the next request is a full fetch;
+      - a client never uses a session id the broker did not give it; it uses no randomness.
+    """
 
     def next_request(self, partitions: Mapping[Key, None], dirty: Mapping[Key, None],
                      version: int) -> SessionRequest:
@@ -83,7 +96,18 @@ class SessionClient(Protocol):
 
 
 class SessionCache(Protocol):
-    """The broker's half (Kafka's FetchManager + FetchSessionCache). One per broker."""
+    """The broker's half (Kafka's FetchManager + FetchSessionCache). One per broker.
+
+    Contract:
+      - `open` returns a SessionContext; it never leaves more than `slots` sessions cached
+        (`occupancy() <= slots` at all times);
+      - a created session has a non-zero id unique among live sessions, drawn from the cache's
+        `rng`; `evicted` lists every session removed to make room, so that a client's later
+        FETCH_SESSION_ID_NOT_FOUND is explained;
+      - an incremental request for an unknown session answers FETCH_SESSION_ID_NOT_FOUND, for a
+        known session with another epoch INVALID_FETCH_SESSION_EPOCH; a full request with epoch
+        FINAL_EPOCH is sessionless (session id 0, nothing created).
+    """
 
     def open(self, request: SessionRequest, request_partitions: Mapping[Key, None],
              privileged: bool, now_ms: float) -> SessionContext:
@@ -109,10 +133,18 @@ class SessionCache(Protocol):
 
 
 class FetchSessionStrategy(Protocol):
-    """A kind of fetch sessions: builds the client and cache halves."""
+    """A kind of fetch sessions (Protocol version 1): builds the client and cache halves.
+
+    `min_fetch_version`: the lowest Fetch version it works with (a variant sending less is
+    refused before it runs). The model calls `new_cache(broker, slots, rng)` once per broker
+    (slots = max.incremental.fetch.session.cache.slots, rng a stream of its own) and
+    `new_client()` once per replica fetcher. `rig.testing.check_fetch_session(cls)` checks the
+    contracts of both halves on short simulated runs.
+    """
 
     name: ClassVar[str]
     description: ClassVar[str]
+    api_version: ClassVar[int]
     min_fetch_version: ClassVar[int]
 
     def new_client(self) -> SessionClient: ...

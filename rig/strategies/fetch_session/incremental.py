@@ -1,19 +1,17 @@
 """KIP-227 incremental fetch sessions, as Kafka's FetchSessionHandler and FetchSessionCache do.
 
 Client: a full fetch (0, 0) asks for a session; after that, requests list only partitions that
-are new or whose fetch data changed. Cache: `slots` sessions per broker; when full, a stale entry
-(idle > 120 s) goes first, else a newcomer may evict the lowest-ranked evictable session if it
-ranks at least as high by (privileged, partition count, id) — Kafka's tryEvict, including the
-quirk that evictability is decided when a session is touched.
+are new or whose fetch data changed. Cache: `slots` sessions per broker, optionally split into
+shards as Kafka 3.8+ does (8 shards); eviction rules in rig.strategies.fetch_session.sharded.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import ClassVar
+from collections.abc import Iterable, Mapping
+from typing import Any, ClassVar
 
+from rig.errors import PluginError
 from rig.strategies.fetch_session.base import (
     FETCH_SESSION_ID_NOT_FOUND,
     FINAL_EPOCH,
@@ -25,8 +23,16 @@ from rig.strategies.fetch_session.base import (
     SessionRequest,
     next_epoch,
 )
+from rig.strategies.fetch_session.sharded import (
+    EVICTION_MS,
+    INT_MAX,
+    CacheShard,
+    Session,
+)
 
-EVICTION_MS = 120_000  # FetchSessionCache's evictionMs
+__all__ = ["EVICTION_MS", "Incremental", "IncrementalCache", "IncrementalClient", "Session"]
+
+KAFKA_SHARDS = 8  # KafkaBroker.NumFetchSessionCacheShards, Kafka 3.8+
 
 
 class IncrementalClient:
@@ -62,6 +68,10 @@ class IncrementalClient:
         elif request.full:
             self.session_id = session_id  # 0 when the broker had no slot: stay on full fetches
             self.epoch = 1 if session_id else INITIAL_EPOCH
+        elif session_id == 0:
+            # The broker closed the session (it had no partitions left): FetchSessionHandler
+            # goes back to (0, 0), a full fetch asking for a new one.
+            self.session_id, self.epoch = 0, INITIAL_EPOCH
         else:
             self.epoch = next_epoch(self.epoch)
 
@@ -69,59 +79,71 @@ class IncrementalClient:
         self.epoch = INITIAL_EPOCH
 
 
-@dataclass(eq=False, slots=True)
-class Session:
-    id: int
-    privileged: bool
-    partitions: dict[Key, None]
-    creation_ms: float
-    last_used_ms: float
-    epoch: int = 1
-    changed: dict[Key, None] = field(default_factory=dict)
-    evictable_key: tuple[bool, int, int] | None = None
-
-
 class IncrementalCache:
-    """Kafka's FetchSessionCache plus the session half of FetchManager.newContext."""
+    """Kafka's FetchSessionCache (its shards) plus the session half of FetchManager.newContext.
 
-    def __init__(self, slots: int, rng: random.Random, eviction_ms: int = EVICTION_MS):
+    `shards` = 1 is the cache before Kafka 3.8: one pool of `slots` sessions, ids in
+    [1, 2^31 − 1). With n shards (Kafka 3.8+: 8), each shard holds slots // n sessions (the
+    remainder is lost, as in Kafka) and ids in its own range of (2^31 − 1) // n; a full fetch
+    asking for a session goes to the next shard in round robin (whether or not it gets one)
+    and may evict only within that shard, even if another shard has free slots.
+
+    Beyond the SessionCache Protocol:
+      - `listed_in_order(context, keys)` orders a response's partitions as Kafka lists them;
+      - `moved_to_end(context, keys)` moves partitions that returned records to the end of the
+        session's order, so the response size limit rotates fairly over partitions (KIP-227);
+      - `evictions`, `eviction_reasons`, `shard_occupancy()` and `partitions_cached()` for
+        metrics.
+    """
+
+    def __init__(self, slots: int, rng: random.Random, eviction_ms: float = EVICTION_MS,
+                 shards: int = 1):
+        _check_shards(shards)
         self.slots = slots
         self.rng = rng
         self.eviction_ms = eviction_ms
-        self.sessions: dict[int, Session] = {}
+        self.id_range = INT_MAX // shards
+        self.shards = tuple(CacheShard(n, max(slots, 0) // shards, rng, eviction_ms,
+                                       self.id_range) for n in range(shards))
+        self.sessions: dict[int, Session] = {}  # every shard's, by id (shard ranges are disjoint)
+        self.evictions = 0
+        # Why each session evicted by the last `open` went: session id → reason (see sharded).
+        self.eviction_reasons: dict[int, str] = {}
         self._holders: dict[Key, dict[int, None]] = {}
-        self._evictable_by_all: dict[tuple[bool, int, int], Session] = {}
-        self._evictable_by_privileged: dict[tuple[bool, int, int], Session] = {}
+        self._round_robin = 0  # FetchSessionCache.counter: one per broker process
 
     # -- the Protocol ------------------------------------------------------------------------
     def open(self, request: SessionRequest, request_partitions: Mapping[Key, None],
              privileged: bool, now_ms: float) -> SessionContext:
+        if self.eviction_reasons:
+            self.eviction_reasons = {}
         if request.full:
             if request.session_id != 0:
-                self._remove(request.session_id)
+                self._remove(request.session_id)  # a full fetch closes the session it names
             if request.epoch == FINAL_EPOCH:
                 return SessionContext(NONE, 0, True, request_partitions)
-            session_id, evicted = self._maybe_create(now_ms, privileged, request_partitions)
-            return SessionContext(NONE, session_id, True, request_partitions,
-                                  created=session_id != 0, evicted=evicted)
+            session, evicted = self._maybe_create(now_ms, privileged, request_partitions)
+            return SessionContext(NONE, session.id if session else 0, True, request_partitions,
+                                  created=session is not None, evicted=evicted)
         session = self.sessions.get(request.session_id)
         if session is None:
             return SessionContext(FETCH_SESSION_ID_NOT_FOUND, 0, False, {}, changed={})
         if session.epoch != request.epoch:
             return SessionContext(INVALID_FETCH_SESSION_EPOCH, 0, False, {}, changed={})
         for key in request.listed or ():
-            if key not in session.partitions:
-                session.partitions[key] = None
+            if session.add(key):
                 self._holders.setdefault(key, {})[session.id] = None
             # A listed partition is new or changed: the next response answers it.
             session.changed[key] = None
         for key in request.forgotten:
-            if key in session.partitions:
-                del session.partitions[key]
-                session.changed.pop(key, None)
+            if session.discard(key):
                 self._unhold(key, session.id)
+        if not session.partitions:
+            # Kafka closes a session left without partitions and answers sessionless (id 0).
+            self._remove(session.id)
+            return SessionContext(NONE, 0, True, dict(request.listed or {}))
+        self._shard_of(session.id).touch(session, now_ms)
         session.epoch = next_epoch(session.epoch)
-        self._touch(session, now_ms)
         return SessionContext(NONE, session.id, False, session.partitions, session.changed)
 
     def mark_changed(self, key: Key) -> None:
@@ -140,72 +162,86 @@ class IncrementalCache:
     def clear(self) -> None:
         self.sessions.clear()
         self._holders.clear()
-        self._evictable_by_all.clear()
-        self._evictable_by_privileged.clear()
+        for shard in self.shards:
+            shard.clear()
+
+    # -- response order (KIP-227 fairness) ---------------------------------------------------
+    def listed_in_order(self, context: SessionContext, keys: Iterable[Key]) -> dict[Key, None]:
+        """`keys` in the order a response lists them.
+
+        For an incremental context that is the session's order (Kafka walks the session's
+        partition map); otherwise the order of `context.partitions` (the request's). Keys the
+        order does not know come last, as given. O(k log k) for k keys in a session."""
+        wanted = dict.fromkeys(keys)
+        session = self._session_of(context)
+        if session is None:
+            ordered = {k: None for k in context.partitions if k in wanted}
+        else:
+            position = session.position
+            ordered = dict.fromkeys(sorted((k for k in wanted if k in position),
+                                           key=position.__getitem__))
+        for key in wanted:
+            ordered.setdefault(key)
+        return ordered
+
+    def moved_to_end(self, context: SessionContext, keys: Iterable[Key]) -> None:
+        """Partitions that returned records in the response to `context` move to the end of
+        its session's order, in the order given (the response's).
+
+        Kafka's IncrementalFetchContext does this so that the partitions at the front, the
+        first to be read up to the response size limit, take turns; since KAFKA-12330 only
+        records move a partition, not a changed high watermark or log start offset. Full and
+        sessionless contexts have no order to keep: a no-op."""
+        session = self._session_of(context)
+        if session is not None:
+            session.move_to_end(keys)
+
+    # -- metrics -----------------------------------------------------------------------------
+    def shard_occupancy(self) -> tuple[int, ...]:
+        """Sessions per shard, in shard order."""
+        return tuple(len(shard) for shard in self.shards)
+
+    def partitions_cached(self) -> int:
+        """Kafka's NumIncrementalFetchPartitionsCached: partitions over all sessions."""
+        return sum(shard.partitions_cached for shard in self.shards)
 
     # -- Kafka's cache mechanics -------------------------------------------------------------
-    def _new_id(self) -> int:
-        while True:
-            candidate = self.rng.getrandbits(32)
-            candidate -= (1 << 32) if candidate & 0x80000000 else 0  # a Java int
-            if candidate != 0 and candidate not in self.sessions:
-                return candidate
+    def _shard_of(self, session_id: int) -> CacheShard:
+        """FetchSessionCache.getCacheShard; only for ids of live sessions."""
+        return self.shards[session_id // self.id_range]
 
-    def _maybe_create(self, now_ms: float, privileged: bool,
-                      partitions: Mapping[Key, None]) -> tuple[int, tuple[int, ...]]:
-        evicted: tuple[int, ...] = ()
-        if len(self.sessions) >= self.slots:
-            victim = self._try_evict(privileged, (privileged, len(partitions), 0), now_ms)
-            if victim is None:
-                return 0, ()
-            evicted = (victim,)
-        session = Session(self._new_id(), privileged, dict(partitions), now_ms, now_ms)
+    def _session_of(self, context: SessionContext) -> Session | None:
+        if context.full or context.error_code != NONE:
+            return None
+        return self.sessions.get(context.session_id)
+
+    def _maybe_create(self, now_ms: float, privileged: bool, partitions: Mapping[Key, None]
+                      ) -> tuple[Session | None, tuple[int, ...]]:
+        # getNextCacheShard: the counter advances for every full fetch that asks for a session.
+        shard = self.shards[self._round_robin % len(self.shards)]
+        self._round_robin = (self._round_robin + 1) & INT_MAX  # Utils.toPositive
+        session, evicted, reason = shard.maybe_create(now_ms, privileged, partitions)
+        if evicted is not None:
+            self._forget(evicted)
+            self.evictions += 1
+            self.eviction_reasons[evicted.id] = reason or ""
+        if session is None:
+            return None, ()
         self.sessions[session.id] = session
         for key in session.partitions:
             self._holders.setdefault(key, {})[session.id] = None
-        self._touch(session, now_ms)
-        return session.id, evicted
-
-    def _touch(self, session: Session, now_ms: float) -> None:
-        if session.evictable_key is not None:
-            self._evictable_by_all.pop(session.evictable_key, None)
-            self._evictable_by_privileged.pop(session.evictable_key, None)
-        session.last_used_ms = now_ms
-        key = (session.privileged, len(session.partitions), session.id)
-        session.evictable_key = key
-        old_enough = now_ms - session.creation_ms > self.eviction_ms
-        if not session.privileged or old_enough:
-            self._evictable_by_privileged[key] = session
-        if old_enough:
-            self._evictable_by_all[key] = session
-
-    def _try_evict(self, privileged: bool, key: tuple[bool, int, int],
-                   now_ms: float) -> int | None:
-        if not self.sessions:
-            return None
-        stalest = min(self.sessions.values(), key=lambda s: (s.last_used_ms, s.id))
-        if now_ms - stalest.last_used_ms > self.eviction_ms:
-            self._remove(stalest.id)
-            return stalest.id
-        pool = self._evictable_by_privileged if privileged else self._evictable_by_all
-        if not pool:
-            return None
-        lowest = min(pool)
-        if key < lowest:
-            return None
-        victim = pool[lowest].id
-        self._remove(victim)
-        return victim
+        return session, (() if evicted is None else (evicted.id,))
 
     def _remove(self, session_id: int) -> None:
-        session = self.sessions.pop(session_id, None)
-        if session is None:
-            return
+        session = self.sessions.get(session_id)
+        if session is not None and self._shard_of(session_id).remove(session):
+            self._forget(session)
+
+    def _forget(self, session: Session) -> None:
+        """Drop a session the shard no longer holds from the broker-wide indexes."""
+        self.sessions.pop(session.id, None)
         for key in session.partitions:
-            self._unhold(key, session_id)
-        if session.evictable_key is not None:
-            self._evictable_by_all.pop(session.evictable_key, None)
-            self._evictable_by_privileged.pop(session.evictable_key, None)
+            self._unhold(key, session.id)
 
     def _unhold(self, key: Key, session_id: int) -> None:
         holders = self._holders.get(key)
@@ -215,16 +251,31 @@ class IncrementalCache:
                 del self._holders[key]
 
 
+def _check_shards(shards: Any) -> None:
+    if type(shards) is not int or shards < 1:
+        raise PluginError(f"fetch_session strategy 'incremental': option shards must be an "
+                          f"integer ≥ 1 (got {shards!r}); Kafka 3.8+ uses {KAFKA_SHARDS}")
+
+
 class Incremental:
-    """KIP-227: one full fetch creates a session, then requests list only what changed."""
+    """KIP-227: one full fetch creates a session, then requests list only what changed.
+
+    Options: `shards` (default 1, the cache before Kafka 3.8; Kafka 3.8+ uses 8) splits each
+    broker's `max.incremental.fetch.session.cache.slots` into that many shards."""
 
     name: ClassVar[str] = "incremental"
     description: ClassVar[str] = ("KIP-227 fetch sessions with Kafka's session cache "
-                                  "(slots, privileged followers, 120 s eviction)")
+                                  "(slots, optional 3.8+ shards, privileged followers, 120 s "
+                                  "eviction)")
+    api_version: ClassVar[int] = 1
     min_fetch_version: ClassVar[int] = 7
+
+    def __init__(self, shards: int = 1) -> None:
+        _check_shards(shards)
+        self.shards = shards
 
     def new_client(self) -> IncrementalClient:
         return IncrementalClient()
 
     def new_cache(self, broker: int, slots: int, rng: random.Random) -> IncrementalCache:
-        return IncrementalCache(slots, rng)
+        return IncrementalCache(slots, rng, shards=self.shards)
