@@ -10,7 +10,9 @@ from typing import Annotated
 import typer
 
 from rig._version import __version__
-from rig.commands import assign, report, run, validate
+from rig.commands import assign, plugins, report, run, validate
+from rig.commands import partition_for as partition_for_command
+from rig.commands import protocol as protocol_command
 
 app = typer.Typer(
     name="rig", no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
@@ -36,6 +38,9 @@ app.command()(validate.validate)
 app.command()(run.run)
 app.command()(report.report)
 app.command()(assign.assign)
+app.command()(plugins.plugins)
+app.add_typer(protocol_command.app, name="protocol")
+app.command("partition-for")(partition_for_command.partition_for)
 
 
 def main() -> None:

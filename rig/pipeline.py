@@ -19,13 +19,14 @@ import orjson
 
 from rig._version import __version__
 from rig.checks import Status, merge
-from rig.errors import RunDirError
+from rig.errors import RunDirError, StrategyFailure
 from rig.expectations import evaluate
 from rig.progress import Progress
 from rig.scenario.load import load_scenario
 from rig.scenario.model import Scenario
 from rig.scenario.resolve import resolved_yaml
 from rig.simulate import SimulationResult, simulate
+from rig.strategies import registry
 
 RUN_MARKER = "run.json"
 
@@ -95,6 +96,19 @@ def _promote(staging: Path, target: Path) -> Path | None:
     return previous
 
 
+def _keep_partial(staging: Path, target: Path) -> Path:
+    """Keep a run that a strategy broke off beside the target, under a dated name: its event logs
+    show what led up to the failure. The target itself stays untouched."""
+    stamp = dt.datetime.now()
+    kept = target.with_name(f"{target.name}.failed-{stamp:%Y%m%d-%H%M%S}")
+    n = 1
+    while kept.exists():
+        n += 1
+        kept = target.with_name(f"{target.name}.failed-{stamp:%Y%m%d-%H%M%S}-{n}")
+    staging.rename(kept)
+    return kept
+
+
 def _run_json(scenario: Scenario, options: RunOptions) -> dict[str, Any]:
     return {
         "scenario": scenario.name,
@@ -126,6 +140,7 @@ def run(file: Path, options: RunOptions, progress: Progress) -> RunOutcome:
                              only_variants=options.variants)
     target = options.out or Path("reports") / scenario.name
     check_target(target)
+    registry.preflight(scenario.variants, allow_paths=options.allow_plugin_paths)
     from rig.analysis.spark import check_java  # no pyspark import: only runs `java -version`
 
     check_java()  # before simulating: a long run must not end in "no Java"
@@ -148,8 +163,12 @@ def run(file: Path, options: RunOptions, progress: Progress) -> RunOutcome:
             progress.say(f"  {variant.name}: {r.events:,} events in {r.wall_s:.2f} s")
         progress.say("analysing the event logs with Spark …")
         from rig.analysis import analyze_run  # Spark stays out of `import rig`
+        from rig.analysis.replication import analyze_replication
 
         metrics = analyze_run(staging, spark_master=options.spark_master)
+        replication = analyze_replication(staging, spark_master=options.spark_master)
+        for name, extra in replication["variants"].items():
+            metrics["variants"].setdefault(name, {}).update(extra)
         summary: dict[str, Any] = {"scenario": scenario.name, "seed": scenario.seed,
                                    "rig_version": __version__,
                                    "scenario_sha256": scenario.source_sha256,
@@ -166,11 +185,20 @@ def run(file: Path, options: RunOptions, progress: Progress) -> RunOutcome:
             from rig.report import render_report
 
             render_report(staging)
+    except StrategyFailure as failure:
+        failure.partial_run = _keep_partial(staging, target)
+        raise
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     previous = _promote(staging, target)
     failed = [e for e in summary["expectations"] if e["ok"] is not True]
+    # A variant whose checks an expectation speaks about (e.g. "this variant must lose
+    # acknowledged records") is judged by that expectation, not by its checks' status.
+    judged = {e.metric.split(".")[1] for e in scenario.expectations
+              if e.metric and e.metric.startswith("variants.")
+              and e.metric.split(".")[2:3] == ["checks"]}
     failed_checks = [f"{name}: {c['status']}" for name, v in summary["variants"].items()
-                     for c in [v["checks"]] if c["status"] != Status.OK.value]
+                     for c in [v["checks"]]
+                     if c["status"] != Status.OK.value and name not in judged]
     return RunOutcome(target, summary, failed, failed_checks, previous)
