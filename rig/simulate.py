@@ -15,8 +15,11 @@ from rig.cluster.cluster import Cluster
 from rig.cluster.wire import Meter
 from rig.engine import Simulation, Streams
 from rig.events import EventLog, names
+from rig.faults import FaultSchedule
 from rig.scenario.model import VariantSpec
 from rig.strategies import registry
+from rig.strategies.guard import RunContext, guard_all
+from rig.workload import Producer
 
 Progress = Callable[[int, int], None]  # (simulated µs done, events written)
 
@@ -29,6 +32,21 @@ class SimulationResult:
     wall_s: float
     sizes_verified: int
     checks: list[CheckResult]
+
+
+def _quiesce(cluster: Cluster, faults: FaultSchedule, limit_ms: int) -> None:
+    """Heal every fault, stop the producers, and let replication settle (up to `limit_ms`)."""
+    if not cluster.producers and not faults.faults:
+        return  # nothing was disturbed: an idle run is settled as it is
+    faults.heal_all()
+    for producer in cluster.producers:
+        producer.stop()
+    sim = cluster.sim
+    started = sim.now_us
+    while sim.now_us - started < limit_ms * 1000 and not cluster.settled():
+        sim.run(sim.now_us + 100_000)
+    cluster.log.emit(names.RUN_QUIESCED, settled=cluster.settled(),
+                     waited_ms=(sim.now_us - started) / 1000)
 
 
 def simulate(variant: VariantSpec, events_path: Path, *, scenario: str = "",
@@ -52,11 +70,23 @@ def simulate(variant: VariantSpec, events_path: Path, *, scenario: str = "",
                  duration_ms=variant.duration_ms, fetch_version=variant.config.fetch_version,
                  strategies={kind: ref.name for kind, ref in variant.strategies.items()})
         meter = Meter()
-        cluster = Cluster(variant, sim, streams, log, strategies, meter)
+        # Every strategy runs behind its kind's contract checks (a StrategyFailure, exit 1).
+        guarded = guard_all(strategies, variant, RunContext(
+            scenario, variant.name, lambda: sim.now_us / 1000, lambda: log.count))
+        cluster = Cluster(variant, sim, streams, log, guarded, meter)
         cluster.build()
+        faults = FaultSchedule(cluster, variant.faults)
+        faults.arm()
+        for index, spec in enumerate(variant.producers):
+            producer = Producer(cluster, spec, index, streams.get(f"workload/producer/{index}"))
+            cluster.producers.append(producer)
+            producer.start()
         cluster.start()
         report = (lambda now_us: progress(now_us, log.count)) if progress else None
         sim.run(variant.duration_ms * 1000, on_progress=report)
+        _quiesce(cluster, faults, variant.quiesce_ms)
+        for check in checks:
+            check.finish(cluster)
         log.emit(names.RUN_END, events=log.count)
     return SimulationResult(variant.name, log.count, sim.steps, time.perf_counter() - started,
                             meter.verified, [check.result() for check in checks])

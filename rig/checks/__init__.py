@@ -2,10 +2,12 @@
 
 from rig.checks.base import Check, CheckResult, Status, merge
 from rig.checks.fetch_sessions import FetchSessionCheck
+from rig.checks.safety import NoAckedLoss, OneLeaderPerEpoch, ReplicasAgree
 
-__all__ = ["Check", "CheckResult", "FetchSessionCheck", "Status", "default_checks", "merge"]
+__all__ = ["Check", "CheckResult", "FetchSessionCheck", "NoAckedLoss", "OneLeaderPerEpoch",
+           "ReplicasAgree", "Status", "default_checks", "merge"]
 
 
 def default_checks() -> list[Check]:
     """The checks every run gets."""
-    return [FetchSessionCheck()]
+    return [FetchSessionCheck(), NoAckedLoss(), ReplicasAgree(), OneLeaderPerEpoch()]

@@ -47,6 +47,9 @@ class FetchSessionCheck:
                         "message": "session error without a lost session: the client broke "
                                    "the epoch sequence"})
 
+    def finish(self, cluster: Any) -> None:
+        pass
+
     def result(self) -> CheckResult:
         status = Status.FAILED if self._count else Status.OK
         note = f"{self._count} violations" + (f" (first {MAX_VIOLATIONS} kept)"

@@ -1,21 +1,60 @@
-"""A broker: the partitions it leads, its fetch-session cache, and how it answers a Fetch.
+"""A broker: its replicas, the requests it answers, and the periodic tasks it runs.
 
-A fetch that finds less than `min_bytes` waits in purgatory up to `max_wait_ms` (the long poll);
-the response is built when the wait ends, so it reflects the partitions' state at that moment.
+Fetch (KAFKA.md §3, §8): the leader reads first and then records the follower's fetch offset,
+so a response carries the HW from before that fetch and a follower learns that a record is
+committed one round later. A fetch that finds less than min_bytes waits in purgatory up to
+max_wait; new data wakes it, a HW change alone does not.
+
+Cost follows what changes: for each follower fetcher the leader keeps the partitions where that
+follower is behind ("pending") and those whose HW it has not yet seen, so an idle fetch of 500
+partitions costs nothing per partition.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
+from rig.cluster.log import Batch, Log
 from rig.cluster.messages import FetchRequestMsg, FetchResponseMsg, topic_runs
-from rig.cluster.partition import LeaderPartition, TopicPartition
+from rig.cluster.replica import Replica, Role, TopicPartition
+from rig.engine import Timer
 from rig.events import names
-from rig.protocol import ResponseShape, ResponseTopicShape
+from rig.protocol import ResponsePartitionShape, ResponseShape, ResponseTopicShape
 from rig.strategies.fetch_session import NONE, SessionCache, SessionContext
+from rig.strategies.isr import FollowerProgress
+from rig.strategies.replication.base import FollowerView
 
 if TYPE_CHECKING:
     from rig.cluster.cluster import Cluster
+    from rig.cluster.fetcher import ReplicaFetcher
+
+NOT_LEADER_OR_FOLLOWER = 6
+REQUEST_TIMED_OUT = 7
+NOT_ENOUGH_REPLICAS = 19
+NOT_ENOUGH_REPLICAS_AFTER_APPEND = 20
+
+Slot = tuple[int, int]  # (follower broker, fetcher slot)
+
+
+@dataclass(eq=False)
+class DelayedFetch:
+    request: FetchRequestMsg
+    context: SessionContext
+    arrived_us: int
+    timer: Timer | None = None
+
+
+@dataclass(eq=False)
+class DelayedProduce:
+    """An acks=all produce waiting for the HW to pass every batch it appended."""
+
+    reply: Callable[[dict[TopicPartition, int]], None]
+    waiting: dict[TopicPartition, int]  # partition → offset the HW must reach
+    errors: dict[TopicPartition, int] = field(default_factory=dict)
+    timer: Timer | None = None
+    done: bool = False
 
 
 class Broker:
@@ -23,14 +62,260 @@ class Broker:
         self.cluster = cluster
         self.id = broker_id
         self.rack = rack
+        self.config = cluster.variant.broker_config(broker_id)
         self.cache = cache
-        self.leading: dict[TopicPartition, LeaderPartition] = {}
+        self.alive = True
+        self.stalled = False
+        self.incarnation = 0
+        self.replicas: dict[TopicPartition, Replica] = {}
+        self.pending: dict[Slot, dict[TopicPartition, None]] = {}
+        self.hw_unseen: dict[Slot, dict[TopicPartition, None]] = {}
+        self.last_fetch_ms: dict[Slot, float] = {}
+        self.delayed_fetches: dict[Slot, DelayedFetch] = {}
+        self.delayed_produces: dict[TopicPartition, list[DelayedProduce]] = {}
+        self.fetchers: dict[Slot, ReplicaFetcher] = {}  # as follower: (leader, slot)
+        self.controller_epoch_seen = 0
+        self.metadata: dict[TopicPartition, int] = {}  # partition → leader, as last told
+        self.tasks: list[Timer] = []
 
+    # -- life cycle ------------------------------------------------------------------------
+    @property
+    def now_ms(self) -> float:
+        return self.cluster.sim.now_us / 1000
+
+    def add_replica(self, replica: Replica) -> None:
+        self.replicas[replica.key] = replica
+
+    def start_tasks(self) -> None:
+        """The periodic tasks of a running broker: ISR expiration, HW checkpoint, flushes."""
+        cluster = self.cluster
+        isr = cluster.strategies["isr"]
+        self._every(isr.check_interval_ms(self.config.replica_lag_time_max_ms),
+                    self._expire_isr)
+        self._every(self.config.replica_high_watermark_checkpoint_interval_ms,
+                    self._checkpoint_hw)
+        if self.config.log_flush_interval_ms:
+            self._every(self.config.log_flush_interval_ms, self._flush_by_time)
+        if cluster.variant.os.dirty_expire_ms and cluster.variant.os.writeback_interval_ms:
+            self._every(cluster.variant.os.writeback_interval_ms, self._os_writeback)
+
+    def _every(self, period_ms: int, action: Callable[[], None]) -> None:
+        incarnation = self.incarnation
+        sim = self.cluster.sim
+
+        def tick() -> None:
+            if self.incarnation != incarnation or not self.alive:
+                return
+            if not self.stalled:
+                action()
+            self.tasks.append(sim.after(period_ms * 1000, tick))
+
+        self.tasks.append(sim.after(period_ms * 1000, tick))
+
+    def crash(self, power_loss: bool) -> int:
+        """The process dies (and with `power_loss`, unflushed data too). Returns records lost."""
+        self.alive = False
+        self.incarnation += 1
+        for timer in self.tasks:
+            timer.cancel()
+        self.tasks.clear()
+        for delayed in self.delayed_fetches.values():
+            if delayed.timer:
+                delayed.timer.cancel()
+        for waiting in self.delayed_produces.values():
+            for produce in waiting:
+                if produce.timer:
+                    produce.timer.cancel()
+        self.delayed_fetches.clear()
+        self.delayed_produces.clear()
+        for fetcher in self.fetchers.values():
+            fetcher.stop()
+        self.fetchers.clear()
+        self.pending.clear()
+        self.hw_unseen.clear()
+        self.cache.clear()
+        lost = 0
+        for replica in self.replicas.values():
+            if power_loss:
+                lost += replica.log.lose_unflushed()
+            replica.role = Role.NONE
+            replica.isr = ()
+            replica.followers.clear()
+            # On restart the HW is the checkpointed one (never above the log end).
+            replica.high_watermark = min(replica.checkpointed_hw, replica.leo)
+            replica.leader_epoch = -1
+        return lost
+
+    def restart(self) -> None:
+        self.alive = True
+        self.stalled = False
+        self.start_tasks()
+
+    # -- periodic tasks ----------------------------------------------------------------------
+    def _checkpoint_hw(self) -> None:
+        for replica in self.replicas.values():
+            replica.checkpointed_hw = replica.high_watermark
+
+    def _flush_by_time(self) -> None:
+        for replica in self.replicas.values():
+            replica.log.flush()
+
+    def _os_writeback(self) -> None:
+        expire = self.cluster.variant.os.dirty_expire_ms
+        now = self.now_ms
+        for replica in self.replicas.values():
+            replica.log.write_back(now - expire)
+
+    def _expire_isr(self) -> None:
+        isr_strategy = self.cluster.strategies["isr"]
+        now = self.now_ms
+        lag = self.config.replica_lag_time_max_ms
+        for replica in self.replicas.values():
+            if replica.role is not Role.LEADER or replica.isr_change_pending:
+                continue
+            out = [b for b in replica.isr if b != self.id and isr_strategy.out_of_sync(
+                replica.followers.setdefault(b, FollowerProgress()), replica.leo, now, lag)]
+            if out:
+                self.cluster.change_isr(self, replica,
+                                        tuple(b for b in replica.isr if b not in out),
+                                        shrink=out)
+
+    # -- produce -------------------------------------------------------------------------------
+    def on_produce(self, batches: dict[TopicPartition, Batch], acks: int, timeout_ms: int,
+                   reply: Callable[[dict[TopicPartition, Any]], None]) -> None:
+        """Append each batch at its partition's leader; answer per partition per `acks`."""
+        results: dict[TopicPartition, Any] = {}
+        waiting: dict[TopicPartition, int] = {}
+        for key, batch in batches.items():
+            replica = self.replicas.get(key)
+            if replica is None or replica.role is not Role.LEADER:
+                results[key] = NOT_LEADER_OR_FOLLOWER
+                continue
+            min_isr = self.cluster.min_isr(key)
+            if acks == -1 and len(replica.isr) < min_isr:
+                results[key] = NOT_ENOUGH_REPLICAS
+                continue
+            placed = self.append_as_leader(replica, batch)
+            if acks == -1:
+                waiting[key] = placed.end_offset
+            results[key] = placed
+        if acks != -1 or not waiting:
+            reply(results)
+            return
+        def answer(errors: dict[TopicPartition, int]) -> None:
+            # A partition whose wait ended well answers with its placed batch (its offset).
+            reply({**results, **{key: results[key] if error == NONE else error
+                                 for key, error in errors.items()}})
+
+        produce = DelayedProduce(answer, waiting)
+        for key in list(waiting):
+            self.delayed_produces.setdefault(key, []).append(produce)
+        for key in list(waiting):
+            self._try_complete_produce(self.replicas[key])
+        if not produce.done:
+            incarnation = self.incarnation
+            produce.timer = self.cluster.sim.after(
+                timeout_ms * 1000, lambda: self._expire_produce(produce, incarnation))
+
+    def append_as_leader(self, replica: Replica, batch: Batch) -> Batch:
+        placed = Batch(replica.leo, batch.count, replica.leader_epoch, batch.size,
+                       batch.producer, batch.sequence, batch.timestamp_ms)
+        replica.log.append(placed, self.now_ms)
+        self._after_append(replica)
+        self.cluster.on_leader_append(self, replica, placed)
+        for follower in replica.assignment:
+            if follower == self.id:
+                continue
+            slot = (follower, replica.fetcher_slot)
+            pending = self.pending.setdefault(slot, {})
+            if replica.key not in pending:
+                # Until now the follower was caught up as of its last fetch: record that lazily,
+                # as Kafka's per-fetch bookkeeping would have.
+                progress = replica.followers.setdefault(follower, FollowerProgress())
+                seen = self.last_fetch_ms.get(slot)
+                if seen is not None and progress.log_end_offset == placed.base_offset:
+                    progress.last_caught_up_ms = max(progress.last_caught_up_ms, seen)
+                    progress.last_fetch_ms = seen
+                    progress.last_fetch_leader_leo = placed.base_offset
+                pending[replica.key] = None
+            delayed = self.delayed_fetches.get(slot)
+            if delayed is not None and delayed.request.min_bytes <= batch.size:
+                self._complete_fetch(slot, delayed)
+        self.maybe_advance_hw(replica)
+        return placed
+
+    def _after_append(self, replica: Replica) -> None:
+        limit = self.cluster.flush_messages(replica.key, self.config)
+        if limit and replica.log.unflushed_records() >= limit:
+            replica.log.flush()
+
+    def _try_complete_produce(self, replica: Replica) -> None:
+        waiting = self.delayed_produces.get(replica.key)
+        if not waiting:
+            return
+        min_isr = self.cluster.min_isr(replica.key)
+        for produce in list(waiting):
+            required = produce.waiting.get(replica.key)
+            if required is None or replica.high_watermark < required:
+                continue
+            # The HW passed the batch: acknowledged, unless the ISR shrank below min.insync
+            # in the meantime (Kafka's checkEnoughReplicasReachOffset).
+            produce.errors[replica.key] = (NOT_ENOUGH_REPLICAS_AFTER_APPEND
+                                           if len(replica.isr) < min_isr else NONE)
+            del produce.waiting[replica.key]
+            waiting.remove(produce)
+            if not produce.waiting and not produce.done:
+                produce.done = True
+                if produce.timer:
+                    produce.timer.cancel()
+                produce.reply(produce.errors)
+
+    def _expire_produce(self, produce: DelayedProduce, incarnation: int) -> None:
+        if produce.done or self.incarnation != incarnation:
+            return
+        produce.done = True
+        for key in produce.waiting:
+            produce.errors[key] = REQUEST_TIMED_OUT
+            listed = self.delayed_produces.get(key, [])
+            if produce in listed:
+                listed.remove(produce)
+        produce.reply(produce.errors)
+
+    def fail_waiting_produces(self, replica: Replica) -> None:
+        """Leadership moved away: waiting acks=all produces get NOT_LEADER_OR_FOLLOWER."""
+        for produce in self.delayed_produces.pop(replica.key, []):
+            if produce.done:
+                continue
+            produce.errors[replica.key] = NOT_LEADER_OR_FOLLOWER
+            del produce.waiting[replica.key]
+            if not produce.waiting:
+                produce.done = True
+                if produce.timer:
+                    produce.timer.cancel()
+                produce.reply(produce.errors)
+
+    # -- high watermark ------------------------------------------------------------------------
+    def maybe_advance_hw(self, replica: Replica) -> None:
+        config = self.config
+        new_hw = replica.candidate_hw(self.now_ms, config.replica_lag_time_max_ms,
+                                      self.cluster.min_isr(replica.key),
+                                      config.hw_holds_below_min_isr)
+        if new_hw <= replica.high_watermark:
+            return
+        replica.high_watermark = new_hw
+        self.cluster.on_hw_advance(self, replica)
+        for follower in replica.assignment:
+            if follower != self.id:
+                self.hw_unseen.setdefault((follower, replica.fetcher_slot), {})[replica.key] = None
+        self.cache.mark_changed(replica.key)
+        self._try_complete_produce(replica)
+
+    # -- fetch ---------------------------------------------------------------------------------
     def on_fetch(self, request: FetchRequestMsg) -> None:
         cluster = self.cluster
         fetcher = request.fetcher
         context = self.cache.open(request.session, request.partitions, privileged=True,
-                                  now_ms=cluster.sim.now_us / 1000)
+                                  now_ms=self.now_ms)
         if context.created:
             cluster.log.emit(names.SESSION_CREATED, broker=self.id, client=fetcher.client_id,
                              session_id=context.session_id, partitions=len(context.partitions),
@@ -44,44 +329,257 @@ class Broker:
                              session_epoch=request.session.epoch, error_code=context.error_code)
             self._respond(request, context, cluster.sim.now_us)
             return
-        follower = fetcher.broker_id
-        for key, state in request.updates.items():
-            partition = self.leading.get(key)
-            if partition is not None:
-                partition.follower_offsets[follower] = state.fetch_offset
-        readable = 0  # no partition has records for this follower: the cluster is idle
+        slot = (fetcher.broker_id, fetcher.slot)
+        readable = self._readable(slot, request, request.min_bytes)
+        self._account_fetch(slot, request)
         if readable >= request.min_bytes or request.max_wait_ms <= 0 or not context.partitions:
             self._respond(request, context, cluster.sim.now_us)
-        else:
-            arrived_us = cluster.sim.now_us
-            cluster.sim.after(request.max_wait_ms * 1000,
-                              lambda: self._respond(request, context, arrived_us))
+            return
+        delayed = DelayedFetch(request, context, cluster.sim.now_us)
+        incarnation = self.incarnation
+        delayed.timer = cluster.sim.after(
+            request.max_wait_ms * 1000,
+            lambda: self._complete_fetch(slot, delayed) if self.incarnation == incarnation
+            else None)
+        self.delayed_fetches[slot] = delayed
+
+    def _fetch_offset(self, request: FetchRequestMsg, replica: Replica, follower: int) -> int:
+        state = request.updates.get(replica.key)
+        if state is not None:
+            return state.fetch_offset
+        return replica.followers.setdefault(follower, FollowerProgress()).log_end_offset
+
+    def _readable(self, slot: Slot, request: FetchRequestMsg, enough: int) -> int:
+        total = 0
+        for key in self.pending.get(slot, ()):
+            replica = self.replicas[key]
+            if replica.role is not Role.LEADER or key not in request.partitions:
+                continue
+            offset = self._fetch_offset(request, replica, slot[0])
+            if offset > replica.leo:
+                return enough  # an error to report: answer at once
+            total += replica.log.bytes_after(offset, enough)
+            if total >= enough:
+                break
+        return total
+
+    def _account_fetch(self, slot: Slot, request: FetchRequestMsg) -> None:
+        """Record the follower's fetch offsets (after reading), expand the ISR, advance HWs."""
+        follower = slot[0]
+        now = self.now_ms
+        self.last_fetch_ms[slot] = now
+        isr_strategy = self.cluster.strategies["isr"]
+        touched = dict.fromkeys(request.updates)
+        touched.update(self.pending.get(slot, {}))
+        pending = self.pending.get(slot)
+        for key in touched:
+            replica = self.replicas.get(key)
+            if replica is None or replica.role is not Role.LEADER:
+                continue
+            offset = self._fetch_offset(request, replica, follower)
+            if offset > replica.leo:
+                continue  # out of range: answered with an error, not recorded as progress
+            progress = replica.followers.setdefault(follower, FollowerProgress())
+            isr_strategy.on_fetch(progress, offset, replica.leo, now)
+            if pending is not None and offset >= replica.leo:
+                pending.pop(key, None)
+            if (follower not in replica.isr and not replica.isr_change_pending
+                    and follower in replica.assignment
+                    and isr_strategy.may_join(progress, replica.high_watermark,
+                                              replica.epoch_start_offset()
+                                              if self.config.isr_rejoin_needs_epoch_start
+                                              else 0)):
+                self.cluster.change_isr(self, replica, (*replica.isr, follower),
+                                        expand=[follower])
+            self.maybe_advance_hw(replica)
+
+    def _complete_fetch(self, slot: Slot, delayed: DelayedFetch) -> None:
+        if self.delayed_fetches.get(slot) is not delayed:
+            return
+        del self.delayed_fetches[slot]
+        if delayed.timer:
+            delayed.timer.cancel()
+        self._respond(delayed.request, delayed.context, delayed.arrived_us)
 
     def _respond(self, request: FetchRequestMsg, context: SessionContext, arrived_us: int) -> None:
         cluster = self.cluster
         fetcher = request.fetcher
-        if context.error_code != NONE:
-            runs: tuple[tuple[str, int], ...] = ()
-            listed = 0
-        elif context.full:
-            runs = request.topic_runs
-            listed = len(request.partitions)
-        else:
-            changed = dict(context.changed or {})
-            runs = topic_runs(changed)
-            listed = len(changed)
-            self.cache.sent(context, changed)
-        shape = ResponseShape(request.version,
-                              tuple(ResponseTopicShape(topic, idle=n) for topic, n in runs))
+        slot = (fetcher.broker_id, fetcher.slot)
+        records: dict[TopicPartition, tuple[list[Batch], int]] = {}
+        hws: dict[TopicPartition, int] = {}
+        errors: dict[TopicPartition, int] = {}
+        if context.error_code == NONE:
+            budget = self.config.replica_fetch_response_max_bytes
+            partition_max = self.config.replica_fetch_max_bytes
+            for key in self.pending.get(slot, ()):
+                if key not in request.partitions:
+                    continue
+                replica = self.replicas[key]
+                if replica.role is not Role.LEADER:
+                    continue
+                offset = self._fetch_offset(request, replica, slot[0])
+                if offset > replica.leo:
+                    errors[key] = OFFSET_OUT_OF_RANGE
+                    continue
+                batches, size = replica.log.read(offset, min(partition_max, max(budget, 1)))
+                if batches and (size <= budget or not records):
+                    records[key] = (batches, size)
+                    budget -= size
+                hws[key] = replica.high_watermark
+            for key in self.hw_unseen.pop(slot, {}):
+                led = self.replicas.get(key)
+                if key in request.partitions and led is not None and led.role is Role.LEADER:
+                    hws[key] = led.high_watermark
+            for key in request.partitions:
+                if key in fetcher.partitions and self.replicas.get(key) is None:
+                    errors[key] = NOT_LEADER_OR_FOLLOWER
+        # What the response lists: everything for a full fetch; for an incremental one, the
+        # partitions with records, a new HW, or an error (the session's `changed`).
+        listed_changed: dict[TopicPartition, None] = {}
+        if context.error_code == NONE and not context.full:
+            listed_changed = dict(context.changed or {})
+            listed_changed.update(dict.fromkeys(records))
+            listed_changed.update(dict.fromkeys(errors))
+            self.cache.sent(context, listed_changed)
+        shape = self._shape(request, context, records, listed_changed)
         body, header, wire = cluster.meter.response(shape)
+        listed = (len(request.partitions) if context.full and context.error_code == NONE
+                  else len(listed_changed))
+        records_bytes = sum(size for _, size in records.values())
         now_us = cluster.sim.now_us
         cluster.log.emit(
             names.FETCH_RESPONSE, role="follower", client=fetcher.client_id,
             replica_id=fetcher.broker_id, broker=self.id, source=fetcher.broker_id,
             fetcher=fetcher.fetcher_id, version=request.version, session_id=context.session_id,
-            error_code=context.error_code, partitions=listed, records_bytes=0,
+            error_code=context.error_code, partitions=listed, records_bytes=records_bytes,
             waited_ms=(now_us - arrived_us) / 1000, body_bytes=body, header_bytes=header,
             wire_bytes=wire)
-        response = FetchResponseMsg(context.error_code, context.session_id, listed, 0)
-        arrival = cluster.network.arrival_us(self.id, fetcher.broker_id, wire, now_us)
-        cluster.sim.at(arrival, lambda: fetcher.on_response(request, response))
+        response = FetchResponseMsg(context.error_code, context.session_id, listed,
+                                    records_bytes, records, hws, errors)
+        cluster.send(self.id, fetcher.broker_id, wire,
+                     lambda: fetcher.on_response(request, response))
+
+    def _shape(self, request: FetchRequestMsg, context: SessionContext,
+               records: dict[TopicPartition, tuple[list[Batch], int]],
+               listed: dict[TopicPartition, None]) -> ResponseShape:
+        if context.error_code != NONE:
+            return ResponseShape(request.version, ())
+        if context.full:
+            runs = request.topic_runs
+            busy_by_topic: dict[str, list[int]] = {}
+            for (topic, _), (_, size) in records.items():
+                busy_by_topic.setdefault(topic, []).append(size)
+            topics = []
+            for topic, n in runs:
+                sizes = busy_by_topic.pop(topic, [])
+                topics.append(ResponseTopicShape(
+                    topic, idle=n - len(sizes),
+                    partitions=tuple(ResponsePartitionShape(records=s) for s in sizes)))
+            return ResponseShape(request.version, tuple(topics))
+        topics = []
+        for topic, n in topic_runs(listed):
+            sizes = [records[k][1] for k in listed if k[0] == topic and k in records]
+            topics.append(ResponseTopicShape(
+                topic, idle=n - len(sizes),
+                partitions=tuple(ResponsePartitionShape(records=s) for s in sizes)))
+        return ResponseShape(request.version, tuple(topics))
+
+    def after_follower_append(self, replica: Replica) -> None:
+        self._after_append(replica)
+
+    # -- control plane: LeaderAndIsr, UpdateMetadata ------------------------------------------
+    def on_leader_and_isr(self, controller_epoch: int, states: dict[TopicPartition, Any],
+                          quiet: bool = False) -> None:
+        if controller_epoch < self.controller_epoch_seen:
+            return  # a deposed controller: ignored (no split brain)
+        self.controller_epoch_seen = controller_epoch
+        for key, state in states.items():
+            replica = self.replicas.get(key)
+            if replica is None or state.leader_epoch <= replica.leader_epoch:
+                continue  # stale: this replica already knows a newer epoch
+            if state.leader == self.id:
+                self._become_leader(replica, state, quiet)
+            elif state.leader >= 0:
+                self._become_follower(replica, state, quiet)
+
+    def _become_leader(self, replica: Replica, state: Any, quiet: bool = False) -> None:
+        key = replica.key
+        was_following = replica.role is Role.FOLLOWER
+        if was_following:
+            self._stop_fetching(replica)
+        now = self.now_ms
+        replica.role = Role.LEADER
+        replica.leader = self.id
+        replica.leader_epoch = state.leader_epoch
+        replica.zk_version = state.version
+        replica.isr = tuple(state.isr)
+        replica.isr_change_pending = False
+        replica.log.assign_epoch(state.leader_epoch)
+        # Follower LEOs are unknown until they fetch; those in the ISR count as caught up now.
+        replica.followers = {b: FollowerProgress(-1, now if b in state.isr else 0.0, now, 0)
+                             for b in replica.assignment if b != self.id}
+        for follower in replica.followers:
+            self.pending.setdefault((follower, replica.fetcher_slot), {})[key] = None
+        if not quiet:
+            self.cluster.log.emit(names.REPLICA_BECOME_LEADER, broker=self.id, topic=key[0],
+                                  partition=key[1], epoch=state.leader_epoch,
+                                  isr=list(state.isr), leo=replica.leo,
+                                  hw=replica.high_watermark)
+        self.maybe_advance_hw(replica)
+
+    def _become_follower(self, replica: Replica, state: Any, quiet: bool = False) -> None:
+        key = replica.key
+        same_leader = replica.role is Role.FOLLOWER and replica.leader == state.leader
+        if replica.role is Role.LEADER:
+            self.fail_waiting_produces(replica)
+            replica.isr = ()
+            replica.followers.clear()
+        replica.leader_epoch = state.leader_epoch
+        replica.zk_version = state.version
+        if same_leader:
+            return  # only the ISR changed: keep fetching, no truncation (Kafka's makeFollower)
+        self._stop_fetching(replica)
+        replica.role = Role.FOLLOWER
+        replica.leader = state.leader
+        view = FollowerView(replica.leo, replica.high_watermark, replica.log.latest_epoch,
+                            replica.log.end_offset_for_epoch)
+        decision = self.cluster.strategies["replication"].on_become_follower(view)
+        if not quiet:
+            self.cluster.log.emit(names.REPLICA_BECOME_FOLLOWER, broker=self.id, topic=key[0],
+                                  partition=key[1], leader=state.leader,
+                                  epoch=state.leader_epoch, leo=replica.leo,
+                                  hw=replica.high_watermark)
+        if not self.alive:
+            return  # a fault triggered by that event took this broker down
+        slot = (state.leader, replica.fetcher_slot)
+        fetcher = self.fetchers.get(slot)
+        if fetcher is None or fetcher.stopped:
+            fetcher = self.fetchers[slot] = self.cluster.new_fetcher(self, *slot)
+        fetcher.add_partition(key, decision)
+
+    def _stop_fetching(self, replica: Replica) -> None:
+        slot = (replica.leader, replica.fetcher_slot)
+        fetcher = self.fetchers.get(slot)
+        if fetcher is not None:
+            fetcher.remove_partition(replica.key)
+            if fetcher.idle:
+                fetcher.stop()
+                del self.fetchers[slot]
+
+    def on_update_metadata(self, controller_epoch: int, leaders: dict[TopicPartition, int]) -> None:
+        if controller_epoch >= self.controller_epoch_seen:
+            self.controller_epoch_seen = controller_epoch
+            self.metadata = dict(leaders)
+
+    # -- leader epochs (OffsetsForLeaderEpoch) ------------------------------------------------
+    def on_epoch_request(self, key: TopicPartition, epoch: int) -> tuple[int, int] | None:
+        """The leader's (largest epoch ≤ `epoch`, its end offset), or None if not leader."""
+        replica = self.replicas.get(key)
+        if replica is None or replica.role is not Role.LEADER:
+            return None
+        return replica.log.end_offset_for_epoch(epoch)
+
+
+OFFSET_OUT_OF_RANGE = 1
+
+__all__ = ["Broker", "DelayedFetch", "DelayedProduce", "Log"]

@@ -1,19 +1,31 @@
-"""Builds the simulated cluster of one variant: brokers, placement, leaders and fetchers."""
+"""The simulated cluster of one variant: it builds the brokers, ZooKeeper and the controller,
+and carries every message between nodes.
+
+A message is delivered only if, when it arrives, its destination is up, is the same incarnation
+it was sent to (a restart resets connections), and no network partition separates the two.
+A stalled broker (a GC pause) receives its messages when the stall ends.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from rig.cluster.broker import Broker
+from rig.cluster.controller import Controller
 from rig.cluster.fetcher import ReplicaFetcher
-from rig.cluster.network import Network
-from rig.cluster.partition import FetchState, LeaderPartition
+from rig.cluster.log import Batch, Log
+from rig.cluster.network import Network, Node
+from rig.cluster.replica import Replica, Role, TopicPartition
 from rig.cluster.wire import Meter
+from rig.cluster.zookeeper import NODE as ZK
+from rig.cluster.zookeeper import ZK_MESSAGE_BYTES, PartitionState, ZooKeeper
 from rig.engine import Simulation, Streams
 from rig.errors import PluginError
 from rig.events import EventLog, names
 from rig.hashing import fetcher_id
-from rig.scenario.model import VariantSpec
+from rig.scenario.model import BrokerConfig, VariantSpec
+from rig.strategies.isr import FollowerProgress
 from rig.strategies.placement import PlacementError, check_assignment
 from rig.strategies.placement.explicit import ExplicitPlacement
 
@@ -30,21 +42,26 @@ class Cluster:
         self.log = log
         self.strategies = strategies
         self.meter = meter or Meter()
-        self.network = Network(variant.network, {b.id: b.rack for b in variant.brokers})
+        self.network = Network(variant.network, {b.id: b.rack for b in variant.brokers},
+                               streams.get("network"))
         sessions = strategies["fetch_session"]
-        self.brokers = {
-            b.id: Broker(self, b.id, b.rack, sessions.new_cache(
-                b.id, self.config.max_incremental_fetch_session_cache_slots,
+        self.brokers: dict[int, Broker] = {}
+        for b in variant.brokers:
+            self.brokers[b.id] = Broker(self, b.id, b.rack, sessions.new_cache(
+                b.id, variant.broker_config(b.id).max_incremental_fetch_session_cache_slots,
                 streams.get(f"fetch_session/cache/{b.id}")))
-            for b in variant.brokers}
-        self.fetchers: dict[tuple[int, int, int], ReplicaFetcher] = {}
+        self.zk = ZooKeeper(self)
+        self.controller: Controller | None = None
         self.assignments: dict[str, list[tuple[int, ...]]] = {}
+        self.topic_config = {t.name: t.config for t in variant.topics}
+        self._stalled_mail: dict[int, list[Callable[[], None]]] = {}
+        self.producers: list[Any] = []
 
+    # -- building ------------------------------------------------------------------------------
     def build(self) -> None:
-        """Place every topic, make the first replica leader, and give followers fetchers."""
+        """Place every topic; the first replica of each partition starts as its leader."""
         placement = self.strategies["placement"]
         rng = self.streams.get("placement")
-        sessions = self.strategies["fetch_session"]
         for broker in self.variant.brokers:
             self.log.emit(names.BROKER_START, broker=broker.id, rack=broker.rack)
         for topic in self.variant.topics:
@@ -58,28 +75,215 @@ class Cluster:
                                   f"{exc}") from None
             problems = check_assignment(assignment, self.variant.brokers, topic)
             if problems:
-                raise PluginError(f"placement {placement.name!r} returned an invalid assignment "
+                raise PluginError(f"placement {chooser.name!r} returned an invalid assignment "
                                   f"for topic {topic.name!r}: " + "; ".join(problems[:5]))
             self.assignments[topic.name] = assignment
             self.log.emit(names.TOPIC_CREATED, topic=topic.name, partitions=topic.partitions,
                           replication_factor=topic.replication_factor, placement=chooser.name)
+            segment_bytes = topic.config.get("segment.bytes", self.config.log_segment_bytes)
             for partition, replicas in enumerate(assignment):
                 key = (topic.name, partition)
-                leader = self.brokers[replicas[0]]
-                leader.leading[key] = LeaderPartition(key, replicas)
+                slot = fetcher_id(topic.name, partition, self.config.num_replica_fetchers)
                 self.log.emit(names.PARTITION_ASSIGNED, topic=topic.name, partition=partition,
-                              replicas=list(replicas), leader=leader.id)
-                for follower in replicas[1:]:
-                    fid = fetcher_id(topic.name, partition, self.config.num_replica_fetchers)
-                    fetcher = self.fetchers.get((follower, leader.id, fid))
-                    if fetcher is None:
-                        fetcher = ReplicaFetcher(self, follower, leader, fid, sessions.new_client())
-                        self.fetchers[(follower, leader.id, fid)] = fetcher
-                    fetcher.add_partition(key, FetchState())
+                              replicas=list(replicas), leader=replicas[0])
+                for b in replicas:
+                    self.brokers[b].add_replica(Replica(key, b, replicas,
+                                                        Log(segment_bytes=segment_bytes), slot))
+                self.zk.partitions[key] = PartitionState(replicas[0], 0, tuple(replicas))
 
     def start(self) -> None:
-        for fetcher in self.fetchers.values():
-            self.log.emit(names.FETCHER_START, broker=fetcher.broker_id, leader=fetcher.leader.id,
-                          fetcher=fetcher.fetcher_id, client=fetcher.client_id,
-                          partitions=len(fetcher.partitions))
-            fetcher.start()
+        """Start as a running cluster: every broker registered with ZooKeeper, the lowest id
+        controller, each partition led by its first replica at epoch 0 with a full ISR. No
+        election happens at t=0: the scenario describes a cluster that is already up."""
+        self.zk.register_running(sorted(self.brokers))
+        self.controller = Controller(self, self.zk.controller or 0, self.zk.controller_epoch)
+        self.log.emit(names.CONTROLLER_ELECTED, broker=self.controller.broker,
+                      epoch=self.controller.epoch)
+        leaders = {key: state.leader for key, state in self.zk.partitions.items()}
+        for broker in self.brokers.values():
+            states = {key: self.zk.partitions[key] for key in broker.replicas}
+            broker.on_leader_and_isr(self.controller.epoch, states, quiet=True)
+            broker.on_update_metadata(self.controller.epoch, leaders)
+            broker.start_tasks()
+            self._heartbeats(broker)
+
+    def assignment(self, key: TopicPartition) -> tuple[int, ...]:
+        return self.assignments[key[0]][key[1]]
+
+    # -- configuration lookups ---------------------------------------------------------------
+    def min_isr(self, key: TopicPartition) -> int:
+        value = self.topic_config[key[0]].get("min.insync.replicas")
+        return int(value) if value is not None else self.config.min_insync_replicas
+
+    def unclean_election(self, key: TopicPartition) -> bool:
+        value = self.topic_config[key[0]].get("unclean.leader.election.enable")
+        return bool(value) if value is not None else self.config.unclean_leader_election_enable
+
+    def flush_messages(self, key: TopicPartition, config: BrokerConfig) -> int | None:
+        value = self.topic_config[key[0]].get("flush.messages")
+        return int(value) if value is not None else config.log_flush_interval_messages
+
+    # -- messages ------------------------------------------------------------------------------
+    def _incarnation(self, node: Node) -> int:
+        broker = self.brokers.get(node) if isinstance(node, int) else None
+        return broker.incarnation if broker is not None else 0
+
+    def _up(self, node: Node) -> bool:
+        if node == ZK:
+            return self.zk.alive
+        broker = self.brokers.get(node) if isinstance(node, int) else None
+        return broker.alive if broker is not None else True
+
+    def send(self, src: Node, dst: Node, nbytes: int, deliver: Callable[[], None]) -> None:
+        """Carry a message of `nbytes` from `src` to `dst`; `deliver` runs on arrival."""
+        if not self._up(src):
+            return
+        arrival = self.network.arrival_us(src, dst, nbytes, self.sim.now_us)
+        if arrival is None:
+            return  # lost on a lossy link
+        incarnation = self._incarnation(dst)
+
+        def arrive() -> None:
+            if (not self._up(dst) or self._incarnation(dst) != incarnation
+                    or self.network.blocked(src, dst)):
+                return
+            broker = self.brokers.get(dst) if isinstance(dst, int) else None
+            if broker is not None and broker.stalled:
+                self._stalled_mail.setdefault(broker.id, []).append(deliver)
+                return
+            deliver()
+
+        self.sim.at(arrival, arrive)
+
+    def stall(self, broker: Broker, on: bool) -> None:
+        broker.stalled = on
+        if not on:
+            mail = self._stalled_mail.pop(broker.id, [])
+            for deliver in mail:
+                deliver()
+            for fetcher in list(broker.fetchers.values()):
+                fetcher.wake()
+
+    def _heartbeats(self, broker: Broker) -> None:
+        """The broker's ZooKeeper session: register now, then heartbeat every timeout/3."""
+        incarnation = broker.incarnation
+        period_us = max(1, broker.config.zookeeper_session_timeout_ms // 3) * 1000
+
+        def beat() -> None:
+            if broker.incarnation != incarnation or not broker.alive:
+                return
+            if not broker.stalled:
+                self.send(broker.id, ZK, ZK_MESSAGE_BYTES,
+                          lambda: self.zk.heartbeat(broker.id, incarnation))
+            broker.tasks.append(self.sim.after(period_us, beat))
+
+        beat()
+
+    # -- the controller -----------------------------------------------------------------------
+    def notify_controller(self, action: Callable[[Controller], None]) -> None:
+        """ZooKeeper fires the controller's watch: the news reaches it over the network."""
+        controller = self.controller
+        if controller is None:
+            return
+        self.send(ZK, controller.broker, ZK_MESSAGE_BYTES,
+                  lambda: action(controller) if controller.active else None)
+
+    def controller_elected(self, broker: int, epoch: int) -> None:
+        if self.controller is not None:
+            self.controller.active = False
+        self.controller = Controller(self, broker, epoch)
+        self.controller.on_elected()
+
+    def controller_gone(self) -> None:
+        if self.controller is not None:
+            self.controller.active = False
+        self.controller = None
+
+    def run_for_controller(self, broker: int) -> None:
+        self.send(broker, ZK, ZK_MESSAGE_BYTES, lambda: self.zk.try_become_controller(broker))
+
+    # -- ISR changes (the leader writes ZooKeeper) ---------------------------------------------
+    def change_isr(self, broker: Broker, replica: Replica, isr: tuple[int, ...],
+                   shrink: list[int] | None = None, expand: list[int] | None = None) -> None:
+        replica.isr_change_pending = True
+        key = replica.key
+        epoch = replica.leader_epoch
+        version = replica.zk_version
+        incarnation = broker.incarnation
+
+        def at_zk() -> None:
+            written = self.zk.update_isr(key, epoch, isr, version)
+            self.send(ZK, broker.id, ZK_MESSAGE_BYTES, lambda: applied(written))
+
+        def applied(written: int | None) -> None:
+            if broker.incarnation != incarnation or replica.leader_epoch != epoch:
+                return
+            replica.isr_change_pending = False
+            if written is None or replica.role is not Role.LEADER:
+                return  # the controller changed the partition first: its LeaderAndIsr wins
+            replica.isr = isr
+            replica.zk_version = written
+            if shrink:
+                self.log.emit(names.ISR_SHRINK, topic=key[0], partition=key[1],
+                              leader=broker.id, isr=list(isr), removed=shrink, by="leader")
+            if expand:
+                self.log.emit(names.ISR_EXPAND, topic=key[0], partition=key[1],
+                              leader=broker.id, isr=list(isr), added=expand)
+            broker.maybe_advance_hw(replica)
+
+        self.send(broker.id, ZK, ZK_MESSAGE_BYTES, at_zk)
+
+    # -- hooks for the workload and checks ------------------------------------------------------
+    def on_leader_append(self, broker: Broker, replica: Replica, batch: Batch) -> None:
+        """A leader appended `batch` (kept for subclasses and probes; nothing to do here)."""
+
+    def on_hw_advance(self, broker: Broker, replica: Replica) -> None:
+        """A leader's HW moved (acks=all produces are completed by the broker itself)."""
+
+    def new_fetcher(self, broker: Broker, leader: int, slot: int) -> ReplicaFetcher:
+        return ReplicaFetcher(self, broker, leader, slot,
+                              self.strategies["fetch_session"].new_client())
+
+    # -- faults ----------------------------------------------------------------------------------
+    def crash(self, broker_id: int, power_loss: bool) -> None:
+        broker = self.brokers[broker_id]
+        if not broker.alive:
+            return
+        lost = broker.crash(power_loss)
+        self._stalled_mail.pop(broker_id, None)
+        if power_loss:
+            self.log.emit(names.BROKER_POWER_LOSS, broker=broker_id, records_lost=lost)
+        else:
+            self.log.emit(names.BROKER_CRASH, broker=broker_id)
+
+    def restart(self, broker_id: int) -> None:
+        broker = self.brokers[broker_id]
+        if broker.alive:
+            return
+        broker.restart()
+        self.log.emit(names.BROKER_RESTART, broker=broker_id, incarnation=broker.incarnation)
+        self._heartbeats(broker)
+
+    # -- settling ------------------------------------------------------------------------------
+    def settled(self) -> bool:
+        """Every partition led, its ISR full, followers caught up, no produce in flight."""
+        if self.controller is None or any(not b.alive for b in self.brokers.values()):
+            return False
+        if any(p.busy for p in self.producers):
+            return False
+        for key, state in self.zk.partitions.items():
+            leader = self.brokers[state.leader] if state.leader >= 0 else None
+            if leader is None:
+                return False
+            replica = leader.replicas[key]
+            if replica.role is not Role.LEADER or len(replica.isr) != len(replica.assignment):
+                return False
+            if replica.high_watermark != replica.leo:
+                return False
+            for b in replica.assignment:
+                if self.brokers[b].replicas[key].leo != replica.leo:
+                    return False
+        return True
+
+
+__all__ = ["Cluster", "FollowerProgress"]

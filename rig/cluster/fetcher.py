@@ -1,7 +1,9 @@
 """A replica fetcher: one follower thread fetching a set of partitions from one leader.
 
-It keeps one request in flight, as Kafka's ReplicaFetcherThread does: send, wait for the
-response, send again. Partitions whose fetch data changed are "dirty" until the next request.
+It keeps one request in flight, as Kafka's ReplicaFetcherThread does. A partition that just
+became follower may first have to find where its log is valid (the replication strategy asks
+the leader where an epoch ends); only then is it fetched. Partitions whose fetch data changed
+are "dirty" until the next request, which is what an incremental fetch session lists.
 """
 
 from __future__ import annotations
@@ -10,42 +12,154 @@ from typing import TYPE_CHECKING
 
 from rig.cluster.messages import FetchRequestMsg, FetchResponseMsg, topic_runs
 from rig.cluster.partition import FetchState, TopicPartition
+from rig.engine import Timer
 from rig.events import names
 from rig.protocol import RequestShape
 from rig.strategies.fetch_session import SessionClient
+from rig.strategies.replication import AskLeader, TruncateTo
+from rig.strategies.replication.base import Decision, FollowerView
 
 if TYPE_CHECKING:
     from rig.cluster.broker import Broker
     from rig.cluster.cluster import Cluster
 
+OFFSET_OUT_OF_RANGE = 1
+EPOCH_REQUEST_BYTES = 64  # OffsetsForLeaderEpoch, roughly: not one of the exact messages
+
 
 class ReplicaFetcher:
-    def __init__(self, cluster: Cluster, broker_id: int, leader: Broker, fetcher_id: int,
+    def __init__(self, cluster: Cluster, broker: Broker, leader_id: int, slot: int,
                  client: SessionClient):
         self.cluster = cluster
-        self.broker_id = broker_id
-        self.leader = leader
-        self.fetcher_id = fetcher_id
+        self.broker = broker
+        self.broker_id = broker.id
+        self.leader_id = leader_id
+        self.slot = slot
+        self.fetcher_id = slot
         self.client = client
-        self.client_id = f"broker-{broker_id}-fetcher-{fetcher_id}"
-        self.version = cluster.config.fetch_version
+        self.client_id = f"broker-{broker.id}-fetcher-{slot}"
+        self.version = broker.config.fetch_version
         self.partitions: dict[TopicPartition, FetchState] = {}
         self.keys: dict[TopicPartition, None] = {}
         self.dirty: dict[TopicPartition, None] = {}
+        self.truncating: dict[TopicPartition, int] = {}  # partition → epoch asked about
         self._runs: tuple[tuple[str, int], ...] | None = None
+        self.in_flight = False
+        self.stopped = False
+        self._timeout: Timer | None = None
+        self._sent = 0  # requests sent; a response for an older one is ignored
 
-    def add_partition(self, key: TopicPartition, state: FetchState) -> None:
-        self.partitions[key] = state
+    # -- membership ------------------------------------------------------------------------
+    def add_partition(self, key: TopicPartition, decision: Decision) -> None:
+        """Start following `key`: truncate now, or first ask the leader where an epoch ends."""
+        if isinstance(decision, AskLeader):
+            self.truncating[key] = decision.epoch
+        else:
+            self._truncate(key, decision.offset, "become-follower")
+            self._fetch(key)
+        self.wake()
+
+    def _fetch(self, key: TopicPartition) -> None:
+        replica = self.broker.replicas[key]
+        self.partitions[key] = FetchState(replica.leo, replica.log.log_start_offset,
+                                          replica.leader_epoch)
         self.keys[key] = None
         self.dirty[key] = None
         self._runs = None
 
-    def start(self) -> None:
-        self.send()
+    def remove_partition(self, key: TopicPartition) -> None:
+        self.truncating.pop(key, None)
+        if self.partitions.pop(key, None) is not None:
+            del self.keys[key]
+            self.dirty[key] = None  # an incremental session forgets it in the next request
+            self._runs = None
+
+    @property
+    def idle(self) -> bool:
+        return not self.partitions and not self.truncating
+
+    def stop(self) -> None:
+        self.stopped = True
+        if self._timeout:
+            self._timeout.cancel()
+
+    # -- the loop ------------------------------------------------------------------------------
+    def wake(self) -> None:
+        if not self.in_flight and not self.stopped and self.broker.alive:
+            self.cluster.sim.after(0, self.send)
 
     def send(self) -> None:
+        if self.in_flight or self.stopped or not self.broker.alive or self.broker.stalled:
+            return  # a stalled broker's fetchers resume when the stall ends
+        if self.truncating:
+            self._ask_epochs()
+            return
+        if not self.partitions:
+            return
+        self._send_fetch()
+
+    def _view(self, key: TopicPartition) -> FollowerView:
+        replica = self.broker.replicas[key]
+        return FollowerView(replica.leo, replica.high_watermark, replica.log.latest_epoch,
+                            replica.log.end_offset_for_epoch)
+
+    def _ask_epochs(self) -> None:
+        """OffsetsForLeaderEpoch for every partition still deciding where to truncate."""
         cluster = self.cluster
-        config = cluster.config
+        asked = dict(self.truncating)
+        self.in_flight = True
+        sent = self._sent = self._sent + 1
+        leader = cluster.brokers[self.leader_id]
+
+        def at_leader() -> None:
+            answers = {key: leader.on_epoch_request(key, epoch) for key, epoch in asked.items()}
+            cluster.send(self.leader_id, self.broker_id, EPOCH_REQUEST_BYTES,
+                         lambda: self._on_epochs(sent, asked, answers))
+
+        cluster.send(self.broker_id, self.leader_id, EPOCH_REQUEST_BYTES, at_leader)
+        self._arm_timeout(sent)
+
+    def _on_epochs(self, sent: int, asked: dict[TopicPartition, int],
+                   answers: dict[TopicPartition, tuple[int, int] | None]) -> None:
+        if sent != self._sent or self.stopped:
+            return
+        self._disarm()
+        strategy = self.cluster.strategies["replication"]
+        for key, epoch in asked.items():
+            if self.truncating.get(key) != epoch:
+                continue  # removed or re-added meanwhile
+            answer = answers.get(key)
+            if answer is None:
+                continue  # not leader (any more): wait for the controller's word
+            decision = strategy.on_epoch_end(self._view(key), epoch, *answer)
+            if isinstance(decision, AskLeader):
+                self.truncating[key] = decision.epoch
+                continue
+            del self.truncating[key]
+            self._truncate(key, decision.offset, "leader-epoch")
+            self._fetch(key)
+        self._retry_later() if self.truncating and not self.partitions else self.send()
+
+    def _truncate(self, key: TopicPartition, offset: int, reason: str) -> None:
+        replica = self.broker.replicas[key]
+        before = replica.leo
+        offset = max(0, min(offset, before))
+        removed = replica.log.truncate_to(offset)
+        replica.high_watermark = min(replica.high_watermark, replica.leo)
+        if not removed:
+            return  # nothing was cut: not an event
+        self.cluster.log.emit(names.REPLICA_TRUNCATE, broker=self.broker_id, topic=key[0],
+                              partition=key[1], leader=self.leader_id, from_offset=before,
+                              to_offset=replica.leo, records=removed, reason=reason,
+                              strategy=self.cluster.strategies["replication"].name)
+
+    def _send_fetch(self) -> None:
+        cluster = self.cluster
+        config = self.broker.config
+        if not self._sent:
+            cluster.log.emit(names.FETCHER_START, broker=self.broker_id, leader=self.leader_id,
+                             fetcher=self.fetcher_id, client=self.client_id,
+                             partitions=len(self.partitions))
         session = self.client.next_request(self.keys, self.dirty, self.version)
         if self._runs is None:
             self._runs = topic_runs(self.keys)
@@ -63,7 +177,7 @@ class ReplicaFetcher:
         now_us = cluster.sim.now_us
         cluster.log.emit(
             names.FETCH_REQUEST, role="follower", client=self.client_id,
-            replica_id=self.broker_id, broker=self.leader.id, source=self.broker_id,
+            replica_id=self.broker_id, broker=self.leader_id, source=self.broker_id,
             fetcher=self.fetcher_id, version=self.version, session_id=session.session_id,
             session_epoch=session.epoch, full=session.full, partitions=listed,
             forgotten=len(session.forgotten), body_bytes=body, header_bytes=header,
@@ -71,10 +185,77 @@ class ReplicaFetcher:
         request = FetchRequestMsg(self, self.version, session, self.keys, self._runs, updates,
                                   config.replica_fetch_wait_max_ms,
                                   config.replica_fetch_min_bytes, now_us)
-        arrival = cluster.network.arrival_us(self.broker_id, self.leader.id, wire, now_us)
-        leader = self.leader
-        cluster.sim.at(arrival, lambda: leader.on_fetch(request))
+        self.in_flight = True
+        sent = self._sent = self._sent + 1
+        request.request_id = sent
+        leader = cluster.brokers[self.leader_id]
+        cluster.send(self.broker_id, self.leader_id, wire, lambda: leader.on_fetch(request))
+        self._arm_timeout(sent)
+
+    def _arm_timeout(self, sent: int) -> None:
+        timeout_ms = self.broker.config.replica_socket_timeout_ms
+        self._timeout = self.cluster.sim.after(timeout_ms * 1000, lambda: self._timed_out(sent))
+
+    def _disarm(self) -> None:
+        self.in_flight = False
+        if self._timeout:
+            self._timeout.cancel()
+            self._timeout = None
+
+    def _timed_out(self, sent: int) -> None:
+        if sent != self._sent or self.stopped or not self.in_flight:
+            return
+        # No answer (a dead or unreachable leader): drop the connection, back off, retry.
+        self.in_flight = False
+        self._sent += 1
+        self.client.on_disconnect()
+        self.dirty.update(self.keys)
+        self._retry_later()
+
+    def _retry_later(self) -> None:
+        self.cluster.sim.after(self.broker.config.replica_fetch_backoff_ms * 1000, self.send)
 
     def on_response(self, request: FetchRequestMsg, response: FetchResponseMsg) -> None:
+        if request.request_id != self._sent or self.stopped or not self.broker.alive:
+            return
+        self._disarm()
         self.client.on_response(request.session, response.error_code, response.session_id)
+        broker = self.broker
+        now_ms = broker.now_ms
+        for key, (batches, _size) in response.records.items():
+            state = self.partitions.get(key)
+            replica = broker.replicas.get(key)
+            if state is None or replica is None:
+                continue
+            for batch in batches:
+                if batch.base_offset == replica.leo:
+                    replica.log.append(batch, now_ms)
+            broker.after_follower_append(replica)
+            if state.fetch_offset != replica.leo:
+                state.fetch_offset = replica.leo
+                self.dirty[key] = None
+        for key, hw in response.high_watermarks.items():
+            replica = broker.replicas.get(key)
+            if replica is not None and key in self.partitions:
+                replica.high_watermark = min(hw, replica.leo)
+        for key, error in response.errors.items():
+            if error == OFFSET_OUT_OF_RANGE and key in self.partitions:
+                self._out_of_range(key)
+            elif key in self.partitions:
+                self.remove_partition(key)  # not leader there: wait for LeaderAndIsr
         self.send()
+
+    def _out_of_range(self, key: TopicPartition) -> None:
+        """Our fetch offset is past the leader's log end: truncate to its end (Kafka does so,
+        even though it may throw away records only this replica had). The ListOffsets round
+        trip that learns the leader's end is not modelled: the answer is taken at once."""
+        leader = self.cluster.brokers[self.leader_id].replicas.get(key)
+        if leader is None:
+            return
+        self._truncate(key, leader.leo, "offset-out-of-range")
+        state = self.partitions[key]
+        state.fetch_offset = self.broker.replicas[key].leo
+        self.dirty[key] = None
+
+
+__all__ = ["ReplicaFetcher", "TruncateTo"]

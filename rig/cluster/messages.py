@@ -6,9 +6,10 @@ the shape the byte accounting needs; the wire bytes themselves are the codec's b
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from rig.cluster.log import Batch
 from rig.cluster.partition import FetchState, TopicPartition
 from rig.strategies.fetch_session import SessionRequest
 
@@ -27,6 +28,7 @@ class FetchRequestMsg:
     max_wait_ms: int
     min_bytes: int
     sent_us: int
+    request_id: int = 0  # the fetcher's count: an answer to an older request is dropped
 
 
 @dataclass(slots=True)
@@ -35,6 +37,9 @@ class FetchResponseMsg:
     session_id: int
     listed: int
     records_bytes: int
+    records: dict[TopicPartition, tuple[list[Batch], int]] = field(default_factory=dict)
+    high_watermarks: dict[TopicPartition, int] = field(default_factory=dict)
+    errors: dict[TopicPartition, int] = field(default_factory=dict)
 
 
 def topic_runs(keys: object) -> tuple[tuple[str, int], ...]:

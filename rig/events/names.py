@@ -36,14 +36,27 @@ SESSION_ERROR: Final = "session.error"  # broker, client, session_id, session_ep
 SESSION_CLOSED: Final = "session.closed"  # broker, client, session_id
 
 # Failures and recovery (used from issue 3 on) ---------------------------------------------------
-PRODUCE_ACK: Final = "produce.ack"
+PRODUCE_ACK: Final = "produce.ack"  # producer, topic, partition, offset, records, id, acks
 ISR_SHRINK: Final = "isr.shrink"
 ISR_EXPAND: Final = "isr.expand"
 LEADER_ELECTED: Final = "leader.elected"
 REPLICA_TRUNCATE: Final = "replica.truncate"
 BROKER_CRASH: Final = "broker.crash"
 BROKER_RESTART: Final = "broker.restart"
-CONTROLLER_ELECTED: Final = "controller.elected"
+CONTROLLER_ELECTED: Final = "controller.elected"  # broker, epoch
+PRODUCE_REQUEST: Final = "produce.request"  # producer, broker, partitions, records, bytes, acks
+PRODUCE_ERROR: Final = "produce.error"  # producer, topic, partition, error_code, retrying
+BROKER_POWER_LOSS: Final = "broker.power_loss"  # broker, records_lost
+ZK_SESSION_EXPIRED: Final = "zk.session_expired"  # broker, reason
+PARTITION_OFFLINE: Final = "partition.offline"  # topic, partition, isr, reason
+REPLICA_BECOME_LEADER: Final = "replica.become_leader"  # broker, topic, partition, epoch, isr
+REPLICA_BECOME_FOLLOWER: Final = "replica.become_follower"  # broker, topic, partition, leader
+FAULT_INJECT: Final = "fault.inject"  # fault (index), kind, targets
+FAULT_HEAL: Final = "fault.heal"  # fault (index), kind, targets
+CHECK_VIOLATION: Final = "check.violation"  # check, and what it found
+RECORD_LOST: Final = "record.lost"  # an acknowledged batch absent at the end: topic, partition,
+#   id, offset, records, acks, acked_at_ms, leader
+RUN_QUIESCED: Final = "run.quiesced"  # settled (bool), waited_ms
 
 ALL: Final = frozenset(
     value for name, value in dict(globals()).items() if name.isupper() and isinstance(value, str)

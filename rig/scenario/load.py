@@ -20,9 +20,13 @@ from rig.scenario.model import (
     BrokerConfig,
     BrokerSpec,
     Expectation,
+    FaultSpec,
     LinkSpec,
     NetworkSpec,
+    OsSpec,
+    ProducerSpec,
     Scenario,
+    SizeDist,
     StrategyRef,
     TopicSpec,
     VariantSpec,
@@ -51,6 +55,19 @@ _CONFIG_KEYS: dict[str, tuple[str, Any]] = {
     "max.incremental.fetch.session.cache.slots": ("max_incremental_fetch_session_cache_slots", int),
     "min.insync.replicas": ("min_insync_replicas", int),
     "unclean.leader.election.enable": ("unclean_leader_election_enable", bool),
+    "log.flush.interval.messages": ("log_flush_interval_messages", int),
+    "log.flush.interval.ms": ("log_flush_interval_ms", units.duration_ms),
+    "log.segment.bytes": ("log_segment_bytes", units.size_bytes),
+    "replica.high.watermark.checkpoint.interval.ms": (
+        "replica_high_watermark_checkpoint_interval_ms", units.duration_ms),
+    "replica.socket.timeout.ms": ("replica_socket_timeout_ms", units.duration_ms),
+    "auto.leader.rebalance.enable": ("auto_leader_rebalance_enable", bool),
+    "leader.imbalance.check.interval.seconds": ("leader_imbalance_check_interval_ms",
+                                                units.duration_ms),
+}
+_TOPIC_CONFIG: dict[str, Any] = {
+    "min.insync.replicas": int, "flush.messages": int, "segment.bytes": units.size_bytes,
+    "unclean.leader.election.enable": bool,
 }
 
 
@@ -71,7 +88,7 @@ def _brokers(data: dict[str, Any], out: _Collector) -> tuple[BrokerSpec, ...]:
     raw = data["cluster"]["brokers"]
     if isinstance(raw, int):
         return tuple(BrokerSpec(i) for i in range(raw))
-    brokers = tuple(BrokerSpec(b["id"], b.get("rack")) for b in raw)
+    brokers = tuple(BrokerSpec(b["id"], b.get("rack"), b.get("fenced", False)) for b in raw)
     seen: dict[int, int] = {}
     for i, broker in enumerate(brokers):
         if broker.id in seen:
@@ -87,8 +104,10 @@ def _brokers(data: dict[str, Any], out: _Collector) -> tuple[BrokerSpec, ...]:
     return brokers
 
 
-def _config(data: dict[str, Any], kafka: str, out: _Collector) -> BrokerConfig:
-    raw = dict(data.get("cluster", {}).get("config", {}))
+def _config(data: dict[str, Any], kafka: str, out: _Collector,
+            overrides: dict[str, Any] | None = None,
+            at: PathKey = ("cluster", "config")) -> BrokerConfig:
+    raw = {**data.get("cluster", {}).get("config", {}), **(overrides or {})}
     profile = profiles.profile(kafka)
     ibp = raw.pop("inter.broker.protocol.version", kafka)
     forced = data.get("protocol", {}).get("fetch_version")
@@ -97,13 +116,16 @@ def _config(data: dict[str, Any], kafka: str, out: _Collector) -> BrokerConfig:
         "fetch_version": forced if forced is not None else profiles.fetch_version_for_ibp(ibp),
         "replica_lag_time_max_ms": profile.replica_lag_time_max_ms,
         "zookeeper_session_timeout_ms": profile.zookeeper_session_timeout_ms,
+        "hw_holds_below_min_isr": profile.hw_holds_below_min_isr,
+        "isr_rejoin_needs_epoch_start": profile.isr_rejoin_needs_epoch_start,
+        "controller_detects_bounce": profile.controller_detects_bounce,
     }
     for key, value in raw.items():
         name, convert = _CONFIG_KEYS[key]
         try:
             fields[name] = convert(value)
         except ValueError as exc:
-            out.add(("cluster", "config", key), str(exc))
+            out.add((*at, key), str(exc))
     return BrokerConfig(**fields)
 
 
@@ -171,11 +193,142 @@ def _topics(data: dict[str, Any], brokers: Sequence[BrokerSpec],
             if rf is not None and rf > len(brokers):
                 out.add((*at, "replication_factor"),
                         f"must be ≤ {len(brokers)} brokers (got {rf})")
+        config: dict[str, Any] = {}
+        for key, value in raw.get("config", {}).items():
+            try:
+                config[key] = _TOPIC_CONFIG[key](value)
+            except ValueError as exc:
+                out.add((*at, "config", key), str(exc))
         topics.append(TopicSpec(
             name=name, partitions=partitions or 0, replication_factor=rf or 0,
             assignment=tuple(tuple(r) for r in assignment) if assignment is not None else None,
-            config=dict(raw.get("config", {}))))
+            config=config))
     return tuple(topics)
+
+
+def _os(data: dict[str, Any], out: _Collector) -> OsSpec:
+    raw = data.get("cluster", {}).get("os", {})
+    try:
+        return OsSpec(units.duration_ms(raw.get("dirty_expire", "30s")),
+                      units.duration_ms(raw.get("writeback_interval", "5s")))
+    except ValueError as exc:
+        out.add(("cluster", "os"), str(exc))
+        return OsSpec()
+
+
+def _size_dist(raw: Any) -> SizeDist:
+    if isinstance(raw, dict) and "uniform" in raw:
+        low, high = (units.size_bytes(v) for v in raw["uniform"])
+        return SizeDist("uniform", low, high)
+    if isinstance(raw, dict) and "normal" in raw:
+        return SizeDist("normal", units.size_bytes(raw["normal"]["mean"]),
+                        units.size_bytes(raw["normal"]["stddev"]))
+    return SizeDist("fixed", units.size_bytes(raw))
+
+
+def _producers(data: dict[str, Any], topics: Sequence[TopicSpec],
+               out: _Collector) -> tuple[ProducerSpec, ...]:
+    by_name = {t.name: t for t in topics}
+    result = []
+    for i, raw in enumerate(data.get("workload", {}).get("producers", [])):
+        at: PathKey = ("workload", "producers", i)
+        topic = by_name.get(raw["topic"])
+        if topic is None:
+            out.add((*at, "topic"), f"no topic named {raw['topic']!r} (topics: "
+                    f"{', '.join(by_name)})")
+            continue
+        rate, on, off = raw.get("rate", 1000), 0, 0
+        if isinstance(rate, dict):
+            burst = rate["bursty"]
+            rate, on, off = burst["rate"], units.duration_ms(burst["on"]), units.duration_ms(
+                burst["off"])
+            if on <= 0:
+                out.add((*at, "rate"), "a burst needs on > 0")
+        keys, key_count, zipf_s = "none", 0, 1.0
+        raw_keys = raw.get("keys", "none")
+        if isinstance(raw_keys, dict) and "uniform" in raw_keys:
+            keys, key_count = "uniform", raw_keys["uniform"]
+        elif isinstance(raw_keys, dict):
+            keys, key_count = "zipf", raw_keys["zipf"]["keys"]
+            zipf_s = raw_keys["zipf"].get("s", 1.0)
+        partitioner: Any = raw.get("partitioner", "murmur2" if keys != "none" else "sticky")
+        explicit = 0
+        if isinstance(partitioner, dict):
+            partitioner, explicit = "explicit", partitioner["explicit"]
+            if explicit >= topic.partitions:
+                out.add((*at, "partitioner"), f"partition {explicit} does not exist: "
+                        f"{topic.name} has {topic.partitions}")
+        if partitioner == "murmur2" and keys == "none":
+            out.add((*at, "partitioner"), "murmur2 partitions by key, but this producer sends "
+                    "no keys: choose keys, or round-robin / sticky")
+        acks = {"all": -1}.get(raw.get("acks", "all"), raw.get("acks", "all"))
+        result.append(ProducerSpec(
+            name=raw.get("name", f"producer-{i}"), topic=topic.name, rate=float(rate),
+            burst_on_ms=on, burst_off_ms=off,
+            record_size=_size_dist(raw.get("record_size", 100)),
+            key_size=units.size_bytes(raw.get("key_size", 16)), keys=keys, key_count=key_count,
+            zipf_s=zipf_s, partitioner=partitioner, explicit_partition=explicit, acks=int(acks),
+            linger_ms=units.duration_ms(raw.get("linger", "5ms")),
+            batch_size=units.size_bytes(raw.get("batch_size", "16KiB")),
+            retries=raw.get("retries", 2_147_483_647),
+            request_timeout_ms=units.duration_ms(raw.get("request_timeout", "30s")),
+            delivery_timeout_ms=units.duration_ms(raw.get("delivery_timeout", "2m")),
+            start_ms=units.duration_ms(raw.get("start", 0)),
+            stop_ms=units.duration_ms(raw["stop"]) if "stop" in raw else None,
+            count=raw.get("count")))
+    return tuple(result)
+
+
+_FAULT_TARGETS = {
+    "crash": "brokers", "power-loss": "brokers", "stall": "brokers",
+    "zk-session-expiry": "brokers", "rack-failure": "rack", "network-partition": "groups",
+    "link": "between", "controller-failover": None,
+}
+
+
+def _faults(data: dict[str, Any], brokers: Sequence[BrokerSpec],
+            out: _Collector) -> tuple[FaultSpec, ...]:
+    ids = {b.id for b in brokers}
+    racks = {b.rack for b in brokers if b.rack}
+    result = []
+    for i, raw in enumerate(data.get("faults", [])):
+        at: PathKey = ("faults", i)
+        kind = raw["kind"]
+        targets = tuple(raw.get("brokers", ())) + ((raw["broker"],) if "broker" in raw else ())
+        need = _FAULT_TARGETS[kind]
+        if need == "brokers" and not targets:
+            out.add(at, f"a {kind} fault needs `broker` or `brokers`")
+        for b in targets:
+            if b not in ids:
+                out.add(at, f"broker {b} is not in the cluster")
+        if need == "rack" and raw.get("rack") not in racks:
+            out.add((*at, "rack"), f"rack {raw.get('rack')!r} is not a rack of this cluster "
+                    f"(racks: {', '.join(sorted(racks)) or 'none'})")
+        if need == "groups" and "groups" not in raw:
+            out.add(at, "a network-partition needs `groups` (lists of brokers, or \"zk\")")
+        if need == "between" and "between" not in raw:
+            out.add(at, "a link fault needs `between: [node, node]`")
+        for node in [n for g in raw.get("groups", []) for n in g] + list(raw.get("between", [])):
+            if node != "zk" and node not in ids:
+                out.add(at, f"node {node} is not in the cluster")
+        after = raw.get("after", {})
+        result.append(FaultSpec(
+            kind=kind, index=i,
+            at_ms=units.duration_ms(raw["at"]) if "at" in raw else None,
+            after_event=after.get("event"), after_where=dict(after.get("where", {})),
+            after_delay_ms=units.duration_ms(after.get("delay", 0)),
+            brokers=targets, rack=raw.get("rack"),
+            groups=tuple(tuple(g) for g in raw.get("groups", [])),
+            between=tuple(raw.get("between", ())),
+            latency_us=units.duration_us(raw["latency"]) if "latency" in raw else None,
+            bandwidth_bytes_per_s=(units.bandwidth_bytes_per_s(raw["bandwidth"])
+                                   if "bandwidth" in raw else None),
+            loss=raw.get("loss", 0.0),
+            restart_after_ms=(units.duration_ms(raw["restart_after"])
+                              if "restart_after" in raw else None),
+            heal_after_ms=units.duration_ms(raw["heal_after"]) if "heal_after" in raw else None,
+            description=raw.get("description", "")))
+    return tuple(result)
 
 
 def _strategies(data: dict[str, Any], out: _Collector) -> dict[str, StrategyRef]:
@@ -215,11 +368,28 @@ def _variant(name: str, doc: Document, out: _Collector) -> VariantSpec | None:
     network = _network(data, out)
     topics = _topics(data, brokers, out)
     strategies = _strategies(data, out)
+    if "fetch_session" not in data.get("strategies", {}) and config.fetch_version < 7:
+        strategies["fetch_session"] = StrategyRef("sessionless")  # no sessions before v7
     session = strategies.get("fetch_session")
     if session is not None and session.name == "incremental" and config.fetch_version < 7:
         out.add(("strategies", "fetch_session"),
                 f"incremental fetch sessions need Fetch v7 or later (KIP-227), but this variant "
                 f"sends v{config.fetch_version}: use kafka ≥ 1.1 or protocol.fetch_version ≥ 7")
+    broker_configs = {}
+    raw_brokers = data["cluster"]["brokers"]
+    if isinstance(raw_brokers, list):
+        for i, raw in enumerate(raw_brokers):
+            if raw.get("config"):
+                broker_configs[raw["id"]] = _config(data, kafka, out, raw["config"],
+                                                    ("cluster", "brokers", i, "config"))
+    os_spec = _os(data, out)
+    producers = _producers(data, topics, out)
+    faults = _faults(data, brokers, out)
+    try:
+        quiesce = units.duration_ms(data.get("quiesce", "2m"))
+    except ValueError as exc:
+        out.add(("quiesce",), str(exc))
+        quiesce = 0
     placement = strategies.get("placement")
     if placement is not None and placement.name == "explicit":
         for i, topic in enumerate(topics):
@@ -229,7 +399,9 @@ def _variant(name: str, doc: Document, out: _Collector) -> VariantSpec | None:
         return None
     return VariantSpec(name=name, seed=data.get("seed", DEFAULT_SEED), duration_ms=duration,
                        kafka=kafka, brokers=brokers, config=config, network=network,
-                       topics=topics, strategies=strategies, document=data)
+                       topics=topics, strategies=strategies, document=data,
+                       broker_configs=broker_configs, os=os_spec, producers=producers,
+                       faults=faults, quiesce_ms=quiesce)
 
 
 def _expectations(doc: Document, variants: Sequence[str],

@@ -17,6 +17,7 @@ STRATEGY_KINDS = ("placement", "replication", "isr", "fetch_session", "compactio
 class BrokerSpec:
     id: int
     rack: str | None = None
+    fenced: bool = False  # registered but fenced (KRaft): never a new partition's leader
 
 
 @dataclass(frozen=True)
@@ -31,7 +32,10 @@ class NetworkSpec:
     cross_rack: LinkSpec
 
     def link(self, rack_a: str | None, rack_b: str | None) -> LinkSpec:
-        return self.same_rack if rack_a == rack_b else self.cross_rack
+        """Brokers in different racks use the cross-rack link; unknown racks count as same."""
+        if rack_a is None or rack_b is None or rack_a == rack_b:
+            return self.same_rack
+        return self.cross_rack
 
 
 @dataclass(frozen=True)
@@ -51,6 +55,81 @@ class BrokerConfig:
     max_incremental_fetch_session_cache_slots: int = 1000
     min_insync_replicas: int = 1
     unclean_leader_election_enable: bool = False
+    log_flush_interval_messages: int | None = None  # None: never (Kafka's default)
+    log_flush_interval_ms: int | None = None
+    log_segment_bytes: int = 1 << 30
+    replica_high_watermark_checkpoint_interval_ms: int = 5000
+    replica_socket_timeout_ms: int = 30_000
+    auto_leader_rebalance_enable: bool = True
+    leader_imbalance_check_interval_ms: int = 300_000
+    # Behaviour that changed across releases, set by the version profile:
+    hw_holds_below_min_isr: bool = True  # 3.7+: the HW waits for min.insync.replicas
+    isr_rejoin_needs_epoch_start: bool = True  # 2.1+: rejoin only past the epoch's start
+    controller_detects_bounce: bool = True  # 2.2+ (KIP-380): a quick restart is a failure too
+
+
+@dataclass(frozen=True)
+class OsSpec:
+    """Page cache writeback of the brokers' machines (Linux defaults: 30 s expiry, 5 s wakeup)."""
+
+    dirty_expire_ms: int = 30_000
+    writeback_interval_ms: int = 5_000
+
+
+@dataclass(frozen=True)
+class SizeDist:
+    """Record sizes: `fixed`, `uniform` between low and high, or `normal` (mean, stddev)."""
+
+    kind: str
+    low: int
+    high: int = 0
+
+
+@dataclass(frozen=True)
+class ProducerSpec:
+    name: str
+    topic: str
+    rate: float  # records per second while producing
+    burst_on_ms: int = 0  # 0: constant rate; else `rate` for on, silence for off
+    burst_off_ms: int = 0
+    record_size: SizeDist = SizeDist("fixed", 100)
+    key_size: int = 16
+    keys: str = "none"  # none | uniform | zipf
+    key_count: int = 0
+    zipf_s: float = 1.0
+    partitioner: str = "murmur2"  # murmur2 | round-robin | sticky | explicit
+    explicit_partition: int = 0
+    acks: int = -1  # 0, 1 or -1 (all)
+    linger_ms: int = 5
+    batch_size: int = 16384
+    retries: int = 2_147_483_647
+    request_timeout_ms: int = 30_000
+    delivery_timeout_ms: int = 120_000
+    start_ms: int = 0
+    stop_ms: int | None = None
+    count: int | None = None
+
+
+@dataclass(frozen=True)
+class FaultSpec:
+    """One fault: what, on which nodes, when (a time or an event trigger), and for how long."""
+
+    kind: str
+    index: int
+    at_ms: int | None = None
+    after_event: str | None = None
+    after_where: Mapping[str, Any] = field(default_factory=dict)
+    after_delay_ms: int = 0
+    brokers: tuple[int, ...] = ()
+    rack: str | None = None
+    groups: tuple[tuple[int | str, ...], ...] = ()
+    between: tuple[int | str, ...] = ()
+    latency_us: int | None = None
+    bandwidth_bytes_per_s: float | None = None
+    loss: float = 0.0
+    restart_after_ms: int | None = None
+    heal_after_ms: int | None = None
+    description: str = ""
 
 
 @dataclass(frozen=True)
@@ -101,6 +180,14 @@ class VariantSpec:
     topics: tuple[TopicSpec, ...]
     strategies: Mapping[str, StrategyRef]
     document: Mapping[str, Any]  # the merged scenario document of this variant, for the record
+    broker_configs: Mapping[int, BrokerConfig] = field(default_factory=dict)  # per-broker
+    os: OsSpec = OsSpec()
+    producers: tuple[ProducerSpec, ...] = ()
+    faults: tuple[FaultSpec, ...] = ()
+    quiesce_ms: int = 120_000
+
+    def broker_config(self, broker: int) -> BrokerConfig:
+        return self.broker_configs.get(broker, self.config)
 
 
 @dataclass(frozen=True)

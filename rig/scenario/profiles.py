@@ -35,6 +35,9 @@ class Profile:
     version: str
     replica_lag_time_max_ms: int
     zookeeper_session_timeout_ms: int
+    hw_holds_below_min_isr: bool  # 3.7+ (KIP-966's eligible-leader work)
+    isr_rejoin_needs_epoch_start: bool  # 2.1+
+    controller_detects_bounce: bool  # 2.2+ (KIP-380 broker epochs)
 
     @property
     def fetch_version(self) -> int:
@@ -47,7 +50,10 @@ def profile(version: str) -> Profile:
     after_kip537 = _key(version) >= (2, 5)  # KIP-537 raised both defaults in 2.5
     return Profile(version=version,
                    replica_lag_time_max_ms=30_000 if after_kip537 else 10_000,
-                   zookeeper_session_timeout_ms=18_000 if after_kip537 else 6_000)
+                   zookeeper_session_timeout_ms=18_000 if after_kip537 else 6_000,
+                   hw_holds_below_min_isr=_key(version) >= (3, 7),
+                   isr_rejoin_needs_epoch_start=_key(version) >= (2, 1),
+                   controller_detects_bounce=_key(version) >= (2, 2))
 
 
 DEFAULT_PROFILE = "3.9"

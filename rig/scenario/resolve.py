@@ -32,7 +32,8 @@ def _variant(v: VariantSpec) -> dict[str, Any]:
         "duration": format_duration_ms(v.duration_ms),
         "kafka": v.kafka,
         "protocol": {"fetch_version": v.config.fetch_version},
-        "cluster": {"brokers": [{"id": b.id, **({"rack": b.rack} if b.rack else {})}
+        "cluster": {"brokers": [{"id": b.id, **({"rack": b.rack} if b.rack else {}),
+                                 **({"fenced": True} if b.fenced else {})}
                                 for b in v.brokers],
                     "config": config},
         "network": {

@@ -1,0 +1,206 @@
+"""Produce and replication metrics from a run's event log, computed with Spark.
+
+Acknowledged and lost records, elections, ISR shrinks and expands, truncations, divergence;
+under-replicated and offline partition-seconds from each partition's ISR history; and, per fault,
+how long until every partition was led again and fully replicated.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rig.analysis.fetch_metrics import _hadoop_path
+from rig.analysis.spark import get_spark
+from rig.analysis.tables import read_json, write_json_atomic
+from rig.events import names
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+    from pyspark.sql.types import StructType
+
+__all__ = ["analyze_replication"]
+
+_RECOVERY = "recovery.json"
+_PARTITION_TIMELINE = "partition_timeline.json"
+_ISR_EVENTS = (names.ISR_SHRINK, names.ISR_EXPAND, names.LEADER_ELECTED, names.PARTITION_OFFLINE)
+
+
+def _schema() -> StructType:
+    from pyspark.sql import types as T
+
+    long, text = T.LongType(), T.StringType()
+    fields: list[tuple[str, Any]] = [
+        ("t_ms", T.DoubleType()), ("seq", long), ("event", text), ("variant", text),
+        ("topic", text), ("partition", long), ("records", long), ("acks", long),
+        ("isr", T.ArrayType(long)), ("replicas", T.ArrayType(long)), ("check", text),
+        ("election", text), ("fault", long), ("kind", text), ("targets", T.ArrayType(text)),
+        ("duration_ms", long),
+    ]
+    return T.StructType([T.StructField(n, k, nullable=True) for n, k in fields])
+
+
+def _counts(events: DataFrame) -> dict[str, dict[str, Any]]:
+    from pyspark.sql import functions as F
+
+    def records_of(event: str, extra: Any = None) -> Any:
+        cond = F.col("event") == event
+        if extra is not None:
+            cond = cond & extra
+        return F.sum(F.when(cond, F.col("records")).otherwise(0))
+
+    def count_of(event: str, extra: Any = None) -> Any:
+        cond = F.col("event") == event
+        if extra is not None:
+            cond = cond & extra
+        return F.sum(F.when(cond, 1).otherwise(0))
+
+    diverged = F.when((F.col("event") == names.CHECK_VIOLATION)
+                      & (F.col("check") == "replicas-agree"),
+                      F.concat_ws("-", F.col("topic"), F.col("partition")))
+    rows = events.groupBy("variant").agg(
+        records_of(names.PRODUCE_ACK).alias("acked"),
+        count_of(names.PRODUCE_ACK).alias("acked_batches"),
+        records_of(names.PRODUCE_ACK, F.col("acks") == -1).alias("acked_all"),
+        count_of(names.PRODUCE_ERROR).alias("errors"),
+        records_of(names.RECORD_LOST).alias("acked_lost"),
+        records_of(names.RECORD_LOST, F.col("acks") == -1).alias("acked_all_lost"),
+        count_of(names.LEADER_ELECTED).alias("leader_elections"),
+        count_of(names.LEADER_ELECTED, F.col("election") == "unclean").alias(
+            "unclean_elections"),
+        count_of(names.ISR_SHRINK).alias("isr_shrinks"),
+        count_of(names.ISR_EXPAND).alias("isr_expands"),
+        records_of(names.REPLICA_TRUNCATE).alias("truncated_records"),
+        F.countDistinct(diverged).alias("diverged_partitions"),
+        F.max(F.when(F.col("event") == names.RUN_END, F.col("t_ms"))).alias("end_ms"),
+    ).collect()
+    return {row["variant"]: row.asDict() for row in rows if row["variant"] is not None}
+
+
+def _timeline(events: DataFrame) -> list[dict[str, Any]]:
+    """Change points of (under-replicated, offline) partition counts per variant.
+
+    Every partition starts led and fully replicated; each ISR-carrying event sets its state.
+    """
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    rf = (events.where(F.col("event") == names.PARTITION_ASSIGNED)
+          .select("variant", "topic", "partition", F.size("replicas").alias("rf")))
+    changes = (events.where(F.col("event").isin(*_ISR_EVENTS))
+               .join(rf, ["variant", "topic", "partition"])
+               .select("variant", "topic", "partition", "t_ms", "seq",
+                       (F.col("event") == names.PARTITION_OFFLINE).cast("int").alias("offline"),
+                       ((F.size("isr") < F.col("rf"))
+                        & (F.col("event") != names.PARTITION_OFFLINE)).cast("int").alias("under")))
+    per_partition = Window.partitionBy("variant", "topic", "partition").orderBy("seq")
+    deltas = changes.select(
+        "variant", "t_ms", "seq",
+        (F.col("under") - F.coalesce(F.lag("under").over(per_partition), F.lit(0))).alias("du"),
+        (F.col("offline") - F.coalesce(F.lag("offline").over(per_partition), F.lit(0)))
+        .alias("do"))
+    running = Window.partitionBy("variant").orderBy("seq").rowsBetween(
+        Window.unboundedPreceding, Window.currentRow)
+    points = deltas.select(
+        "variant", "t_ms", "seq",
+        F.sum("du").over(running).alias("under_replicated"),
+        F.sum("do").over(running).alias("offline"))
+    return [row.asDict() for row in points.orderBy("variant", "seq").collect()]
+
+
+def _partition_seconds(points: list[dict[str, Any]], end_ms: float | None) -> tuple[float, float]:
+    under = offline = 0.0
+    following: list[dict[str, Any] | None] = [*points[1:], None] if points else []
+    for here, after in zip(points, following, strict=True):
+        stop = after["t_ms"] if after is not None else (end_ms or here["t_ms"])
+        span = max(0.0, stop - here["t_ms"]) / 1000
+        under += here["under_replicated"] * span
+        offline += here["offline"] * span
+    return under, offline
+
+
+def _recovery(events: DataFrame, points: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Per fault: injection, heal, first election after it, and full recovery after the heal."""
+    from pyspark.sql import functions as F
+
+    faults = (events.where(F.col("event").isin(names.FAULT_INJECT, names.FAULT_HEAL))
+              .select("variant", "event", "t_ms", "fault", "kind", "targets")
+              .orderBy("variant", "seq").collect())
+    elections = (events.where(F.col("event") == names.LEADER_ELECTED)
+                 .select("variant", "t_ms").orderBy("variant", "t_ms").collect())
+    by_fault: dict[tuple[str, int], dict[str, Any]] = {}
+    for row in faults:
+        entry = by_fault.setdefault((row["variant"], row["fault"]), {
+            "variant": row["variant"], "fault": row["fault"], "kind": row["kind"],
+            "targets": row["targets"], "inject_ms": None, "heal_ms": None})
+        entry["inject_ms" if row["event"] == names.FAULT_INJECT else "heal_ms"] = row["t_ms"]
+    result = []
+    for (variant, _), entry in sorted(by_fault.items(), key=lambda kv: (kv[0][0], kv[0][1])):
+        start = entry["inject_ms"]
+        if start is None:
+            continue
+        entry["new_leader_ms"] = next((e["t_ms"] for e in elections
+                                       if e["variant"] == variant and e["t_ms"] >= start), None)
+        settle_from = entry["heal_ms"] if entry["heal_ms"] is not None else start
+        healthy = None
+        for point in points.get(variant, []):
+            if (point["t_ms"] >= settle_from and point["under_replicated"] == 0
+                    and point["offline"] == 0):
+                healthy = point["t_ms"]
+                break
+        disturbed = any(p["t_ms"] >= start and (p["under_replicated"] or p["offline"])
+                        for p in points.get(variant, []))
+        entry["recovered_ms"] = healthy if disturbed else start
+        entry["recovery_seconds"] = ((healthy - start) / 1000 if disturbed and healthy is not None
+                                     else 0.0 if not disturbed else None)
+        result.append(entry)
+    return result
+
+
+def analyze_replication(run_dir: Path, *, spark_master: str | None = None) -> dict[str, Any]:
+    """`{"variants": {v: {"produce": {...}, "replication": {...}}}}`; writes the recovery and
+    partition-timeline tables under RUN_DIR/metrics/."""
+    run_dir = Path(run_dir)
+    run: dict[str, Any] = read_json(run_dir / "run.json") or {}
+    files = sorted((run_dir / "events").glob("*.jsonl"))
+    variants = list((run.get("variants") or {}).keys())
+    counts: dict[str, dict[str, Any]] = {}
+    timeline: list[dict[str, Any]] = []
+    recovery: list[dict[str, Any]] = []
+    if files:
+        spark = get_spark(spark_master)
+        events = (spark.read.schema(_schema()).option("mode", "PERMISSIVE")
+                  .json([_hadoop_path(f) for f in files]))
+        counts = _counts(events)
+        timeline = _timeline(events)
+        by_variant: dict[str, list[dict[str, Any]]] = {}
+        for point in timeline:
+            by_variant.setdefault(point["variant"], []).append(point)
+        recovery = _recovery(events, by_variant)
+    else:
+        by_variant = {}
+    out: dict[str, Any] = {"variants": {}}
+    for name in variants or sorted(counts):
+        c = counts.get(name, {})
+        under, offline = _partition_seconds(by_variant.get(name, []), c.get("end_ms"))
+        recoveries = [r["recovery_seconds"] for r in recovery
+                      if r["variant"] == name and r["recovery_seconds"] is not None]
+        out["variants"][name] = {
+            "produce": {key: int(c.get(key) or 0) for key in (
+                "acked", "acked_batches", "acked_all", "errors", "acked_lost",
+                "acked_all_lost")},
+            "replication": {
+                **{key: int(c.get(key) or 0) for key in (
+                    "leader_elections", "unclean_elections", "isr_shrinks", "isr_expands",
+                    "truncated_records", "diverged_partitions")},
+                "under_replicated_partition_seconds": round(under, 3),
+                "offline_partition_seconds": round(offline, 3),
+                "max_recovery_seconds": round(max(recoveries), 3) if recoveries else None,
+                "faults": len([r for r in recovery if r["variant"] == name]),
+            },
+        }
+    metrics = run_dir / "metrics"
+    metrics.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(metrics / _RECOVERY, recovery)
+    write_json_atomic(metrics / _PARTITION_TIMELINE, timeline)
+    return out

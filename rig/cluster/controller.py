@@ -1,0 +1,135 @@
+"""The ZooKeeper-era controller: leader elections and LeaderAndIsr / UpdateMetadata.
+
+Clean election: the first live replica in assignment order that is in the ISR. If none,
+`unclean.leader.election.enable` allows the first live replica; otherwise the partition is
+offline. Every change bumps the leader epoch and is written to ZooKeeper before it is sent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from functools import partial
+from typing import TYPE_CHECKING
+
+from rig.cluster.replica import TopicPartition
+from rig.cluster.zookeeper import PartitionState
+from rig.events import names
+
+if TYPE_CHECKING:
+    from rig.cluster.cluster import Cluster
+
+CONTROL_MESSAGE_BYTES = 200
+NO_LEADER = -1
+
+
+class Controller:
+    def __init__(self, cluster: Cluster, broker: int, epoch: int):
+        self.cluster = cluster
+        self.broker = broker
+        self.epoch = epoch
+        self.live: set[int] = set(cluster.zk.sessions)
+        self.active = True
+
+    # -- events from ZooKeeper ---------------------------------------------------------------
+    def on_elected(self) -> None:
+        cluster = self.cluster
+        cluster.log.emit(names.CONTROLLER_ELECTED, broker=self.broker, epoch=self.epoch)
+        changed = [key for key, state in cluster.zk.partitions.items()
+                   if state.leader not in self.live]
+        self._elect(changed, "controller-failover")
+        # A new controller tells every live broker the whole state.
+        self._send_leader_and_isr(cluster.zk.partitions, self.live)
+        self._update_metadata()
+
+    def on_broker_change(self, failed: Iterable[int], started: Iterable[int]) -> None:
+        if not self.active:
+            return
+        failed, started = list(failed), list(started)
+        self.live -= set(failed)
+        if failed:
+            self._on_failure(failed)
+        self.live |= set(started)
+        if started:
+            self._on_startup(started)
+
+    # -- the controller's work ---------------------------------------------------------------
+    def _on_failure(self, dead: list[int]) -> None:
+        cluster = self.cluster
+        zk = cluster.zk
+        lost_leader = [k for k, s in zk.partitions.items() if s.leader in dead]
+        self._elect(lost_leader, "broker-failure")
+        shrunk = []
+        for key, state in zk.partitions.items():
+            if key in lost_leader or state.leader == NO_LEADER:
+                continue
+            if any(b in state.isr for b in dead):
+                isr = tuple(b for b in state.isr if b not in dead)
+                self._write(key, PartitionState(state.leader, state.leader_epoch + 1, isr,
+                                                state.version + 1))
+                cluster.log.emit(names.ISR_SHRINK, topic=key[0], partition=key[1],
+                                 leader=state.leader, isr=list(isr), removed=[
+                                     b for b in dead if b in state.isr], by="controller")
+                shrunk.append(key)
+        self._send_leader_and_isr({k: zk.partitions[k] for k in lost_leader + shrunk},
+                                  self.live)
+        self._update_metadata()
+
+    def _on_startup(self, started: list[int]) -> None:
+        cluster = self.cluster
+        zk = cluster.zk
+        offline = [k for k, s in zk.partitions.items()
+                   if s.leader == NO_LEADER and any(b in cluster.assignment(k) for b in started)]
+        self._elect(offline, "broker-startup")
+        hosted = {k: s for k, s in zk.partitions.items()
+                  if any(b in cluster.assignment(k) for b in started)}
+        self._send_leader_and_isr(hosted, set(started))
+        self._send_leader_and_isr({k: zk.partitions[k] for k in offline},
+                                  self.live - set(started))
+        self._update_metadata()
+
+    def _elect(self, keys: list[TopicPartition], reason: str) -> None:
+        cluster = self.cluster
+        for key in keys:
+            state = cluster.zk.partitions[key]
+            replicas = cluster.assignment(key)
+            live = [b for b in replicas if b in self.live]
+            clean = [b for b in live if b in state.isr]
+            if clean:
+                leader, isr, how = clean[0], tuple(b for b in state.isr if b in self.live), "clean"
+            elif live and cluster.unclean_election(key):
+                leader, isr, how = live[0], (live[0],), "unclean"
+            else:
+                if state.leader != NO_LEADER:
+                    self._write(key, PartitionState(NO_LEADER, state.leader_epoch, state.isr,
+                                                    state.version + 1))
+                    cluster.log.emit(names.PARTITION_OFFLINE, topic=key[0], partition=key[1],
+                                     isr=list(state.isr), reason=reason)
+                continue
+            self._write(key, PartitionState(leader, state.leader_epoch + 1, isr,
+                                            state.version + 1))
+            cluster.log.emit(names.LEADER_ELECTED, topic=key[0], partition=key[1],
+                             leader=leader, epoch=state.leader_epoch + 1, isr=list(isr),
+                             previous=state.leader, election=how, reason=reason)
+
+    def _write(self, key: TopicPartition, state: PartitionState) -> None:
+        self.cluster.zk.partitions[key] = state
+
+    def _send_leader_and_isr(self, states: dict[TopicPartition, PartitionState],
+                             brokers: Iterable[int]) -> None:
+        cluster = self.cluster
+        per_broker: dict[int, dict[TopicPartition, PartitionState]] = {}
+        for key, state in states.items():
+            for b in cluster.assignment(key):
+                if b in brokers and b in self.live:
+                    per_broker.setdefault(b, {})[key] = PartitionState(
+                        state.leader, state.leader_epoch, state.isr, state.version)
+        for b, batch in sorted(per_broker.items()):
+            cluster.send(self.broker, b, CONTROL_MESSAGE_BYTES + 30 * len(batch),
+                         partial(cluster.brokers[b].on_leader_and_isr, self.epoch, batch))
+
+    def _update_metadata(self) -> None:
+        cluster = self.cluster
+        leaders = {k: s.leader for k, s in cluster.zk.partitions.items()}
+        for b in sorted(self.live):
+            cluster.send(self.broker, b, CONTROL_MESSAGE_BYTES,
+                         partial(cluster.brokers[b].on_update_metadata, self.epoch, leaders))

@@ -1,0 +1,111 @@
+"""ZooKeeper as the ZooKeeper-era controller sees it: sessions, ephemeral znodes, and the
+partition state the leaders and the controller write (KAFKA.md §10).
+
+A broker's session lives while its heartbeats arrive; `zookeeper.session.timeout.ms` after the
+last one it expires, its ephemeral /brokers/ids/N goes, and the controller hears of it. The
+first broker whose /controller create arrives wins, with a new controller epoch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING
+
+from rig.cluster.replica import TopicPartition
+from rig.engine import Timer
+from rig.events import names
+
+if TYPE_CHECKING:
+    from rig.cluster.cluster import Cluster
+
+NODE = "zk"
+ZK_MESSAGE_BYTES = 100
+
+
+@dataclass
+class PartitionState:
+    leader: int
+    leader_epoch: int
+    isr: tuple[int, ...]
+    version: int = 0
+
+
+class ZooKeeper:
+    def __init__(self, cluster: Cluster):
+        self.cluster = cluster
+        self.alive = True
+        self.sessions: dict[int, int] = {}  # broker → registered incarnation
+        self._expiry: dict[int, Timer] = {}
+        self.controller: int | None = None
+        self.controller_epoch = 0
+        self.partitions: dict[TopicPartition, PartitionState] = {}
+
+    def register_running(self, brokers: list[int]) -> None:
+        """The state of a running cluster: every session open, the first broker controller."""
+        for broker in brokers:
+            self.sessions[broker] = 0
+            timeout_ms = self.cluster.variant.broker_config(broker).zookeeper_session_timeout_ms
+            self._expiry[broker] = self.cluster.sim.after(
+                timeout_ms * 1000, partial(self.expire, broker, "timeout"))
+        self.controller = brokers[0]
+        self.controller_epoch = 1
+
+    def heartbeat(self, broker: int, incarnation: int) -> None:
+        """A session heartbeat (or a registration with a new session after a restart)."""
+        cluster = self.cluster
+        known = self.sessions.get(broker)
+        timer = self._expiry.pop(broker, None)
+        if timer:
+            timer.cancel()
+        timeout_ms = cluster.variant.broker_config(broker).zookeeper_session_timeout_ms
+        self._expiry[broker] = cluster.sim.after(timeout_ms * 1000,
+                                                 lambda: self.expire(broker, "timeout"))
+        if known == incarnation:
+            return
+        self.sessions[broker] = incarnation
+        # Re-registered before its old session expired: from 2.2 (KIP-380 broker epochs) the
+        # controller sees a failure and a startup; before, only a startup (the ISR keeps it).
+        bounced = known is not None and cluster.variant.broker_config(
+            broker).controller_detects_bounce
+        cluster.notify_controller(lambda c: c.on_broker_change(
+            failed=[broker] if bounced else [], started=[broker]))
+        if self.controller is None:
+            self.try_become_controller(broker)
+
+    def expire(self, broker: int, reason: str) -> None:
+        if broker not in self.sessions:
+            return
+        del self.sessions[broker]
+        timer = self._expiry.pop(broker, None)
+        if timer:
+            timer.cancel()
+        self.cluster.log.emit(names.ZK_SESSION_EXPIRED, broker=broker, reason=reason)
+        if self.controller == broker:
+            self.resign_controller()
+        self.cluster.notify_controller(lambda c: c.on_broker_change(failed=[broker], started=[]))
+
+    def resign_controller(self) -> None:
+        """/controller is gone: every live broker's watch fires and each tries to create it."""
+        self.controller = None
+        self.cluster.controller_gone()
+        for broker in sorted(self.sessions):
+            self.cluster.send(NODE, broker, ZK_MESSAGE_BYTES,
+                              partial(self.cluster.run_for_controller, broker))
+
+    def try_become_controller(self, broker: int) -> None:
+        if self.controller is not None or broker not in self.sessions:
+            return
+        self.controller = broker
+        self.controller_epoch += 1
+        self.cluster.controller_elected(broker, self.controller_epoch)
+
+    def update_isr(self, key: TopicPartition, leader_epoch: int, isr: tuple[int, ...],
+                   version: int) -> int | None:
+        """A leader's conditional ISR write; the new version, or None if it lost the race."""
+        state = self.partitions[key]
+        if state.version != version or state.leader_epoch != leader_epoch:
+            return None
+        state.isr = isr
+        state.version += 1
+        return state.version

@@ -1,0 +1,151 @@
+"""The fault kinds. Each is built from its FaultSpec and acts on the cluster model only."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+from rig.scenario.model import FaultSpec, LinkSpec
+
+if TYPE_CHECKING:
+    from rig.cluster.cluster import Cluster
+
+
+class Fault:
+    kind: ClassVar[str] = ""
+    heals_by: ClassVar[str] = "heal_after"  # the spec field that times the heal
+
+    def __init__(self, spec: FaultSpec):
+        self.spec = spec
+
+    def targets(self, cluster: Cluster) -> list[int | str]:
+        return list(self.spec.brokers)
+
+    def inject(self, cluster: Cluster) -> None:
+        raise NotImplementedError
+
+    def heal(self, cluster: Cluster) -> None:
+        raise NotImplementedError
+
+
+class Crash(Fault):
+    """The broker process dies; the page cache survives. Heal: restart."""
+
+    kind = "crash"
+    heals_by = "restart_after"
+    power_loss = False
+
+    def inject(self, cluster: Cluster) -> None:
+        for broker in self.targets(cluster):
+            cluster.crash(int(broker), power_loss=self.power_loss)
+
+    def heal(self, cluster: Cluster) -> None:
+        for broker in self.targets(cluster):
+            cluster.restart(int(broker))
+
+
+class PowerLoss(Crash):
+    """The machine loses power: what was not flushed to disk is gone. Heal: restart."""
+
+    kind = "power-loss"
+    power_loss = True
+
+
+class RackFailure(PowerLoss):
+    """Every broker of a rack loses power at once."""
+
+    kind = "rack-failure"
+
+    def targets(self, cluster: Cluster) -> list[int | str]:
+        return [b.id for b in cluster.variant.brokers if b.rack == self.spec.rack]
+
+
+class NetworkPartition(Fault):
+    """No message crosses between nodes of different groups (ZooKeeper is node "zk")."""
+
+    kind = "network-partition"
+
+    def targets(self, cluster: Cluster) -> list[int | str]:
+        return [n for group in self.spec.groups for n in group]
+
+    def _pairs(self) -> list[tuple[int | str, int | str]]:
+        groups = self.spec.groups
+        return [(a, b) for i, g in enumerate(groups) for h in groups[i + 1:]
+                for a in g for b in h]
+
+    def inject(self, cluster: Cluster) -> None:
+        for a, b in self._pairs():
+            cluster.network.cut(a, b, True)
+
+    def heal(self, cluster: Cluster) -> None:
+        for a, b in self._pairs():
+            cluster.network.cut(a, b, False)
+
+
+class Link(Fault):
+    """A degraded link between two nodes: more latency, less bandwidth, packet loss."""
+
+    kind = "link"
+
+    def targets(self, cluster: Cluster) -> list[int | str]:
+        return list(self.spec.between)
+
+    def inject(self, cluster: Cluster) -> None:
+        a, b = self.spec.between
+        base = cluster.network.base_link(a, b)
+        spec = LinkSpec(self.spec.latency_us if self.spec.latency_us is not None
+                        else base.latency_us,
+                        self.spec.bandwidth_bytes_per_s or base.bandwidth_bytes_per_s)
+        cluster.network.degrade(a, b, spec, self.spec.loss)
+
+    def heal(self, cluster: Cluster) -> None:
+        a, b = self.spec.between
+        cluster.network.degrade(a, b, None)
+
+
+class Stall(Fault):
+    """The broker stops working for a while (a GC pause, a slow disk): no fetching, no
+    answers, no ZooKeeper heartbeats; what arrives meanwhile is handled when it ends."""
+
+    kind = "stall"
+
+    def inject(self, cluster: Cluster) -> None:
+        for broker in self.targets(cluster):
+            cluster.stall(cluster.brokers[int(broker)], True)
+
+    def heal(self, cluster: Cluster) -> None:
+        for broker in self.targets(cluster):
+            cluster.stall(cluster.brokers[int(broker)], False)
+
+
+class ZkSessionExpiry(Fault):
+    """ZooKeeper expires a broker's session; the broker registers again with a new one."""
+
+    kind = "zk-session-expiry"
+
+    def inject(self, cluster: Cluster) -> None:
+        for broker in self.targets(cluster):
+            cluster.zk.expire(int(broker), "injected")
+
+    def heal(self, cluster: Cluster) -> None:
+        pass  # the broker's next heartbeat opens a new session
+
+
+class ControllerFailover(Fault):
+    """The /controller znode goes away: the brokers elect a new controller."""
+
+    kind = "controller-failover"
+
+    def targets(self, cluster: Cluster) -> list[int | str]:
+        return [cluster.zk.controller] if cluster.zk.controller is not None else []
+
+    def inject(self, cluster: Cluster) -> None:
+        if cluster.zk.controller is not None:
+            cluster.zk.resign_controller()
+
+    def heal(self, cluster: Cluster) -> None:
+        pass
+
+
+KINDS: dict[str, type[Fault]] = {k.kind: k for k in (
+    Crash, PowerLoss, RackFailure, NetworkPartition, Link, Stall, ZkSessionExpiry,
+    ControllerFailover)}

@@ -1,0 +1,40 @@
+"""Kafka's record batch format v2 (magic 2): exact sizes of batches and records.
+
+A batch is a 61-byte header plus its records; each record is a varint length followed by
+attributes, timestamp delta, offset delta, key, value and headers, the varints zigzag-encoded.
+Sizes only: the simulation never needs the bytes of a record.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+BATCH_HEADER_BYTES = 61  # baseOffset 8 … recordsCount 4
+
+
+def varint_size(value: int) -> int:
+    """Bytes of a zigzag-encoded signed varint (Kafka's ByteUtils.sizeOfVarint)."""
+    encoded = (value << 1) ^ (value >> 63)
+    size = 1
+    while encoded >= 0x80:
+        encoded >>= 7
+        size += 1
+    return size
+
+
+def record_size(offset_delta: int, timestamp_delta: int, key_size: int | None,
+                value_size: int | None, headers: int = 0) -> int:
+    """Bytes of one record inside a v2 batch, its length prefix included."""
+    body = 1 + varint_size(timestamp_delta) + varint_size(offset_delta)
+    body += varint_size(-1) if key_size is None else varint_size(key_size) + key_size
+    body += varint_size(-1) if value_size is None else varint_size(value_size) + value_size
+    body += varint_size(headers)
+    return varint_size(body) + body
+
+
+def batch_size(records: Iterable[tuple[int | None, int | None]], timestamp_delta: int = 0) -> int:
+    """Bytes of a v2 batch holding `records` as (key size, value size) pairs, in order."""
+    total = BATCH_HEADER_BYTES
+    for offset_delta, (key_size, value_size) in enumerate(records):
+        total += record_size(offset_delta, timestamp_delta, key_size, value_size)
+    return total

@@ -1,0 +1,39 @@
+"""`replica.lag.time.max.ms` (Kafka 0.9+): out of the ISR after not being caught up for the lag
+time; back in when a fetch reaches the high watermark and the current epoch's start (2.1+)."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rig.strategies.isr.base import FollowerProgress
+
+
+class LagTime:
+    name: ClassVar[str] = "lag-time"
+    description: ClassVar[str] = ("Out of sync when not caught up for replica.lag.time.max.ms "
+                                  "(checked every lag/2); rejoin at the high watermark")
+
+    def check_interval_ms(self, lag_time_ms: int) -> int:
+        return max(1, lag_time_ms // 2)
+
+    def on_fetch(self, progress: FollowerProgress, fetch_offset: int, leader_leo: int,
+                 now_ms: float) -> None:
+        # Caught up: the fetch reached the leader's LEO now, or the LEO the leader had at the
+        # previous fetch (0.10.2+), which keeps a steadily fetching follower caught up under load.
+        if fetch_offset >= leader_leo:
+            progress.last_caught_up_ms = now_ms
+        elif fetch_offset >= progress.last_fetch_leader_leo:
+            progress.last_caught_up_ms = max(progress.last_caught_up_ms, progress.last_fetch_ms)
+        progress.log_end_offset = fetch_offset
+        progress.last_fetch_leader_leo = leader_leo
+        progress.last_fetch_ms = now_ms
+
+    def out_of_sync(self, progress: FollowerProgress, leader_leo: int, now_ms: float,
+                    lag_time_ms: int) -> bool:
+        return (progress.log_end_offset != leader_leo
+                and now_ms - progress.last_caught_up_ms > lag_time_ms)
+
+    def may_join(self, progress: FollowerProgress, high_watermark: int,
+                 epoch_start_offset: int) -> bool:
+        return (progress.log_end_offset >= high_watermark
+                and progress.log_end_offset >= epoch_start_offset)

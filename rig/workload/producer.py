@@ -1,0 +1,317 @@
+"""A producer: records at a rate, batched per partition as Kafka's accumulator does, sent to
+each partition's leader, acknowledged per `acks`, retried on retriable errors.
+
+Time advances in ticks of `linger.ms`: the records of one tick are drawn (keys, sizes) and
+appended to per-partition batches that close at `batch.size`. Batches are sized exactly in
+Kafka's v2 format. Each batch carries (producer, sequence) so checks can follow it into logs.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import random
+from collections import deque
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from rig.cluster.log import Batch
+from rig.events import names
+from rig.hashing import murmur2
+from rig.protocol.records import BATCH_HEADER_BYTES, record_size
+from rig.scenario.model import ProducerSpec
+
+if TYPE_CHECKING:
+    from rig.cluster.cluster import Cluster
+
+TopicPartition = tuple[str, int]
+RETRY_BACKOFF_MS = 100  # retry.backoff.ms
+MAX_IN_FLIGHT = 5  # max.in.flight.requests.per.connection
+MAX_REQUEST = 1 << 20  # max.request.size
+PRODUCE_OVERHEAD_BYTES = 60  # request header and per-request fields: not one of the exact sizes
+# NOT_LEADER, REQUEST_TIMED_OUT, NETWORK_EXCEPTION, NOT_ENOUGH_REPLICAS(_AFTER_APPEND)
+RETRIABLE = {6, 7, 13, 19, 20}
+
+
+@dataclass(eq=False, slots=True)
+class OpenBatch:
+    records: int
+    size: int
+    sequence: int
+    created_ms: float
+    attempts: int = 0
+
+
+class Producer:
+    def __init__(self, cluster: Cluster, spec: ProducerSpec, index: int, rng: random.Random):
+        self.cluster = cluster
+        self.spec = spec
+        self.id = index
+        self.node = f"producer-{spec.name}"
+        self.rng = rng
+        topic = next(t for t in cluster.variant.topics if t.name == spec.topic)
+        self.partitions = topic.partitions
+        self.metadata = {key: state.leader for key, state in cluster.zk.partitions.items()
+                         if key[0] == spec.topic}
+        self.sequence = 0
+        self.sent = 0
+        self.stopped = False
+        self._carry = 1.0  # the first record goes out at `start`
+        self._round_robin = itertools.count()
+        self._sticky: int | None = None
+        self._open: dict[int, OpenBatch] = {}
+        self._queues: dict[TopicPartition, deque[OpenBatch]] = {}
+        self._sending: dict[TopicPartition, OpenBatch] = {}
+        self._in_flight: dict[int, int] = {}
+        self._backoff_until: dict[TopicPartition, float] = {}
+        self._refreshing = False
+        self._key_partition: dict[int, int] = {}
+        self._zipf_cdf: list[float] = []
+        if spec.keys == "zipf":
+            weights = [1 / (k ** spec.zipf_s) for k in range(1, spec.key_count + 1)]
+            total = sum(weights)
+            acc = 0.0
+            for w in weights:
+                acc += w / total
+                self._zipf_cdf.append(acc)
+
+    @property
+    def busy(self) -> bool:
+        """Batches still queued or in flight (the run settles only when none are)."""
+        return bool(self._sending) or any(self._queues.values())
+
+    # -- scheduling ----------------------------------------------------------------------------
+    def start(self) -> None:
+        self.cluster.sim.at(self.spec.start_ms * 1000, self._tick)
+
+    def stop(self) -> None:
+        """No new records; what is queued is still delivered (or expires)."""
+        self.stopped = True
+
+    def _producing_now(self, now_ms: float) -> bool:
+        spec = self.spec
+        if spec.stop_ms is not None and now_ms >= spec.stop_ms:
+            return False
+        if spec.burst_on_ms:
+            phase = (now_ms - spec.start_ms) % (spec.burst_on_ms + spec.burst_off_ms)
+            return phase < spec.burst_on_ms
+        return True
+
+    def _tick(self) -> None:
+        if self.stopped:
+            return
+        spec = self.spec
+        now_ms = self.cluster.sim.now_us / 1000
+        tick_ms = max(1, spec.linger_ms)
+        if self._producing_now(now_ms):
+            self._carry += spec.rate * tick_ms / 1000
+            due = int(self._carry)
+            self._carry -= due
+            if spec.count is not None:
+                due = min(due, spec.count - self.sent)
+            for _ in range(due):
+                self._add_record(now_ms)
+            self.sent += due
+            # Whatever waited a full linger is sent now (the accumulator's `ready`).
+            self._send_ready(now_ms)
+        if spec.count is not None and self.sent >= spec.count:
+            return
+        if spec.stop_ms is not None and now_ms >= spec.stop_ms:
+            return
+        self.cluster.sim.after(tick_ms * 1000, self._tick)
+
+    # -- records -------------------------------------------------------------------------------
+    def _key(self) -> int | None:
+        spec = self.spec
+        if spec.keys == "uniform":
+            return self.rng.randrange(spec.key_count)
+        if spec.keys == "zipf":
+            return bisect.bisect_left(self._zipf_cdf, self.rng.random())
+        return None
+
+    def _partition(self, key: int | None) -> int:
+        spec = self.spec
+        if spec.partitioner == "explicit":
+            return spec.explicit_partition
+        if spec.partitioner == "murmur2" and key is not None:
+            partition = self._key_partition.get(key)
+            if partition is None:
+                data = f"key-{key}".encode()
+                partition = (murmur2(data) & 0x7FFFFFFF) % self.partitions
+                self._key_partition[key] = partition
+            return partition
+        if spec.partitioner == "round-robin":
+            return next(self._round_robin) % self.partitions
+        if self._sticky is None:  # sticky (2.4+): one partition until its batch closes
+            self._sticky = self.rng.randrange(self.partitions)
+        return self._sticky
+
+    def _value_size(self) -> int:
+        dist = self.spec.record_size
+        if dist.kind == "uniform":
+            return self.rng.randint(dist.low, dist.high)
+        if dist.kind == "normal":
+            return max(0, round(self.rng.gauss(dist.low, dist.high)))
+        return dist.low
+
+    def _add_record(self, now_ms: float) -> None:
+        key = self._key()
+        partition = self._partition(key)
+        key_size = self.spec.key_size if key is not None else None
+        value_size = self._value_size()
+        batch = self._open.get(partition)
+        if batch is not None:
+            size = record_size(batch.records, 0, key_size, value_size)
+            if batch.size + size > self.spec.batch_size:
+                self._close(partition, now_ms)
+                partition = self._partition(key)  # a sticky partitioner moves on
+                batch = self._open.get(partition)
+        if batch is None:
+            batch = self._open[partition] = OpenBatch(0, BATCH_HEADER_BYTES, self.sequence,
+                                                      now_ms)
+        batch.size += record_size(batch.records, 0, key_size, value_size)
+        batch.records += 1
+        self.sequence += 1
+
+    def _close(self, partition: int, now_ms: float) -> None:
+        batch = self._open.pop(partition)
+        if self.spec.partitioner == "sticky":
+            self._sticky = None
+        self._queues.setdefault((self.spec.topic, partition), deque()).append(batch)
+
+    def _send_ready(self, now_ms: float) -> None:
+        """Close every open batch (the tick is one linger long) and drain what can go."""
+        for partition in list(self._open):
+            self._close(partition, now_ms)
+        self._drain(now_ms)
+
+    # -- the sender ----------------------------------------------------------------------------
+    def _drain(self, now_ms: float) -> None:
+        """Kafka's Sender: per leader, one batch per partition per request, at most
+        MAX_IN_FLIGHT requests per connection; retried partitions wait out their backoff."""
+        self._expire(now_ms)
+        by_leader: dict[int, list[TopicPartition]] = {}
+        for key, queue in self._queues.items():
+            if queue and self._backoff_until.get(key, 0.0) <= now_ms:
+                by_leader.setdefault(self.metadata.get(key, -1), []).append(key)
+        for leader, keys in sorted(by_leader.items()):
+            if leader < 0:
+                self._refresh_metadata()
+                continue
+            while self._in_flight.get(leader, 0) < MAX_IN_FLIGHT:
+                group = {}
+                size = PRODUCE_OVERHEAD_BYTES
+                for key in keys:
+                    queue = self._queues[key]
+                    if queue and key not in self._sending and size + queue[0].size <= MAX_REQUEST:
+                        group[key] = queue.popleft()
+                        size += group[key].size
+                if not group:
+                    break
+                self._send(leader, group)
+
+    def _expire(self, now_ms: float) -> None:
+        timeout = self.spec.delivery_timeout_ms
+        for key, queue in self._queues.items():
+            while queue and now_ms - queue[0].created_ms > timeout:
+                batch = queue.popleft()
+                self.cluster.log.emit(names.PRODUCE_ERROR, producer=self.spec.name,
+                                      topic=key[0], partition=key[1], error_code=7,
+                                      records=batch.records, id=[self.id, batch.sequence],
+                                      retrying=False)
+
+    def _send(self, leader: int, group: dict[TopicPartition, OpenBatch]) -> None:
+        cluster = self.cluster
+        spec = self.spec
+        size = PRODUCE_OVERHEAD_BYTES + sum(b.size for b in group.values())
+        records = sum(b.records for b in group.values())
+        cluster.log.emit(names.PRODUCE_REQUEST, producer=spec.name, broker=leader,
+                         partitions=len(group), records=records, bytes=size, acks=spec.acks)
+        wire = {key: Batch(0, b.records, -1, b.size, self.id, b.sequence, b.created_ms)
+                for key, b in group.items()}
+        for batch in group.values():
+            batch.attempts += 1
+        if spec.acks == 0:
+            cluster.send(self.node, leader, size, lambda: cluster.brokers[leader].on_produce(
+                wire, 0, spec.request_timeout_ms, lambda results: None))
+            return
+        self._in_flight[leader] = self._in_flight.get(leader, 0) + 1
+        self._sending.update(group)  # one batch in flight per partition keeps order
+        answered = [False]
+        if not cluster.brokers[leader].alive:
+            # The connection is refused (a dead process) or reset: the client sees a network
+            # error after a round trip, not after request.timeout.ms.
+            cluster.sim.after(2 * cluster.network.base_link(self.node, leader).latency_us,
+                              lambda: self._on_response(leader, group,
+                                                        dict.fromkeys(group, 13), answered))
+            return
+
+        def reply(results: dict[TopicPartition, Any]) -> None:
+            cluster.send(leader, self.node, 50 + 20 * len(results),
+                         lambda: self._on_response(leader, group, results, answered))
+
+        cluster.send(self.node, leader, size, lambda: cluster.brokers[leader].on_produce(
+            wire, spec.acks, spec.request_timeout_ms, reply))
+        cluster.sim.after(spec.request_timeout_ms * 1000, lambda: self._on_response(
+            leader, group, dict.fromkeys(group, 7), answered))
+
+    def _on_response(self, leader: int, group: dict[TopicPartition, OpenBatch],
+                     results: dict[TopicPartition, Any], answered: list[bool]) -> None:
+        if answered[0]:
+            return
+        answered[0] = True
+        self._in_flight[leader] -= 1
+        log = self.cluster.log
+        now_ms = self.cluster.sim.now_us / 1000
+        refresh = False
+        for key, batch in group.items():
+            self._sending.pop(key, None)
+            result = results.get(key, 7)
+            if isinstance(result, Batch):
+                log.emit(names.PRODUCE_ACK, producer=self.spec.name, topic=key[0],
+                         partition=key[1], offset=result.base_offset, records=batch.records,
+                         id=[self.id, batch.sequence], acks=self.spec.acks,
+                         epoch=result.epoch)
+                continue
+            retrying = result in RETRIABLE and batch.attempts <= self.spec.retries
+            log.emit(names.PRODUCE_ERROR, producer=self.spec.name, topic=key[0],
+                     partition=key[1], error_code=result, records=batch.records,
+                     id=[self.id, batch.sequence], retrying=retrying)
+            if retrying:
+                # Back to the head of its partition's queue, after the retry backoff.
+                self._queues.setdefault(key, deque()).appendleft(batch)
+                self._backoff_until[key] = now_ms + RETRY_BACKOFF_MS
+                refresh = True
+        if refresh:
+            self._refresh_metadata()
+            self.cluster.sim.after(RETRY_BACKOFF_MS * 1000, lambda: self._drain(
+                self.cluster.sim.now_us / 1000))
+        else:
+            self._drain(now_ms)
+
+    def _refresh_metadata(self) -> None:
+        """Ask a live broker for the partition leaders (one request at a time)."""
+        cluster = self.cluster
+        if self._refreshing:
+            return
+        live = [b for b in sorted(cluster.brokers) if cluster.brokers[b].alive]
+        if not live:
+            return
+        self._refreshing = True
+        source = live[self.rng.randrange(len(live))]
+
+        def learn() -> None:
+            leaders = dict(cluster.brokers[source].metadata)
+            cluster.send(source, self.node, 200, lambda: update(leaders))
+
+        def update(leaders: dict[TopicPartition, int]) -> None:
+            self._refreshing = False
+            for key in self.metadata:
+                if key in leaders:
+                    self.metadata[key] = leaders[key]
+
+        cluster.send(self.node, source, 60, learn)
+        cluster.sim.after(RETRY_BACKOFF_MS * 1000, lambda: setattr(self, "_refreshing", False))
+
+
+__all__ = ["Producer"]
