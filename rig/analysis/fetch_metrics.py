@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rig.analysis.extra_tables import write_extra_tables
 from rig.analysis.spark import get_spark
 from rig.analysis.tables import read_json, write_json_atomic
 from rig.events import names
@@ -322,4 +323,12 @@ def analyze_run(run_dir: Path, *, spark_master: str | None = None) -> dict[str, 
     metrics = run_dir / "metrics"
     write_json_atomic(metrics / _TIMESERIES, sorted(timeseries, key=order))
     write_json_atomic(metrics / _SIZES, sorted(sizes, key=order))
+    write_extra_tables(
+        run_dir,
+        files=files,
+        timeseries=timeseries,
+        durations=durations,
+        variants=variants,
+        spark_master=spark_master,
+    )
     return summary

@@ -1,29 +1,54 @@
-"""Plotly figures for the report, built in Python as plain dicts from the metric tables.
+"""Plotly figures for the report and the comparison, built in Python as plain dicts.
 
 Plain dicts (not plotly.graph_objects) keep rendering fast and the JSON deterministic; the page
-hands them to the inlined plotly.js. Every figure carries the SIMULATED label.
+hands them to the inlined plotly.js. Every figure carries the SIMULATED label, every axis a unit,
+every trace a hover template, and every timeline the run's fault markers.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 __all__ = [
     "MAX_POINTS",
+    "PALETTE",
     "Chart",
+    "FaultMark",
+    "Series",
+    "TraceStyle",
+    "bucket_seconds",
     "build_charts",
     "downsample",
     "per_second",
+    "series_from_seconds",
+    "series_from_timeline",
+    "size_chart",
+    "size_groups",
+    "time_charts",
 ]
 
 MAX_POINTS = 2000  # per trace; beyond that a browser gets sluggish and the eye sees no more
 MAX_SIZE_CATEGORIES = 40  # more distinct sizes than this and bars stop being readable
+MAX_FAULT_LABELS = 12  # more fault labels than this overlap; the lines and hover stay
+# Bucket widths a reader can reason about ("each point averages 10 s"), smallest first.
+NICE_BUCKETS = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21600, 43200, 86400)
 PALETTE = ("#2563eb", "#dc2626", "#059669", "#7c3aed", "#d97706", "#0891b2", "#be185d", "#4b5563")
+RUN_DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
+BAR_PATTERNS = {"dash": ".", "dot": "x", "dashdot": "-", "longdash": "|", "longdashdot": "+"}
 FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif"
 SIMULATED_RED = "#b91c1c"
+FAULT_COLOR = "#b91c1c"
+FIELDS = (
+    "requests",
+    "responses",
+    "request_bytes",
+    "response_bytes",
+    "wire_request_bytes",
+    "wire_response_bytes",
+)
 
 _LOG_AXIS = {"type": "log", "dtick": 1, "tickformat": "~s"}
 _LINEAR_AXIS = {"type": "linear", "rangemode": "tozero"}
@@ -38,6 +63,70 @@ class Chart:
     title: str
     caption: str
     figure: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Series:
+    """What one line of a timeline draws: per-bucket sums of one (run, variant, role).
+
+    Bucket i covers seconds [i * bucket_s, (i + 1) * bucket_s) clipped to `span_s`; every field
+    of FIELDS has one sum per bucket, zero where nothing was fetched.
+    """
+
+    variant: str
+    role: str
+    bucket_s: int
+    span_s: int
+    sums: Mapping[str, Sequence[int]]
+    run: str = ""  # the run's label in a comparison, "" in a one-run report
+
+    def covered(self, i: int) -> int:
+        """Seconds bucket i covers (the last may be short)."""
+        return max(1, min(self.bucket_s, self.span_s - i * self.bucket_s))
+
+    def total(self, fields: Sequence[str]) -> list[int]:
+        n = max((len(self.sums.get(f, ())) for f in fields), default=0)
+        out = [0] * n
+        for name in fields:
+            for i, value in enumerate(self.sums.get(name, ())):
+                out[i] += value
+        return out
+
+
+@dataclass(frozen=True)
+class FaultMark:
+    """A fault step to mark on timelines, at simulated second `t_s`."""
+
+    t_s: float
+    label: str
+    short: str
+    event: str
+    variant: str = ""
+    broker: int | None = None
+    run: str = ""
+    fault: int | None = None  # the scenario's fault index, pairing fault.inject and fault.heal
+
+
+@dataclass(frozen=True)
+class TraceStyle:
+    name: str
+    color: str
+    dash: str = "solid"
+    width: float = 2.0
+
+
+Styler = Callable[[str, str, str], TraceStyle]  # (run, variant, role) → how to draw it
+
+
+def bucket_seconds(span_s: int, max_points: int = MAX_POINTS) -> int:
+    """The smallest "nice" bucket width that puts `span_s` seconds in at most `max_points`."""
+    if max_points < 1:
+        raise ValueError("max_points must be at least 1")
+    need = max(1, math.ceil(max(span_s, 0) / max_points))
+    for width in NICE_BUCKETS:
+        if width >= need:
+            return width
+    return NICE_BUCKETS[-1] * math.ceil(need / NICE_BUCKETS[-1])
 
 
 def downsample(
@@ -84,12 +173,98 @@ def per_second(
     return [totals.get(s, 0) for s in range(max(length, 0))]
 
 
-def _cumulative(values: Iterable[int]) -> list[int]:
-    out, running = [], 0
-    for value in values:
-        running += value
-        out.append(running)
+def _seconds(duration_ms: Any) -> int:
+    ok = isinstance(duration_ms, int | float) and not isinstance(duration_ms, bool)
+    return math.ceil(duration_ms / 1000) if ok and duration_ms > 0 else 0
+
+
+def _grouped(
+    rows: Iterable[Mapping[str, Any]], variants: Sequence[str], roles: Sequence[str]
+) -> dict[tuple[str, str], list[Mapping[str, Any]]]:
+    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    wanted_v, wanted_r = set(variants), set(roles)
+    for row in rows:
+        key = (row.get("variant"), row.get("role"))
+        if key[0] in wanted_v and key[1] in wanted_r and isinstance(row.get("second"), int | float):
+            groups.setdefault(key, []).append(row)  # type: ignore[arg-type]
+    return groups
+
+
+def _series(
+    groups: Mapping[tuple[str, str], list[Mapping[str, Any]]],
+    variants: Sequence[str],
+    roles: Sequence[str],
+    durations_ms: Mapping[str, Any],
+    bucket: int,
+    run: str,
+) -> list[Series]:
+    out = []
+    for variant in variants:
+        for role in roles:
+            rows = groups.get((variant, role), [])
+            last = max((int(r["second"]) + 1 for r in rows), default=0)
+            span = max(_seconds(durations_ms.get(variant)), last)
+            n = math.ceil(span / bucket)
+            sums = {name: [0] * n for name in FIELDS}
+            for row in rows:
+                i = int(row["second"]) // bucket
+                for name in FIELDS:
+                    sums[name][i] += int(row.get(name) or 0)
+            if n and any(any(values) for values in sums.values()):
+                out.append(Series(variant, role, bucket, span, sums, run))
     return out
+
+
+def series_from_seconds(
+    rows: Iterable[Mapping[str, Any]],
+    variants: Sequence[str],
+    roles: Sequence[str],
+    durations_ms: Mapping[str, Any],
+    *,
+    run: str = "",
+    max_points: int = MAX_POINTS,
+) -> list[Series]:
+    """Series from the per-second table (metrics/fetch_timeseries.json), bucketed here.
+
+    Used for runs analysed before the coarse timeline existed; one bucket width for the run.
+    """
+    groups = _grouped(rows, variants, roles)
+    last = max((int(r["second"]) + 1 for g in groups.values() for r in g), default=0)
+    span = max([last, *(_seconds(durations_ms.get(v)) for v in variants)])
+    return _series(groups, variants, roles, durations_ms, bucket_seconds(span, max_points), run)
+
+
+def series_from_timeline(
+    rows: Iterable[Mapping[str, Any]],
+    variants: Sequence[str],
+    roles: Sequence[str],
+    durations_ms: Mapping[str, Any],
+    *,
+    run: str = "",
+) -> list[Series]:
+    """Series from the coarse timeline (metrics/fetch_timeline.json): buckets as analysed."""
+    groups = _grouped(rows, variants, roles)
+    widths = {int(r.get("bucket_s") or 1) for g in groups.values() for r in g}
+    # One width per run by construction; a hand-edited mix falls back to the widest.
+    bucket = max(widths, default=1)
+    return _series(groups, variants, roles, durations_ms, bucket, run)
+
+
+def _time_unit(span_s: float) -> tuple[str, float]:
+    """Seconds for short runs, minutes up to ten hours, hours beyond: ticks stay readable."""
+    if span_s <= 1200:
+        return "s", 1.0
+    if span_s <= 36000:
+        return "min", 60.0
+    return "h", 3600.0
+
+
+def _duration_text(seconds: int) -> str:
+    if seconds % 3600 == 0:
+        return f"{seconds // 3600} h"
+    if seconds % 60 == 0:
+        return f"{seconds // 60} min"
+    return f"{seconds} s"
 
 
 def _layout(
@@ -143,179 +318,320 @@ def _wants_log(series: Iterable[Sequence[float]]) -> bool:
     return len(levels) > 1 and max(levels) / min(levels) > 20
 
 
-def _trace_name(variant: str, role: str, roles: Sequence[str]) -> str:
-    return variant if len(roles) == 1 else f"{variant} · {ROLE_LABEL.get(role, role)}"
+def report_styler(variants: Sequence[str], roles: Sequence[str]) -> Styler:
+    """One run: a colour per variant; consumers dashed (named only when both roles show)."""
+    index = {v: i for i, v in enumerate(variants)}
+
+    def style(run: str, variant: str, role: str) -> TraceStyle:
+        name = variant if len(roles) == 1 else f"{variant} · {ROLE_LABEL.get(role, role)}"
+        color = PALETTE[index.get(variant, 0) % len(PALETTE)]
+        return TraceStyle(name, color, "solid" if role == "follower" else "dash")
+
+    return style
 
 
-def _line(
-    name: str, xs: list[float], ys: list[float], color: str, role: str, unit: str
-) -> dict[str, Any]:
+def comparison_styler(runs: Sequence[str], variants: Sequence[str], roles: Sequence[str]) -> Styler:
+    """Several runs: a colour per variant, a dash pattern per run (the baseline solid);
+    consumers thinner, so the same variant in two runs reads as a pair."""
+    v_index = {v: i for i, v in enumerate(variants)}
+    r_index = {r: i for i, r in enumerate(runs)}
+
+    def style(run: str, variant: str, role: str) -> TraceStyle:
+        name = f"{run} · {variant}"
+        if len(roles) > 1:
+            name += f" · {ROLE_LABEL.get(role, role)}"
+        return TraceStyle(
+            name,
+            PALETTE[v_index.get(variant, 0) % len(PALETTE)],
+            RUN_DASHES[r_index.get(run, 0) % len(RUN_DASHES)],
+            2.0 if role == "follower" else 1.2,
+        )
+
+    return style
+
+
+def _line(style: TraceStyle, xs: list[float], ys: list[float], unit: str) -> dict[str, Any]:
     return {
         "type": "scatter",
         "mode": "lines",
-        "name": name,
+        "name": style.name,
         "x": xs,
         "y": ys,
-        "line": {"color": color, "width": 2, "dash": "solid" if role == "follower" else "dash"},
-        "hovertemplate": f"%{{y:,.0f}} {unit}<extra>{name}</extra>",
+        "line": {"color": style.color, "width": style.width, "dash": style.dash},
+        "hovertemplate": f"%{{y:,.0f}} {unit}<extra>{style.name}</extra>",
     }
 
 
-def _time_charts(
-    variants: Sequence[str],
-    roles: Sequence[str],
-    rows: Sequence[Mapping[str, Any]],
-    seconds: Mapping[str, int],
-) -> list[Chart]:
-    # (chart id, title, y axis, unit, caption, fields summed, cumulative?)
-    specs = [
-        (
-            "chart-request-rate",
-            "Fetch request bytes per second",
-            "request bodies (B/s)",
-            "B/s",
-            "How many bytes of fetch request bodies each variant sends every second, summed over "
-            "all brokers: the steady cost of asking for data.",
-            ("request_bytes",),
-            False,
-        ),
-        (
-            "chart-response-rate",
-            "Fetch response bytes per second",
-            "response bodies (B/s)",
-            "B/s",
-            "How many bytes of fetch response bodies the brokers send back every second, summed "
-            "over all brokers: partition headers plus any records.",
-            ("response_bytes",),
-            False,
-        ),
-        (
-            "chart-cumulative",
-            "Cumulative fetch bytes (requests + responses)",
-            "request + response bodies so far (B)",
-            "B",
-            "The running total of request and response body bytes: the slope is the rate, and "
-            "the gap between lines is what one variant costs over the other.",
-            ("request_bytes", "response_bytes"),
-            True,
-        ),
-    ]
-    # Group rows once: per_second over the whole table for every trace is quadratic-ish, and a
-    # long run with many brokers has a million rows.
-    groups: dict[tuple[Any, Any], list[Mapping[str, Any]]] = {}
-    for row in rows:
-        groups.setdefault((row.get("variant"), row.get("role")), []).append(row)
-    memo: dict[tuple[str, str, str], list[int]] = {}
+def _fault_overlay(
+    faults: Sequence[FaultMark],
+    scale: float,
+    span_x: float,
+    label_runs: bool,
+    label_variants: bool,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any] | None]:
+    """(shapes, annotations, hover trace) marking faults on a time axis in units of `scale` s.
 
-    def series(variant: str, role: str, field: str) -> list[int]:
-        key = (variant, role, field)
-        if key not in memo:
-            subset = groups.get((variant, role), [])
-            memo[key] = per_second(subset, variant, role, field, seconds.get(variant, 0))
-        return memo[key]
-
-    charts = []
-    for chart_id, title, y_title, unit, caption, fields, cumulative in specs:
-        raw: list[tuple[str, str, list[int]]] = []
-        for variant in variants:
-            for role in roles:
-                total: list[int] = []
-                for field in fields:
-                    values = series(variant, role, field)
-                    if len(values) > len(total):
-                        total += [0] * (len(values) - len(total))
-                    for i, value in enumerate(values):
-                        total[i] += value
-                if any(total):
-                    raw.append((variant, role, _cumulative(total) if cumulative else total))
-        if not raw:
+    A dotted line per fault step; a shaded span while a broker is down (crash to its restart)
+    or a fault is active (fault.inject to the fault.heal of the same fault), or to the end; a ▼
+    at the top of each line whose hover says what happened.
+    """
+    if not faults:
+        return [], [], None
+    shapes: list[dict[str, Any]] = []
+    for fault in faults:
+        x = round(fault.t_s / scale, 6)
+        shapes.append(
+            {
+                "type": "line",
+                "xref": "x",
+                "yref": "paper",
+                "x0": x,
+                "x1": x,
+                "y0": 0,
+                "y1": 1,
+                "layer": "above",
+                "line": {"color": FAULT_COLOR, "width": 1.2, "dash": "dot"},
+            }
+        )
+    down: dict[tuple[str, str, str, int | None], float] = {}
+    for fault in faults:
+        if fault.event in ("broker.crash", "broker.restart"):
+            key = (fault.run, fault.variant, "broker", fault.broker)
+        elif fault.event in ("fault.inject", "fault.heal") and fault.fault is not None:
+            key = (fault.run, fault.variant, "fault", fault.fault)
+        else:
             continue
-        traces, bucket = [], 1
-        for variant, role, values in raw:
-            xs = list(range(len(values)))
-            how: Literal["mean", "last"] = "last" if cumulative else "mean"
-            dxs, dys, size = downsample(xs, values, MAX_POINTS, how)
+        if fault.event in ("broker.crash", "fault.inject"):
+            down.setdefault(key, fault.t_s)
+        elif key in down:
+            shapes.append(_down_span(down.pop(key), fault.t_s, scale))
+    for start in down.values():
+        shapes.append(_down_span(start, span_x * scale, scale))
+
+    def who(fault: FaultMark, brief: bool = False) -> str:
+        head = [fault.run] if label_runs and fault.run else []
+        head += [fault.variant] if fault.variant and (label_variants or not brief) else []
+        return " · ".join(head)
+
+    annotations = []
+    if len(faults) <= MAX_FAULT_LABELS:
+        for fault in faults:
+            annotations.append(
+                {
+                    "text": f"{who(fault, True)}: {fault.short}" if who(fault, True)
+                    else fault.short,
+                    "xref": "x",
+                    "yref": "paper",
+                    "x": round(fault.t_s / scale, 6),
+                    "y": 1,
+                    "xanchor": "left",
+                    "yanchor": "top",
+                    "showarrow": False,
+                    "font": {"size": 10, "color": FAULT_COLOR},
+                    "bgcolor": "rgba(255,255,255,0.8)",
+                }
+            )
+    texts = [
+        f"{fault.label}" + (f" ({who(fault)})" if who(fault) else "") + f" at {fault.t_s:,.3f} s"
+        for fault in faults
+    ]
+    hover = {
+        "type": "scatter",
+        "mode": "markers",
+        "name": "faults",
+        "x": [round(fault.t_s / scale, 6) for fault in faults],
+        "y": [1] * len(faults),
+        "yaxis": "y2",
+        "marker": {"symbol": "triangle-down", "size": 10, "color": FAULT_COLOR},
+        "text": texts,
+        "hovertemplate": "%{text}<extra>fault</extra>",
+    }
+    return shapes, annotations, hover
+
+
+def _down_span(start_s: float, end_s: float, scale: float) -> dict[str, Any]:
+    return {
+        "type": "rect",
+        "xref": "x",
+        "yref": "paper",
+        "x0": round(start_s / scale, 6),
+        "x1": round(end_s / scale, 6),
+        "y0": 0,
+        "y1": 1,
+        "layer": "below",
+        "line": {"width": 0},
+        "fillcolor": "rgba(185, 28, 28, 0.07)",
+    }
+
+
+_TIME_SPECS: tuple[tuple[str, str, str, str, str, tuple[str, ...], bool], ...] = (
+    # (chart id, title, y axis, unit, caption, fields summed, cumulative?)
+    (
+        "chart-request-rate",
+        "Fetch request bytes per second",
+        "request bodies (B/s)",
+        "B/s",
+        "How many bytes of fetch request bodies each variant sends every second, summed over all "
+        "brokers: the steady cost of asking for data.",
+        ("request_bytes",),
+        False,
+    ),
+    (
+        "chart-response-rate",
+        "Fetch response bytes per second",
+        "response bodies (B/s)",
+        "B/s",
+        "How many bytes of fetch response bodies the brokers send back every second, summed over "
+        "all brokers: partition headers plus any records.",
+        ("response_bytes",),
+        False,
+    ),
+    (
+        "chart-cumulative",
+        "Cumulative fetch bytes (requests + responses)",
+        "request + response bodies so far (B)",
+        "B",
+        "The running total of request and response body bytes: the slope is the rate, and the "
+        "gap between lines is what one variant costs over the other.",
+        ("request_bytes", "response_bytes"),
+        True,
+    ),
+)
+
+
+def time_charts(
+    series: Sequence[Series],
+    style: Styler,
+    faults: Sequence[FaultMark] = (),
+    *,
+    label_runs: bool = False,
+) -> list[Chart]:
+    """The three fetch timelines for `series` (drawn in the order given), faults marked on each.
+
+    Charts without any data are left out rather than drawn empty.
+    """
+    if not series:
+        return []
+    span = max(s.span_s for s in series)
+    unit_name, scale = _time_unit(span)
+    roles = {s.role for s in series}
+    buckets = sorted({s.bucket_s for s in series})
+    charts = []
+    for chart_id, title, y_title, unit, caption, fields, cumulative in _TIME_SPECS:
+        traces, levels = [], []
+        for s in series:
+            totals = s.total(fields)
+            if not any(totals):
+                continue
             if cumulative:
-                dxs = [x + 1 for x in dxs]  # the total at the end of that second
-            bucket = max(bucket, size)
-            color = PALETTE[list(variants).index(variant) % len(PALETTE)]
-            traces.append(_line(_trace_name(variant, role, roles), dxs, dys, color, role, unit))
+                running, ys_c = 0, []
+                for value in totals:
+                    running += value
+                    ys_c.append(running)
+                xs = [min((i + 1) * s.bucket_s, s.span_s) / scale for i in range(len(totals))]
+                ys: list[float] = list(ys_c)
+            else:
+                xs = [i * s.bucket_s / scale for i in range(len(totals))]
+                ys = [v / s.covered(i) for i, v in enumerate(totals)]
+                ys = [round(y, 3) for y in ys]
+                levels.append(ys)
+            xs = [round(x, 6) for x in xs]
+            traces.append(_line(style(s.run, s.variant, s.role), xs, ys, unit))
+        if not traces:
+            continue
         # A cumulative line stays linear: its slope is the rate only on a linear axis.
-        log_y = not cumulative and _wants_log(values for _, _, values in raw)
+        log_y = not cumulative and _wants_log(levels)
         notes = []
         if log_y:
-            notes.append("log scale: the variants differ by more than 20×")
-        if bucket > 1 and not cumulative:
-            notes.append(f"each point averages {bucket} s")
+            notes.append("log scale: the lines differ by more than 20×")
+        wide = [b for b in buckets if b > 1]
+        if wide and not cumulative:
+            notes.append("each point averages " + " or ".join(_duration_text(b) for b in wide))
         if len(roles) > 1:
-            notes.append("dashed lines are consumers")
+            notes.append("thinner or dashed lines are consumers" if label_runs else
+                         "dashed lines are consumers")
+        if label_runs:
+            notes.append("line style tells the runs apart, colour the variants")
+        if faults:
+            notes.append("dotted red lines mark faults, hover a ▼ for what happened; shaded spans "
+                         "are faults in force")
         full_caption = caption + (f" ({'; '.join(notes)}.)" if notes else "")
-        layout = _layout(title, "simulated time (s)", y_title, log_y=log_y)
+        layout = _layout(title, f"simulated time ({unit_name})", y_title, log_y=log_y)
+        layout["xaxis"]["hoverformat"] = ",.2f" if scale > 1 else ",.0f"
+        shapes, annotations, hover = _fault_overlay(
+            faults, scale, span / scale, label_runs, len({s.variant for s in series}) > 1
+        )
+        if hover is not None:
+            traces.append(hover)
+            layout["shapes"] = shapes
+            layout["annotations"] = layout["annotations"] + annotations
+            # The ▼ markers sit on a hidden 0..1 axis so they stay at the top at any zoom.
+            layout["yaxis2"] = {
+                "overlaying": "y",
+                "range": [0, 1.04],
+                "visible": False,
+                "fixedrange": True,
+            }
         charts.append(Chart(chart_id, title, full_caption, {"data": traces, "layout": layout}))
     return charts
 
 
-def _size_chart(
-    variants: Sequence[str],
-    roles: Sequence[str],
-    sizes: Sequence[Mapping[str, Any]],
+def size_chart(
+    groups: Sequence[tuple[str, str, str, Mapping[int, int]]],
+    style: Styler,
     kind: str,
+    *,
+    chart_id: str | None = None,
 ) -> Chart | None:
-    """Bars of how many requests (or responses) had each exact body size."""
-    counts: dict[tuple[str, str], dict[int, int]] = {}
-    for row in sizes:
-        if row.get("kind") != kind or row.get("body_bytes") is None:
-            continue
-        key = (row.get("variant"), row.get("role"))
-        if key[0] in variants and key[1] in roles:
-            per = counts.setdefault(key, {})  # type: ignore[arg-type]
-            per[int(row["body_bytes"])] = per.get(int(row["body_bytes"]), 0) + int(row["count"])
-    if not counts:
+    """Bars of how many requests (or responses) had each exact body size.
+
+    `groups` are (run, variant, role, {size: count}) in drawing order.
+    """
+    groups = [g for g in groups if g[3]]
+    if not groups:
         return None
-    distinct = sorted({size for per in counts.values() for size in per})
+    distinct = sorted({size for *_, per in groups for size in per})
     categorical = len(distinct) <= MAX_SIZE_CATEGORIES
     noun = "requests" if kind == "request" else "responses"
     traces = []
-    for variant in variants:
-        for role in roles:
-            found = counts.get((variant, role))
-            if not found:
-                continue
-            per = found
-            color = PALETTE[list(variants).index(variant) % len(PALETTE)]
-            name = _trace_name(variant, role, roles)
-            ordered = sorted(per)
-            trace: dict[str, Any] = {
-                "name": name,
-                "y": [per[s] for s in ordered],
-                "hovertemplate": f"%{{y:,}} {noun} of %{{x}}<extra>{name}</extra>",
-            }
-            if categorical:
+    for run, variant, role, per in groups:
+        look = style(run, variant, role)
+        ordered = sorted(per)
+        trace: dict[str, Any] = {
+            "name": look.name,
+            "y": [per[s] for s in ordered],
+            "hovertemplate": f"%{{y:,}} {noun} of %{{x}}<extra>{look.name}</extra>",
+        }
+        if categorical:
+            # Hatching tells what the dash tells on a line: consumers, or a later run.
+            shape = "/" if role != "follower" and look.dash == "dash" else BAR_PATTERNS.get(
+                look.dash, "")
+            trace.update(
+                type="bar",
+                x=[f"{s:,} B" for s in ordered],
+                marker={"color": look.color} | ({"pattern": {"shape": shape}} if shape else {}),
+            )
+            if len(groups) <= 4:  # more bars than that per size and the counts overlap
                 trace.update(
-                    type="bar",
-                    x=[f"{s:,} B" for s in ordered],
-                    marker={"color": color}
-                    | ({"pattern": {"shape": "/"}} if role != "follower" else {}),
-                    text=[f"{per[s]:,}" for s in ordered],
-                    textposition="outside",
+                    text=[f"{per[s]:,}" for s in ordered], textposition="outside",
                     cliponaxis=False,
                 )
-            else:
-                trace.update(
-                    type="scatter",
-                    mode="markers",
-                    x=ordered,
-                    marker={"color": color, "size": 7, "opacity": 0.8},
-                    hovertemplate=f"%{{y:,}} {noun} of %{{x:,}} B<extra>{name}</extra>",
-                )
-            traces.append(trace)
+        else:
+            trace.update(
+                type="scatter",
+                mode="markers",
+                x=ordered,
+                marker={"color": look.color, "size": 7, "opacity": 0.8},
+                hovertemplate=f"%{{y:,}} {noun} of %{{x:,}} B<extra>{look.name}</extra>",
+            )
+        traces.append(trace)
     title = f"Fetch {kind} body sizes"
-    all_counts = [c for per in counts.values() for c in per.values()]
+    all_counts = [c for *_, per in groups for c in per.values()]
     log_y = max(all_counts) / max(min(all_counts), 1) > 20
     layout = _layout(
         title,
         f"{kind} body size (bytes)",
-        f"number of {noun}",
+        f"{noun} (count)",
         log_y=log_y,
         x_type="category" if categorical else "log",
     )
@@ -335,7 +651,30 @@ def _size_chart(
             else "."
         )
     )
-    return Chart(f"chart-{kind}-sizes", title, caption, {"data": traces, "layout": layout})
+    return Chart(chart_id or f"chart-{kind}-sizes", title, caption,
+                 {"data": traces, "layout": layout})
+
+
+def size_groups(
+    sizes: Iterable[Mapping[str, Any]],
+    variants: Sequence[str],
+    roles: Sequence[str],
+    kind: str,
+    run: str = "",
+) -> list[tuple[str, str, str, dict[int, int]]]:
+    """(run, variant, role, {size: count}) from metrics/fetch_sizes.json rows of one `kind`."""
+    counts: dict[tuple[str, str], dict[int, int]] = {}
+    for row in sizes:
+        if row.get("kind") != kind or not isinstance(row.get("body_bytes"), int | float):
+            continue
+        key = (row.get("variant"), row.get("role"))
+        if key[0] in variants and key[1] in roles:
+            per = counts.setdefault(key, {})  # type: ignore[arg-type]
+            size = int(row["body_bytes"])
+            per[size] = per.get(size, 0) + int(row.get("count") or 0)
+    return [
+        (run, v, r, counts[(v, r)]) for v in variants for r in roles if counts.get((v, r))
+    ]
 
 
 def build_charts(
@@ -345,19 +684,24 @@ def build_charts(
     durations_ms: Mapping[str, int | None],
     *,
     with_consumers: bool,
+    timeline: Sequence[Mapping[str, Any]] | None = None,
+    faults: Sequence[FaultMark] = (),
 ) -> list[Chart]:
-    """All report charts, in page order, for the variants given (in that order).
+    """All charts of a one-run report, in page order, for the variants given (in that order).
 
-    Consumer traces appear (dashed / hatched) only when `with_consumers`; charts without any
-    data are left out rather than drawn empty.
+    Timelines come from `timeline` (metrics/fetch_timeline.json) when given, else from the
+    per-second `timeseries`. Consumer traces appear (dashed / hatched) only when
+    `with_consumers`; charts without any data are left out rather than drawn empty.
     """
     roles = ("follower", "consumer") if with_consumers else ("follower",)
-    seconds = {
-        v: math.ceil(d / 1000) for v, d in durations_ms.items() if isinstance(d, int | float)
-    }
-    charts = _time_charts(variants, roles, timeseries, seconds)
+    if timeline:
+        series = series_from_timeline(timeline, variants, roles, durations_ms)
+    else:
+        series = series_from_seconds(timeseries, variants, roles, durations_ms)
+    style = report_styler(variants, roles)
+    charts = time_charts(series, style, faults)
     for kind in ("request", "response"):
-        chart = _size_chart(variants, roles, sizes, kind)
+        chart = size_chart(size_groups(sizes, variants, roles, kind), style, kind)
         if chart is not None:
             charts.append(chart)
     return charts

@@ -3,19 +3,24 @@
 from __future__ import annotations
 
 import math
+import re
 
 __all__ = [
     "DASH",
     "fmt_bytes",
+    "fmt_change",
     "fmt_int",
     "fmt_number",
     "fmt_rate",
     "fmt_ratio",
     "human_bytes",
+    "keep_units",
+    "relative_change",
 ]
 
 DASH = "—"  # shown for a value that is missing or undefined (no requests, no duration)
 _UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
+_UNIT_GAP = re.compile(r"(?<=\d) (?=(?:[KMGTPE]iB|B)(?:/s)?\b)")
 
 
 def _is_number(value: object) -> bool:
@@ -85,3 +90,41 @@ def fmt_number(value: object) -> str:
     if value is None:
         return DASH
     return str(value)
+
+
+def relative_change(base: object, value: object) -> float | None:
+    """(value - base) / |base|; ±inf when base is 0 and value is not; None when either is not
+    a number."""
+    if not (_is_number(base) and _is_number(value)):
+        return None
+    b, v = float(base), float(value)  # type: ignore[arg-type]
+    if not (math.isfinite(b) and math.isfinite(v)):
+        return None
+    if b == 0:
+        return 0.0 if v == 0 else math.copysign(math.inf, v)
+    return (v - b) / abs(b)
+
+
+def fmt_change(change: float | None) -> str:
+    """A relative change for a comparison: "=", "+3.2 %", "−0.04 %", "×12.5", "new" (from 0).
+
+    Three significant digits, a real minus sign, and a factor instead of a percentage once
+    something grew more than tenfold (+1,150 % reads worse than ×12.5).
+    """
+    if change is None or math.isnan(change):
+        return DASH
+    if change == 0:
+        return "="
+    if math.isinf(change):
+        return "from 0"
+    if change >= 9:
+        return f"×{change + 1:,.1f}"
+    pct = change * 100
+    digits = max(0, 2 - math.floor(math.log10(abs(pct)))) if abs(pct) < 100 else 0
+    text = f"{abs(pct):,.{min(digits, 3)}f}"
+    return f"{'+' if pct > 0 else '−'}{text} %"
+
+
+def keep_units(text: str) -> str:
+    """Glue each number to its unit with a no-break space: "11.7 KiB" never splits on a phone."""
+    return _UNIT_GAP.sub("\u00a0", text)

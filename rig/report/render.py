@@ -6,103 +6,40 @@ missing files and keys: whatever is unknown shows as a dash or "unknown".
 
 from __future__ import annotations
 
-import os
-import re
-import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 import orjson
-from jinja2 import Environment, PackageLoader, StrictUndefined
-from markupsafe import Markup
 
 from rig.report.charts import PALETTE, Chart, build_charts
-from rig.report.format import DASH, fmt_bytes, fmt_int, fmt_number, fmt_rate, fmt_ratio
+from rig.report.format import (
+    DASH,
+    fmt_bytes,
+    fmt_int,
+    fmt_number,
+    fmt_rate,
+    fmt_ratio,
+    keep_units,
+)
+from rig.report.inputs import (
+    RunInputs,
+    dig,
+    expectation_rows,
+    fault_marks,
+    load_inputs,
+    merge,
+    status,
+    variants_of,
+)
+from rig.report.pages import json_for_script, write_page
 
-__all__ = ["RunInputs", "build_context", "load_inputs", "render_report"]
+__all__ = ["RunInputs", "build_context", "cap_text", "load_inputs", "render_report"]
 
-_UNIT_GAP = re.compile(r"(?<=\d) (?=(?:[KMGTPE]iB|B)(?:/s)?\b)")
 MAX_VIOLATIONS_SHOWN = 100  # per variant; the rest is counted, summary.json has them all
-
-
-@dataclass
-class RunInputs:
-    """Everything the report reads from a run directory (each piece may be empty)."""
-
-    run_dir: Path
-    run: dict[str, Any] = field(default_factory=dict)
-    summary: dict[str, Any] = field(default_factory=dict)
-    timeseries: list[dict[str, Any]] = field(default_factory=list)
-    sizes: list[dict[str, Any]] = field(default_factory=list)
-    scenario_text: str | None = None
-    missing: list[str] = field(default_factory=list)
-
-
-def _read_json(path: Path, missing: list[str]) -> Any:
-    try:
-        return orjson.loads(path.read_bytes())
-    except FileNotFoundError:
-        missing.append(path.name)
-        return None
-
-
-def load_inputs(run_dir: Path) -> RunInputs:
-    """Read run.json, summary.json, metrics/*.json and scenario.yaml from `run_dir`."""
-    run_dir = Path(run_dir)
-    found = RunInputs(run_dir=run_dir)
-    run = _read_json(run_dir / "run.json", found.missing)
-    summary = _read_json(run_dir / "summary.json", found.missing)
-    found.run = run if isinstance(run, dict) else {}
-    found.summary = summary if isinstance(summary, dict) else {}
-    for name, attr in (("fetch_timeseries.json", "timeseries"), ("fetch_sizes.json", "sizes")):
-        rows = _read_json(run_dir / "metrics" / name, found.missing)
-        setattr(
-            found, attr, [r for r in rows if isinstance(r, dict)] if isinstance(rows, list) else []
-        )
-    try:
-        found.scenario_text = (run_dir / "scenario.yaml").read_text(encoding="utf-8")
-    except FileNotFoundError:
-        found.missing.append("scenario.yaml")
-    return found
-
-
-def _dig(value: Any, *path: str) -> Any:
-    """value[path[0]][path[1]]…, or None as soon as a key or a dict is missing."""
-    for key in path:
-        if not isinstance(value, Mapping):
-            return None
-        value = value.get(key)
-    return value
-
-
-def _variants(inputs: RunInputs) -> list[str]:
-    """run.json order first, then variants only the summary or the metrics know of."""
-    names: list[str] = list((_dig(inputs.run, "variants") or {}).keys())
-    more = list((_dig(inputs.summary, "variants") or {}).keys())
-    more += sorted(
-        {str(r["variant"]) for r in inputs.timeseries + inputs.sizes if r.get("variant")}
-    )
-    for name in more:
-        if name not in names:
-            names.append(name)
-    return names
-
-
-def _status(ok: Any) -> str:
-    """A three-state result: True → pass, False → fail, anything else → unknown."""
-    return "pass" if ok is True else "fail" if ok is False else "unknown"
-
-
-def _merge(statuses: Sequence[str]) -> str:
-    """Failed beats unknown beats ok (Jepsen's merge-valid); nothing at all is unknown."""
-    if not statuses:
-        return "unknown"
-    if "fail" in statuses:
-        return "fail"
-    return "unknown" if "unknown" in statuses else "pass"
+MAX_EXPECTATIONS_SHOWN = 300  # a fuzzed scenario can state many; summary.json has them all
+MAX_FAULTS_SHOWN = 200  # rows of the fault table; every fault is still marked on the charts
+MAX_SCENARIO_LINES = 2000  # of the resolved scenario shown; scenario.yaml has it all
 
 
 def _requests_cell(stats: Mapping[str, Any]) -> str:
@@ -115,16 +52,11 @@ def _requests_cell(stats: Mapping[str, Any]) -> str:
     return f"{fmt_int(total)} ({fmt_int(full)} full, {fmt_int(incr)} incremental)"
 
 
-def _keep_units(text: str) -> str:
-    """Glue each number to its unit with a no-break space: "11.7 KiB" never splits on a phone."""
-    return _UNIT_GAP.sub("\u00a0", text)
-
-
 def _headline(inputs: RunInputs, variants: list[str], role: str) -> dict[str, Any]:
     """Rows × variant columns for one role, plus the "v6 is 364.6× v7" sentence."""
-    stats = {v: _dig(inputs.summary, "variants", v, "fetch", role) or {} for v in variants}
-    plans = {v: _dig(inputs.run, "variants", v) or {} for v in variants}
-    steady = {v: _dig(stats[v], "request_bytes", "p50") for v in variants}
+    stats = {v: dig(inputs.summary, "variants", v, "fetch", role) or {} for v in variants}
+    plans = {v: dig(inputs.run, "variants", v) or {} for v in variants}
+    steady = {v: dig(stats[v], "request_bytes", "p50") for v in variants}
     known = {v: s for v, s in steady.items() if isinstance(s, int | float) and s > 0}
     smallest = min(known, key=lambda v: known[v]) if known else None
 
@@ -135,11 +67,11 @@ def _headline(inputs: RunInputs, variants: list[str], role: str) -> dict[str, An
         return f"{text} (smallest)" if known[v] == known[smallest] else text
 
     rows: list[tuple[str, str, list[str]]] = [
-        ("Fetch version", "", [fmt_number(_dig(plans[v], "fetch_version")) for v in variants]),
+        ("Fetch version", "", [fmt_number(dig(plans[v], "fetch_version")) for v in variants]),
         (
             "Session strategy",
             "",
-            [str(_dig(plans[v], "strategies", "fetch_session") or DASH) for v in variants],
+            [str(dig(plans[v], "strategies", "fetch_session") or DASH) for v in variants],
         ),
         ("Requests", "", [_requests_cell(stats[v]) for v in variants]),
         (
@@ -151,7 +83,7 @@ def _headline(inputs: RunInputs, variants: list[str], role: str) -> dict[str, An
         (
             "Largest request body",
             "bytes",
-            [fmt_bytes(_dig(stats[v], "request_bytes", "max")) for v in variants],
+            [fmt_bytes(dig(stats[v], "request_bytes", "max")) for v in variants],
         ),
         (
             "Request rate",
@@ -166,12 +98,12 @@ def _headline(inputs: RunInputs, variants: list[str], role: str) -> dict[str, An
         (
             "Total request bytes",
             "body",
-            [fmt_bytes(_dig(stats[v], "request_bytes", "total")) for v in variants],
+            [fmt_bytes(dig(stats[v], "request_bytes", "total")) for v in variants],
         ),
         (
             "Total response bytes",
             "body",
-            [fmt_bytes(_dig(stats[v], "response_bytes", "total")) for v in variants],
+            [fmt_bytes(dig(stats[v], "response_bytes", "total")) for v in variants],
         ),
         ("Steady request size vs the smallest", "", [ratio(v) for v in variants]),
     ]
@@ -187,11 +119,19 @@ def _headline(inputs: RunInputs, variants: list[str], role: str) -> dict[str, An
     return {
         "role": role,
         "rows": [
-            {"label": label, "unit": unit, "cells": [_keep_units(c) for c in cells]}
+            {"label": label, "unit": unit, "cells": [keep_units(c) for c in cells]}
             for label, unit, cells in rows
         ],
         "ratio_sentence": sentence,
     }
+
+
+def cap_text(text: str | None, max_lines: int) -> tuple[str | None, int, int]:
+    """(the first `max_lines` lines of text, lines shown, lines in all)."""
+    if text is None:
+        return None, 0, 0
+    lines = text.splitlines(keepends=True)
+    return "".join(lines[:max_lines]), min(len(lines), max_lines), len(lines)
 
 
 def _violation_text(violation: Any) -> str:
@@ -205,129 +145,132 @@ def _violation_text(violation: Any) -> str:
 
 
 def _checks(inputs: RunInputs, variants: list[str]) -> list[dict[str, Any]]:
+    """One row per variant: the merged verdict, each checker's own verdict, the violations."""
     out = []
     for v in variants:
-        checks = _dig(inputs.summary, "variants", v, "checks")
-        violations = _dig(checks, "violations")
+        checks = dig(inputs.summary, "variants", v, "checks")
+        violations = dig(checks, "violations")
         violations = violations if isinstance(violations, list) else []
+        checkers = dig(checks, "checks")
         out.append(
             {
                 "variant": v,
-                "status": _status(_dig(checks, "ok")),
+                "status": status(dig(checks, "ok")),
                 "count": len(violations),
                 "shown": [_violation_text(x) for x in violations[:MAX_VIOLATIONS_SHOWN]],
+                "checkers": [
+                    {
+                        "name": str(name),
+                        "status": status({"ok": True, "failed": False}.get(
+                            str(dig(info, "status")))),
+                        "note": str(dig(info, "note") or ""),
+                    }
+                    for name, info in (checkers.items() if isinstance(checkers, Mapping) else [])
+                ],
             }
         )
     return out
 
 
 def _expectations(inputs: RunInputs) -> list[dict[str, str]]:
-    raw = inputs.summary.get("expectations")
+    return [
+        {**row, "value": fmt_number(row["value"])}
+        for row in expectation_rows(inputs.summary)
+    ]
+
+
+def _has_consumers(inputs: RunInputs, variants: list[str]) -> bool:
+    if any(
+        (dig(inputs.summary, "variants", v, "fetch", "consumer", "requests") or 0) > 0
+        for v in variants
+    ):
+        return True
+    return any(
+        r.get("role") == "consumer" and (r.get("requests") or 0) > 0
+        for r in inputs.timeseries + inputs.timeline
+    )
+
+
+def _faults(inputs: RunInputs, variants: Sequence[str]) -> list[dict[str, str]]:
+    """The fault table: time, variant, what happened (capped; the charts mark all of them)."""
     rows = []
-    for item in raw if isinstance(raw, list) else []:
-        if not isinstance(item, Mapping):
-            continue
+    for mark in fault_marks(inputs, variants)[:MAX_FAULTS_SHOWN]:
         rows.append(
             {
-                "expect": str(item.get("expect", DASH)),
-                "value": fmt_number(item.get("value")),
-                "status": _status(item.get("ok")),
+                "t": f"{mark.t_s:,.3f}",
+                "variant": mark.variant or DASH,
+                "event": mark.event,
+                "label": mark.label,
             }
         )
     return rows
 
 
-def _has_consumers(inputs: RunInputs, variants: list[str]) -> bool:
-    if any(
-        (_dig(inputs.summary, "variants", v, "fetch", "consumer", "requests") or 0) > 0
-        for v in variants
-    ):
-        return True
-    return any(
-        r.get("role") == "consumer" and (r.get("requests") or 0) > 0 for r in inputs.timeseries
-    )
-
-
-def _json_for_script(value: Any) -> Markup:
-    """JSON safe inside <script type="application/json">: no "</script>", no "<!--"."""
-    data = orjson.dumps(value)
-    for raw, escaped in ((b"<", b"\\u003c"), (b">", b"\\u003e"), (b"&", b"\\u0026")):
-        data = data.replace(raw, escaped)
-    return Markup(data.decode("utf-8"))
+def reproduce_block(inputs: RunInputs) -> dict[str, str]:
+    """The exact command, rig version, seed and scenario hash of a run, as display strings."""
+    run, summary = inputs.run, inputs.summary
+    seed = run.get("seed", summary.get("seed"))
+    return {
+        "command": str(run.get("command") or ""),
+        "rig_version": str(run.get("rig_version") or summary.get("rig_version") or DASH),
+        "seed": DASH if seed is None else str(seed),
+        "scenario_sha256": str(
+            run.get("scenario_sha256") or summary.get("scenario_sha256") or DASH
+        ),
+    }
 
 
 def build_context(inputs: RunInputs) -> dict[str, Any]:
     """The template's variables, all plain strings, lists and dicts (formatting done here)."""
     run, summary = inputs.run, inputs.summary
-    variants = _variants(inputs)
+    variants = variants_of(inputs)
     with_consumers = _has_consumers(inputs, variants)
     roles = ["follower", "consumer"] if with_consumers else ["follower"]
-    durations = {v: _dig(run, "variants", v, "duration_ms") for v in variants}
+    durations = {v: dig(run, "variants", v, "duration_ms") for v in variants}
+    marks = fault_marks(inputs, variants)
     charts: list[Chart] = build_charts(
-        variants, inputs.timeseries, inputs.sizes, durations, with_consumers=with_consumers
+        variants,
+        inputs.timeseries,
+        inputs.sizes,
+        durations,
+        with_consumers=with_consumers,
+        timeline=inputs.timeline or None,
+        faults=marks,
     )
     expectations = _expectations(inputs)
     checks = _checks(inputs, variants)
     statuses = [e["status"] for e in expectations] + [c["status"] for c in checks]
-    seed = run.get("seed", summary.get("seed"))
+    scenario_text, shown, total = cap_text(inputs.scenario_text, MAX_SCENARIO_LINES)
     return {
+        "page": "report",
         "title": str(run.get("scenario") or summary.get("scenario") or inputs.run_dir.name),
         "description": str(run.get("description") or ""),
-        "reproduce": {
-            "command": str(run.get("command") or ""),
-            "rig_version": str(run.get("rig_version") or summary.get("rig_version") or DASH),
-            "seed": DASH if seed is None else str(seed),
-            "scenario_sha256": str(run.get("scenario_sha256") or DASH),
-        },
+        "reproduce": reproduce_block(inputs),
         "variants": variants,
         "headlines": [_headline(inputs, variants, role) for role in roles],
-        "expectations": expectations,
+        "expectations": expectations[:MAX_EXPECTATIONS_SHOWN],
+        "expectations_hidden": max(0, len(expectations) - MAX_EXPECTATIONS_SHOWN),
         "checks": checks,
-        "overall": _merge(statuses),
+        "overall": merge(statuses),
         "counts": {s: statuses.count(s) for s in ("pass", "fail", "unknown")},
         "charts": charts,
-        "figures_json": _json_for_script({c.id: c.figure for c in charts}),
-        "scenario_text": inputs.scenario_text,
+        "figures_json": json_for_script({c.id: c.figure for c in charts}),
+        "faults": _faults(inputs, variants),
+        "faults_total": len(marks),
+        "scenario_text": scenario_text,
+        "scenario_lines": {"shown": shown, "total": total},
         "missing": inputs.missing,
         "palette": PALETTE,
+        "rig_version": reproduce_block(inputs)["rig_version"],
     }
 
 
-@cache
-def _environment() -> Environment:
-    return Environment(
-        loader=PackageLoader("rig.report", "templates"),
-        autoescape=True,  # always: scenario names and descriptions are user text
-        undefined=StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-    )
-
-
-@cache
-def _plotly_js() -> Markup:
-    from plotly.offline import get_plotlyjs
-
-    js = get_plotlyjs()
-    # Inlined in a <script>: a literal "</script" would end it early (plotly.js has none today).
-    return Markup(js.replace("</script", "<\\/script"))
-
-
 def render_report(run_dir: Path, out: Path | None = None) -> Path:
-    """Write the report for `run_dir` to `out` (default RUN_DIR/report.html); return its path."""
+    """Write the report for `run_dir` to `out` (default RUN_DIR/report.html); return its path.
+
+    Refuses to overwrite a file that rig did not write.
+    """
     run_dir = Path(run_dir)
     out = Path(out) if out is not None else run_dir / "report.html"
     context = build_context(load_inputs(run_dir))
-    html = _environment().get_template("report.html.j2").render(**context, plotly_js=_plotly_js())
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(html)
-        os.chmod(tmp, 0o644)  # mkstemp makes 0600; the file is meant to be shared
-        os.replace(tmp, out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return out
+    return write_page("report.html.j2", context, out, charts=True)

@@ -7,6 +7,12 @@ broker and then 33-byte incremental ones. Written by hand, no Spark involved.
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -140,8 +146,25 @@ def _series(variant: str, consumers: bool) -> tuple[list[dict], list[dict], dict
     return rows, sizes, {"follower": follower, "consumer": consumer}
 
 
-def write_report_run(root: Path, *, consumers: bool = False) -> Path:
-    """Write a complete synthetic run directory under `root` and return it."""
+FAULTS = [
+    {"variant": "v7", "t_ms": 60_000.0, "seq": 900, "event": "broker.crash", "broker": 1,
+     "label": "broker 1 crashed", "short": "b1 crash", "details": {"broker": 1}},
+    {"variant": "v7", "t_ms": 90_500.0, "seq": 1200, "event": "broker.restart", "broker": 1,
+     "label": "broker 1 restarted", "short": "b1 restart", "details": {"broker": 1}},
+    {"variant": "v6", "t_ms": 200_000.0, "seq": 5000, "event": "fault.network_partition",
+     "broker": None, "label": "network partition <i>(brokers 0, 1)</i>",
+     "short": "network partition", "details": {"brokers": [0, 1]}},
+]
+
+
+def write_report_run(
+    root: Path, *, consumers: bool = False, faults: bool = False, timeline: bool = False
+) -> Path:
+    """Write a complete synthetic run directory under `root` and return it.
+
+    `faults` adds metrics/faults.json (a crash and restart in v7, a partition in v6);
+    `timeline` adds the coarse metrics/fetch_timeline.json the analysis writes today.
+    """
     root.mkdir(parents=True, exist_ok=True)
     timeseries, sizes, variants = [], [], {}
     for variant in ("v6", "v7"):
@@ -191,6 +214,14 @@ def write_report_run(root: Path, *, consumers: bool = False) -> Path:
     (root / "summary.json").write_bytes(orjson.dumps(summary))
     (root / "metrics" / "fetch_timeseries.json").write_bytes(orjson.dumps(timeseries))
     (root / "metrics" / "fetch_sizes.json").write_bytes(orjson.dumps(sizes))
+    if faults:
+        (root / "metrics" / "faults.json").write_bytes(orjson.dumps(FAULTS))
+    if timeline:
+        from rig.analysis.timeline import fetch_timeline
+
+        durations = {v: DURATION_S * 1000 for v in ("v6", "v7")}
+        rows = fetch_timeline(timeseries, durations, ["v6", "v7"])
+        (root / "metrics" / "fetch_timeline.json").write_bytes(orjson.dumps(rows))
     (root / "scenario.yaml").write_text(
         'name: idle-fetch\ndescription: "</pre><script>alert(2)</script>"\n'
         "brokers: 2\ntopics:\n  - name: test\n    partitions: 1000\n    replication_factor: 2\n",
@@ -207,3 +238,170 @@ def report_run(tmp_path: Path) -> Path:
 @pytest.fixture
 def report_run_with_consumers(tmp_path: Path) -> Path:
     return write_report_run(tmp_path / "run-consumers", consumers=True)
+
+
+@pytest.fixture
+def report_run_with_faults(tmp_path: Path) -> Path:
+    return write_report_run(tmp_path / "run-faults", faults=True, timeline=True)
+
+
+# Headless Chromium for the browser tests ------------------------------------------------------
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+WIDTH, HEIGHT = 1280, 1600
+
+_CHART_STATE = """
+return Array.from(document.querySelectorAll('[data-chart]')).map(function (el) {
+  var svg = el.querySelector('svg.main-svg');
+  var box = svg ? svg.getBoundingClientRect() : {width: 0, height: 0};
+  var traces = el.querySelectorAll('.main-svg .trace');
+  var points = (el.data || []).map(function (t) { return (t.y || []).length; });
+  var xtitle = (el.querySelector('.xtitle') || {}).textContent || '';
+  var ytitle = (el.querySelector('.ytitle') || {}).textContent || '';
+  var caption = (el.parentNode.querySelector('figcaption') || {}).textContent || '';
+  return {id: el.id, svg: el.querySelectorAll('.main-svg').length, width: box.width,
+          height: box.height, traces: traces.length, points: points, xtitle: xtitle,
+          ytitle: ytitle, caption: caption,
+          title: (el.querySelector('.gtitle') || {}).textContent || '',
+          shapes: el.querySelectorAll('.shapelayer path').length};
+});
+"""
+
+
+def need(what: str) -> None:
+    """Skip on a developer machine, but fail in CI: CI must never skip silently."""
+    message = f"{what} is not installed (Debian: apt-get install chromium chromium-driver)"
+    if os.environ.get("CI"):
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+def screenshot_dir(tmp_path: Path) -> Path:
+    """RIG_SCREENSHOT_DIR when set (CI uploads it), else the test's temp folder."""
+    shots = Path(os.environ.get("RIG_SCREENSHOT_DIR") or tmp_path)
+    shots.mkdir(parents=True, exist_ok=True)
+    return shots
+
+
+class Browser:
+    """A Chromium session with the checks every page gets: charts, console, network."""
+
+    def __init__(self, driver: Any):
+        self.driver = driver
+        self.url = ""
+        self.width = WIDTH
+
+    def _metrics(self, height: int) -> None:
+        # Device metrics rather than the window size: a window cannot be phone-narrow.
+        self.driver.execute_cdp_cmd(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": self.width, "height": height, "deviceScaleFactor": 1,
+             "mobile": self.width < 700},
+        )
+
+    def open(self, page: Path, *, width: int = WIDTH, print_media: bool = False) -> list[dict]:
+        """Load `page` (logs of earlier pages dropped); return each chart's state once drawn."""
+        self.driver.get_log("performance")
+        self.driver.get_log("browser")
+        self.driver.execute_cdp_cmd(
+            "Emulation.setEmulatedMedia", {"media": "print" if print_media else ""}
+        )
+        self.width = width
+        self._metrics(HEIGHT)
+        self.url = page.resolve().as_uri()
+        self.driver.get(self.url)
+        return self.wait_for_charts()
+
+    def wait_for_charts(self, timeout_s: float = 30.0) -> list[dict]:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            state = self.driver.execute_script(_CHART_STATE)
+            drawn = all(c["svg"] and c["traces"] for c in state)
+            printed = self.driver.execute_script(
+                "return document.querySelectorAll('img.print-plot').length"
+            )
+            if drawn and printed == len(state):
+                return state
+            if time.monotonic() > deadline:
+                return state
+            time.sleep(0.2)
+
+    def requests(self) -> list[str]:
+        """Every URL the page asked for since it was opened (CDP Network events)."""
+        urls = []
+        for entry in self.driver.get_log("performance"):
+            message = json.loads(entry["message"])["message"]
+            if message.get("method") == "Network.requestWillBeSent":
+                urls.append(message["params"]["request"]["url"])
+        return urls
+
+    def network_requests(self) -> list[str]:
+        """Requests other than the page itself; data: URLs are inline bytes, not network."""
+        return [u for u in self.requests() if u != self.url and not u.startswith("data:")]
+
+    def console_errors(self) -> list[dict]:
+        return [e for e in self.driver.get_log("browser") if e.get("level") == "SEVERE"]
+
+    def screenshot(self, path: Path) -> Path:
+        """The whole page, however long."""
+        height = self.driver.execute_script("return document.documentElement.scrollHeight")
+        self._metrics(int(height))
+        try:
+            time.sleep(0.3)
+            assert self.driver.save_screenshot(str(path))
+        finally:
+            self._metrics(HEIGHT)
+        return path
+
+
+@pytest.fixture(scope="module")
+def chromium() -> Iterator[Browser]:
+    """One headless Chromium per test module (starting one costs a second or two)."""
+    binary = CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium")
+    driver_path = CHROMEDRIVER if Path(CHROMEDRIVER).exists() else shutil.which("chromedriver")
+    if not binary:
+        need("chromium")
+    if not driver_path:
+        need("chromedriver")
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:
+        need("selenium")
+
+    profile = tempfile.mkdtemp(prefix="rig-chromium-")
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(binary)
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        "--hide-scrollbars",
+        f"--user-data-dir={profile}",
+        f"--window-size={WIDTH},{HEIGHT}",
+    ):
+        options.add_argument(arg)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
+    options.add_experimental_option("perfLoggingPrefs", {"enableNetwork": True})
+    driver = webdriver.Chrome(service=Service(str(driver_path)), options=options)
+    try:
+        yield Browser(driver)
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    """The process-wide session the analysis and the Parquet export reuse; started once."""
+    from rig.analysis.spark import get_spark, stop_spark
+
+    session = get_spark()
+    yield session
+    stop_spark()

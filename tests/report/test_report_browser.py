@@ -1,119 +1,158 @@
-"""The report in real headless Chromium: every chart renders, the console stays clean."""
+"""Report, comparison and index pages in real headless Chromium: every chart renders, the console
+stays clean, nothing is fetched from the network, hostile text stays text, print and phone work.
+"""
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
-import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from rig.report import render_report
+from rig.report import render_comparison, render_index, render_report
+from tests.report.conftest import HOSTILE, screenshot_dir, write_report_run
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMEDRIVER = "/usr/bin/chromedriver"
-WIDTH, HEIGHT = 1280, 2400
 
-
-def _need(what: str) -> None:
-    """Skip on a developer machine, but fail in CI: CI must never skip silently."""
-    message = f"{what} is not installed (Debian: apt-get install chromium chromium-driver)"
-    if os.environ.get("CI"):
-        pytest.fail(message)
-    pytest.skip(message)
-
-
-@pytest.fixture
-def browser() -> Iterator[Any]:
-    if not (Path(CHROMIUM).exists() or shutil.which("chromium")):
-        _need("chromium")
-    if not (Path(CHROMEDRIVER).exists() or shutil.which("chromedriver")):
-        _need("chromedriver")
-    try:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.service import Service
-    except ImportError:
-        _need("selenium")
-
-    profile = tempfile.mkdtemp(prefix="rig-chromium-")
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium")
-    for arg in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-dev-shm-usage",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-        f"--user-data-dir={profile}",
-        f"--window-size={WIDTH},{HEIGHT}",
-    ):
-        options.add_argument(arg)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver_path = CHROMEDRIVER if Path(CHROMEDRIVER).exists() else shutil.which("chromedriver")
-    driver = webdriver.Chrome(service=Service(driver_path), options=options)
-    try:
-        driver.set_window_size(WIDTH, HEIGHT)
-        yield driver
-    finally:
-        driver.quit()
-        shutil.rmtree(profile, ignore_errors=True)
-
-
-_CHART_STATE = """
-return Array.from(document.querySelectorAll('[data-chart]')).map(function (el) {
-  var traces = el.querySelectorAll('.main-svg .trace');
-  var points = (el.data || []).map(function (t) { return (t.y || []).length; });
-  return {id: el.id, svg: el.querySelectorAll('.main-svg').length, traces: traces.length,
-          points: points, title: (el.querySelector('.gtitle') || {}).textContent || ''};
-});
-"""
-
-
-def _wait_for_charts(driver: Any, timeout_s: float = 30.0) -> list[dict[str, Any]]:
-    deadline = time.monotonic() + timeout_s
-    while True:
-        state = driver.execute_script(_CHART_STATE)
-        if state and all(c["svg"] and c["traces"] for c in state):
-            return state
-        if time.monotonic() > deadline:
-            return state
-        time.sleep(0.2)
-
-
-def test_every_chart_renders_without_console_errors(
-    browser: Any, report_run_with_consumers: Path, tmp_path: Path
-) -> None:
-    page = render_report(report_run_with_consumers)
-    browser.get(page.resolve().as_uri())
-    state = _wait_for_charts(browser)
-
-    assert len(state) == 5, state
+def _check_charts(state: list[dict[str, Any]], count: int) -> None:
+    assert len(state) == count, state
     for chart in state:
-        assert chart["svg"] >= 1, chart
+        assert chart["svg"] >= 1 and chart["width"] > 200 and chart["height"] > 200, chart
         assert chart["traces"] >= 1, chart
         assert chart["points"] and all(n > 0 for n in chart["points"]), chart
         assert "SIMULATED" in chart["title"], chart
-    assert browser.find_element("css selector", ".sim-tag").text == "SIMULATED"
+        assert chart["xtitle"] and chart["ytitle"], chart  # every axis says what and in what
+        assert "(" in chart["xtitle"] and "(" in chart["ytitle"], chart  # … unit
+        assert chart["caption"].startswith("What this shows:"), chart
 
-    severe = [e for e in browser.get_log("browser") if e.get("level") == "SEVERE"]
-    assert severe == []
 
-    shots = Path(os.environ.get("RIG_SCREENSHOT_DIR") or tmp_path)
-    shots.mkdir(parents=True, exist_ok=True)
-    shot = shots / "report.png"
-    assert browser.save_screenshot(str(shot))
-    assert shot.stat().st_size > 10_000
-    # And the whole page, for a person reviewing the layout.
-    height = browser.execute_script("return document.documentElement.scrollHeight")
-    browser.set_window_size(WIDTH, max(HEIGHT, int(height)))
-    _wait_for_charts(browser)
-    assert browser.save_screenshot(str(shots / "report-full.png"))
+def _no_sideways_scroll(browser: Any) -> None:
+    """Nothing pushes the page sideways on a phone; wide tables scroll inside their box."""
+    assert browser.driver.execute_script(
+        "return document.documentElement.scrollWidth - window.innerWidth"
+    ) <= 1
+
+
+def _clean(browser: Any) -> None:
+    assert browser.console_errors() == []
+    assert browser.network_requests() == []
+
+
+def test_the_harness_sees_console_errors_and_network_requests(
+    chromium: Any, tmp_path: Path
+) -> None:
+    """The two checks below can fail: a page that logs an error and fetches an image."""
+    page = tmp_path / "bad.html"
+    page.write_text(
+        "<!DOCTYPE html><title>bad</title><img src='http://127.0.0.1:9/x.png'>"
+        "<script>console.error('boom')</script>",
+        encoding="utf-8",
+    )
+    chromium.open(page)
+    assert any("boom" in e["message"] for e in chromium.console_errors())
+    assert "http://127.0.0.1:9/x.png" in chromium.network_requests()
+
+
+def test_report_renders_offline_with_fault_markers(
+    chromium: Any, report_run_with_faults: Path, tmp_path: Path
+) -> None:
+    page = render_report(report_run_with_faults)
+    state = chromium.open(page)
+    _check_charts(state, 5)
+    timelines = [c for c in state if c["id"] in
+                 ("chart-request-rate", "chart-response-rate", "chart-cumulative")]
+    assert len(timelines) == 3 and all(c["shapes"] >= 3 for c in timelines), timelines
+    driver = chromium.driver
+    assert driver.find_element("css selector", ".sim-tag").text == "SIMULATED"
+    # The hostile description is shown as text and ran nothing.
+    assert HOSTILE in driver.find_element("css selector", ".description").text
+    assert driver.execute_script("return document.querySelectorAll('script').length") == 3
+    assert "<i>" in driver.find_element("css selector", "#faults").text
+    _clean(chromium)
+    shots = screenshot_dir(tmp_path)
+    assert chromium.screenshot(shots / "report-full.png").stat().st_size > 50_000
+
+
+def test_report_on_a_phone_and_in_print(
+    chromium: Any, report_run_with_faults: Path, tmp_path: Path
+) -> None:
+    page = render_report(report_run_with_faults)
+    state = chromium.open(page, width=390)
+    _check_charts(state, 5)
+    _no_sideways_scroll(chromium)
+    shots = screenshot_dir(tmp_path)
+    chromium.screenshot(shots / "report-narrow.png")
+    _clean(chromium)
+
+    chromium.open(page, width=760, print_media=True)
+    printed = chromium.driver.execute_script(
+        "return Array.from(document.querySelectorAll('img.print-plot')).map("
+        "function (i) { var r = i.getBoundingClientRect(); return [r.width, r.height]; })"
+    )
+    assert len(printed) == 5 and all(700 <= w <= 760 and h > 200 for w, h in printed), printed
+    live = chromium.driver.execute_script(
+        "return Array.from(document.querySelectorAll('.plot')).filter("
+        "function (p) { return p.offsetParent !== null; }).length"
+    )
+    assert live == 0  # the live charts give way to the vector copies that fit the paper
+    chromium.screenshot(shots / "report-print.png")
+    pdf = chromium.driver.execute_cdp_cmd(
+        "Page.printToPDF", {"printBackground": True, "paperWidth": 8.27, "paperHeight": 11.69}
+    )
+    assert len(pdf["data"]) > 10_000
+
+
+def test_comparison_renders_offline(
+    chromium: Any, report_run_with_faults: Path, tmp_path: Path
+) -> None:
+    other = write_report_run(tmp_path / "seed-8", consumers=True)
+    scenario = other / "scenario.yaml"
+    scenario.write_text(scenario.read_text() + "seed: 8  # <script>alert(9)</script>\n")
+    out = render_comparison([report_run_with_faults, other], tmp_path / "cmp" / "c.html")
+    state = chromium.open(out)
+    _check_charts(state, 4)
+    driver = chromium.driver
+    assert HOSTILE in driver.find_element("css selector", ".description").text
+    diff = driver.find_element("css selector", "pre.diff").text
+    assert "+seed: 8  # <script>alert(9)</script>" in diff  # shown as text, never run
+    assert driver.execute_script("return document.querySelectorAll('script').length") == 3
+    assert driver.find_elements("css selector", "td.changed")
+    _clean(chromium)
+    shots = screenshot_dir(tmp_path)
+    chromium.screenshot(shots / "compare-full.png")
+    _check_charts(chromium.open(out, width=390), 4)
+    _no_sideways_scroll(chromium)
+    chromium.screenshot(shots / "compare-narrow.png")
+    _clean(chromium)
+
+
+def test_index_renders_offline_and_links_work(
+    chromium: Any, report_run_with_faults: Path, tmp_path: Path
+) -> None:
+    runs = tmp_path / "matrix"
+    first = write_report_run(runs / "idle-fetch")
+    second = write_report_run(runs / "idle-fetch-consumers", consumers=True)
+    for run in (first, second):
+        render_report(run)
+    out = render_index([first, second], runs / "index.html")
+    state = chromium.open(out)
+    assert state == []  # no charts on the index: it opens at once
+    driver = chromium.driver
+    text = driver.find_element("tag name", "body").text
+    assert HOSTILE in text
+    assert driver.execute_script("return document.querySelectorAll('script').length") == 0
+    links = driver.execute_script(
+        "return Array.from(document.querySelectorAll('a[href$=\"report.html\"]'))"
+        ".map(function (a) { return a.href; })"
+    )
+    assert links and all(link.startswith("file://") for link in links)
+    _clean(chromium)
+    shots = screenshot_dir(tmp_path)
+    chromium.screenshot(shots / "index-full.png")
+    chromium.open(out, width=390)
+    _no_sideways_scroll(chromium)
+    chromium.screenshot(shots / "index-narrow.png")
+    driver.get(links[0])  # a link from the index opens that run's report
+    assert chromium.wait_for_charts()
+    assert "idle-fetch" in driver.title

@@ -124,7 +124,7 @@ def test_build_charts_downsamples_long_runs() -> None:
     for chart in charts:
         for trace in chart.figure["data"]:
             assert len(trace["x"]) <= MAX_POINTS
-    assert "averages 6 s" in charts[0].caption
+    assert "averages 10 s" in charts[0].caption  # 3 h in "nice" 10 s buckets
     assert charts[2].figure["data"][0]["y"][-1] == 150 * seconds
 
 
@@ -152,3 +152,55 @@ def test_many_distinct_sizes_use_a_log_size_axis() -> None:
     assert [c.id for c in charts] == ["chart-response-sizes"]
     assert charts[0].figure["layout"]["xaxis"]["type"] == "log"
     assert charts[0].figure["data"][0]["type"] == "scatter"
+
+
+def test_fault_markers_on_every_timeline_and_only_there(report_run_with_faults: Path) -> None:
+    from rig.report.inputs import fault_marks, load_inputs
+
+    inputs = load_inputs(report_run_with_faults)
+    marks = fault_marks(inputs, ["v6", "v7"])
+    assert [m.short for m in marks] == ["b1 crash", "b1 restart", "network partition"]
+    charts = build_charts(["v6", "v7"], [], inputs.sizes, {"v6": 300_000, "v7": 300_000},
+                          with_consumers=False, timeline=inputs.timeline, faults=marks)
+    by_id = {c.id: c for c in charts}
+    for chart_id in ("chart-request-rate", "chart-response-rate", "chart-cumulative"):
+        layout = by_id[chart_id].figure["layout"]
+        lines = [s for s in layout["shapes"] if s["type"] == "line"]
+        assert [s["x0"] for s in lines] == [60.0, 90.5, 200.0]
+        spans = [s for s in layout["shapes"] if s["type"] == "rect"]
+        assert [(s["x0"], s["x1"]) for s in spans] == [(60.0, 90.5)]  # broker 1 down
+        hover = by_id[chart_id].figure["data"][-1]
+        assert hover["name"] == "faults" and hover["yaxis"] == "y2"
+        assert hover["text"][0] == "broker 1 crashed (v7) at 60.000 s"
+        labels = [a["text"] for a in layout["annotations"] if a["text"] != "SIMULATED"]
+        assert labels == ["v7: b1 crash", "v7: b1 restart", "v6: network partition"]
+        assert "dotted red lines mark faults" in by_id[chart_id].caption
+    assert "shapes" not in by_id["chart-request-sizes"].figure["layout"]
+
+
+def test_timeline_and_per_second_tables_draw_the_same(report_run_with_faults: Path) -> None:
+    from rig.report.inputs import load_inputs
+
+    inputs = load_inputs(report_run_with_faults)
+    assert inputs.timeline and not inputs.timeseries  # the big table is not even read
+    timeseries, sizes = _load(report_run_with_faults)
+    durations = {"v6": 300_000, "v7": 300_000}
+    a = build_charts(["v6", "v7"], [], sizes, durations, with_consumers=False,
+                     timeline=inputs.timeline)
+    b = build_charts(["v6", "v7"], timeseries, sizes, durations, with_consumers=False)
+    assert [c.figure for c in a] == [c.figure for c in b]
+
+
+def test_long_runs_use_minutes_or_hours_and_bucket_means() -> None:
+    rows = [{"variant": "a", "role": "follower", "second": s, "request_bytes": 60 if s % 2 else 0}
+            for s in range(4 * 3600)]
+    charts = build_charts(["a"], rows, [], {"a": 4 * 3600 * 1000}, with_consumers=False)
+    rate = charts[0].figure
+    assert rate["layout"]["xaxis"]["title"]["text"] == "simulated time (min)"
+    assert rate["data"][0]["x"][1] == pytest.approx(10 / 60, abs=1e-6)  # 10 s buckets, in min
+    assert set(rate["data"][0]["y"]) == {30.0}  # the mean of 0 and 60 B/s
+    day = [{"variant": "a", "role": "follower", "second": s, "request_bytes": 1}
+           for s in range(0, 2 * 86_400, 600)]
+    charts = build_charts(["a"], day, [], {"a": 2 * 86_400_000}, with_consumers=False)
+    assert charts[0].figure["layout"]["xaxis"]["title"]["text"] == "simulated time (h)"
+    assert len(charts[0].figure["data"][0]["x"]) <= MAX_POINTS

@@ -154,3 +154,70 @@ def test_render_never_imports_pyspark(report_run: Path) -> None:
         "assert 'pyspark' not in sys.modules and 'rig.analysis' not in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).parents[2])
+
+
+def test_fault_table_and_markers(report_run_with_faults: Path) -> None:
+    page = _page(render_report(report_run_with_faults))
+    body = _without_plotly(page)
+    assert 'id="faults"' in body
+    assert "network partition &lt;i&gt;(brokers 0, 1)&lt;/i&gt;" in body  # escaped
+    figures = _figures(page)
+    assert all("shapes" in figures[c]["layout"] for c in
+               ("chart-request-rate", "chart-response-rate", "chart-cumulative"))
+
+
+def test_no_fault_section_without_faults(report_run: Path) -> None:
+    assert 'id="faults"' not in _without_plotly(_page(render_report(report_run)))
+
+
+def test_every_chart_says_what_it_shows(report_run_with_faults: Path) -> None:
+    body = _without_plotly(_page(render_report(report_run_with_faults)))
+    figures = body.count('<figure class="chart"')
+    assert figures == 5
+    assert body.count("<figcaption><strong>What this shows:</strong>") == figures
+
+
+def test_long_scenarios_and_many_expectations_are_capped(report_run: Path) -> None:
+    from rig.report.render import MAX_EXPECTATIONS_SHOWN, MAX_SCENARIO_LINES
+
+    (report_run / "scenario.yaml").write_text(
+        "".join(f"line{i}: x\n" for i in range(MAX_SCENARIO_LINES + 500)), encoding="utf-8")
+    summary = orjson.loads((report_run / "summary.json").read_bytes())
+    summary["expectations"] = [{"expect": f"e{i}", "value": i, "ok": True}
+                               for i in range(MAX_EXPECTATIONS_SHOWN + 7)]
+    (report_run / "summary.json").write_bytes(orjson.dumps(summary))
+    body = _without_plotly(_page(render_report(report_run)))
+    assert f"line{MAX_SCENARIO_LINES - 1}: x" in body
+    assert f"line{MAX_SCENARIO_LINES}: x" not in body
+    assert f"The first {MAX_SCENARIO_LINES} of {MAX_SCENARIO_LINES + 500} lines" in body
+    assert "and 7 more in summary.json" in body
+
+
+def test_a_million_row_run_renders_fast(tmp_path: Path) -> None:
+    """A long run: the coarse timeline keeps the page small whatever the per-second table."""
+    import time
+
+    from rig.analysis.timeline import fetch_timeline
+    from tests.report.conftest import write_report_run
+
+    run = write_report_run(tmp_path / "long")
+    seconds = 86_400
+    rows = [{"variant": v, "role": "follower", "broker": b, "second": s, "requests": 2,
+             "responses": 2, "request_bytes": 66 if v == "v7" else 24_062,
+             "response_bytes": 28, "wire_request_bytes": 0, "wire_response_bytes": 0}
+            for v in ("v6", "v7") for b in range(6) for s in range(seconds)]
+    assert len(rows) > 1_000_000
+    run_json = orjson.loads((run / "run.json").read_bytes())
+    for v in ("v6", "v7"):
+        run_json["variants"][v]["duration_ms"] = seconds * 1000
+    (run / "run.json").write_bytes(orjson.dumps(run_json))
+    timeline = fetch_timeline(rows, {"v6": seconds * 1000, "v7": seconds * 1000}, ["v6", "v7"])
+    (run / "metrics" / "fetch_timeline.json").write_bytes(orjson.dumps(timeline))
+    (run / "metrics" / "fetch_timeseries.json").write_bytes(b"[" + b"0," * 10 + b"0]")
+    del rows
+    started = time.perf_counter()
+    page = render_report(run)
+    assert time.perf_counter() - started < 5
+    figures = _figures(_page(page))
+    assert all(len(t["x"]) <= 2000 for f in figures.values() for t in f["data"])
+    assert page.stat().st_size < 6_000_000  # plotly.js (4.6 MB) plus a little

@@ -1,0 +1,72 @@
+"""The coarse fetch timeline: per-second fetch rows summed over brokers into at most ~2000 buckets.
+
+The per-second table can hold a million rows on a long run; the report draws this one instead, so
+a report opens fast whatever the run length. Pure Python over rows the analysis already collected.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+# The bucket rule belongs to the charts: this table exists so the report can draw it as it is.
+from rig.report.charts import MAX_POINTS, bucket_seconds
+
+__all__ = ["TIMELINE_FIELDS", "fetch_timeline"]
+
+TIMELINE_FIELDS: tuple[str, ...] = (
+    "requests",
+    "responses",
+    "request_bytes",
+    "response_bytes",
+    "wire_request_bytes",
+    "wire_response_bytes",
+)
+_ROLES = ("follower", "consumer")
+
+
+def _span_seconds(rows: Sequence[Mapping[str, Any]], durations_ms: Mapping[str, Any]) -> int:
+    """Seconds the longest variant covers: its declared duration, or further if data goes on."""
+    declared = [
+        math.ceil(d / 1000) for d in durations_ms.values() if isinstance(d, int | float) and d > 0
+    ]
+    seen = [int(r["second"]) + 1 for r in rows if isinstance(r.get("second"), int | float)]
+    return max([*declared, *seen, 0])
+
+
+def fetch_timeline(
+    rows: Iterable[Mapping[str, Any]],
+    durations_ms: Mapping[str, Any],
+    variants: Sequence[str] = (),
+    *,
+    max_points: int = MAX_POINTS,
+) -> list[dict[str, Any]]:
+    """Sum per-(variant, role, broker, second) rows into (variant, role, bucket) rows.
+
+    One bucket width for the whole run, so every variant's points line up; `second` is the
+    bucket's first second and `bucket_s` its width. Buckets without any fetch are left out (a
+    reader zero-fills them). Rows come in `variants` order, then roles, then time.
+    """
+    rows = list(rows)
+    bucket = bucket_seconds(_span_seconds(rows, durations_ms), max_points)
+    sums: dict[tuple[str, str, int], dict[str, int]] = {}
+    for row in rows:
+        variant, role, second = row.get("variant"), row.get("role"), row.get("second")
+        if variant is None or role is None or not isinstance(second, int | float):
+            continue
+        start = int(second) // bucket * bucket
+        entry = sums.setdefault((str(variant), str(role), start), dict.fromkeys(TIMELINE_FIELDS, 0))
+        for name in TIMELINE_FIELDS:
+            entry[name] += int(row.get(name) or 0)
+    v_index = {name: i for i, name in enumerate(variants)}
+    r_index = {name: i for i, name in enumerate(_ROLES)}
+
+    def order(key: tuple[str, str, int]) -> tuple[Any, ...]:
+        variant, role, start = key
+        return (v_index.get(variant, len(v_index)), variant, r_index.get(role, 99), role, start)
+
+    return [
+        {"variant": v, "role": r, "second": s, "bucket_s": bucket, **sums[(v, r, s)]}
+        for v, r, s in sorted(sums, key=order)
+    ]

@@ -1,0 +1,100 @@
+"""Every shipped scenario, run for real, then its report, a comparison and the index opened in
+headless Chromium: charts drawn, console clean, no network. Screenshots go to RIG_SCREENSHOT_DIR.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from rig.cli import app
+from tests.conftest import ROOT
+from tests.report.conftest import screenshot_dir
+
+pytestmark = [pytest.mark.browser, pytest.mark.spark]
+
+SCENARIOS = sorted((ROOT / "scenarios").glob("*.yaml"))
+runner = CliRunner()
+
+
+def _rig(*args: str) -> Any:
+    return runner.invoke(app, [*args])
+
+
+@pytest.fixture(scope="module")
+def shipped(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """scenario stem → its run directory, each made by `rig run` once for this module."""
+    from rig.analysis.spark import check_java
+    from rig.errors import EnvironmentProblem
+
+    try:
+        check_java()
+    except EnvironmentProblem as problem:
+        if os.environ.get("CI"):
+            pytest.fail(str(problem))
+        pytest.skip(str(problem))
+    root = tmp_path_factory.mktemp("shipped")
+    runs = {}
+    for scenario in SCENARIOS:
+        out = root / scenario.stem
+        result = _rig("run", str(scenario), "--out", str(out), "--quiet")
+        # Exit 1 (an expectation failed) still writes a report, and the golden test owns it.
+        assert result.exit_code in (0, 1), result.output
+        assert (out / "report.html").exists()
+        runs[scenario.stem] = out
+    return runs
+
+
+def _open_and_check(chromium: Any, page: Path, *, charts: bool) -> list[dict[str, Any]]:
+    state = chromium.open(page)
+    if charts:
+        assert state, "no charts on the page"
+        for chart in state:
+            assert chart["svg"] and chart["traces"] and chart["width"] > 200, chart
+            assert all(n > 0 for n in chart["points"]), chart
+            assert "SIMULATED" in chart["title"], chart
+    assert chromium.console_errors() == []
+    assert chromium.network_requests() == []
+    return state
+
+
+@pytest.mark.parametrize("stem", [p.stem for p in SCENARIOS])
+def test_shipped_scenario_report(
+    chromium: Any, shipped: dict[str, Path], stem: str, tmp_path: Path
+) -> None:
+    _open_and_check(chromium, shipped[stem] / "report.html", charts=True)
+    chromium.screenshot(screenshot_dir(tmp_path) / f"scenario-{stem}.png")
+
+
+def test_index_of_the_shipped_scenarios(
+    chromium: Any, shipped: dict[str, Path], tmp_path: Path
+) -> None:
+    out = tmp_path / "index.html"
+    result = _rig("report", *map(str, shipped.values()), "--index", "--out", str(out))
+    assert result.exit_code == 0, result.output
+    _open_and_check(chromium, out, charts=False)
+    rows = chromium.driver.find_elements("css selector", "table.matrix > tbody > tr")
+    assert len(rows) == len(SCENARIOS)
+    chromium.screenshot(screenshot_dir(tmp_path) / "scenarios-index.png")
+
+
+def test_two_seeds_of_the_seed_scenario_compared(
+    chromium: Any, shipped: dict[str, Path], tmp_path: Path
+) -> None:
+    stem = "fetch-sessions-1000-partitions"
+    scenario = ROOT / "scenarios" / f"{stem}.yaml"
+    other = tmp_path / f"{stem}-seed-7"
+    result = _rig("run", str(scenario), "--seed", "7", "--out", str(other), "--quiet")
+    assert result.exit_code == 0, result.output
+    out = tmp_path / "compare.html"
+    result = _rig("report", str(shipped[stem]), str(other), "--out", str(out))
+    assert result.exit_code == 0, result.output
+    state = _open_and_check(chromium, out, charts=True)
+    assert len(state) == 4
+    text = chromium.driver.find_element("id", "differences").text
+    assert "Seed differs" in text
+    chromium.screenshot(screenshot_dir(tmp_path) / "scenarios-compare.png")
