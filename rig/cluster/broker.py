@@ -377,8 +377,8 @@ class Broker:
             if replica is None or replica.role is not Role.LEADER:
                 continue
             offset = self._fetch_offset(request, replica, follower)
-            if offset > replica.leo:
-                continue  # out of range: answered with an error, not recorded as progress
+            if offset < 0 or offset > replica.leo:
+                continue  # unknown, or out of range (answered with an error): not progress
             progress = replica.followers.setdefault(follower, FollowerProgress())
             isr_strategy.on_fetch(progress, offset, replica.leo, now)
             if pending is not None and offset >= replica.leo:
@@ -440,7 +440,15 @@ class Broker:
             listed_changed = dict(context.changed or {})
             listed_changed.update(dict.fromkeys(records))
             listed_changed.update(dict.fromkeys(errors))
+            # Optional cache API: list in the session's order, and rotate the partitions that
+            # returned records to its end (KIP-227's fairness under the response size limit).
+            in_order = getattr(self.cache, "listed_in_order", None)
+            if in_order is not None:
+                listed_changed = in_order(context, listed_changed)
             self.cache.sent(context, listed_changed)
+            rotate = getattr(self.cache, "moved_to_end", None)
+            if rotate is not None and records:
+                rotate(context, [key for key in listed_changed if key in records])
         shape = self._shape(request, context, records, listed_changed)
         body, header, wire = cluster.meter.response(shape)
         listed = (len(request.partitions) if context.full and context.error_code == NONE
@@ -504,8 +512,17 @@ class Broker:
 
     def _become_leader(self, replica: Replica, state: Any, quiet: bool = False) -> None:
         key = replica.key
-        was_following = replica.role is Role.FOLLOWER
-        if was_following:
+        if replica.role is Role.LEADER:
+            # Still the leader, at a new epoch (the controller changed the ISR): Kafka keeps
+            # what it knows of its followers; only the epoch and the ISR change.
+            replica.leader_epoch = state.leader_epoch
+            replica.zk_version = state.version
+            replica.isr = tuple(state.isr)
+            replica.isr_change_pending = False
+            replica.log.assign_epoch(state.leader_epoch)
+            self.maybe_advance_hw(replica)
+            return
+        if replica.role is Role.FOLLOWER:
             self._stop_fetching(replica)
         now = self.now_ms
         replica.role = Role.LEADER
