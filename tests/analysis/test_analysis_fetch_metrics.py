@@ -175,8 +175,11 @@ def test_sizes_table(analysed: tuple[Path, dict]) -> None:
 
 def test_tables_are_written_atomically(analysed: tuple[Path, dict]) -> None:
     run_dir, _ = analysed
+    # Written through a temp file and a rename: no temp file is left behind.
     assert sorted(p.name for p in (run_dir / "metrics").iterdir()) == [
+        "faults.json",
         "fetch_sizes.json",
+        "fetch_timeline.json",
         "fetch_timeseries.json",
     ]
 
