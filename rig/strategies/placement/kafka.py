@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import ClassVar
 
 from rig.scenario.model import BrokerSpec, TopicSpec
@@ -95,13 +96,18 @@ class KafkaPlacement:
                                   "follower offset; rack-alternated when brokers have racks")
     api_version: ClassVar[int] = 1
 
-    def __init__(self, start_index: int | None = None, start_partition: int = 0):
+    def __init__(self, start_index: int | None = None, start_partition: int = 0,
+                 rack_aware: bool = True):
         self.start_index = start_index
         self.start_partition = start_partition
+        # kafka-topics --disable-rack-aware (RackAwareMode.Disabled): racks are ignored.
+        self.rack_aware = rack_aware
 
     def assign(self, brokers: Sequence[BrokerSpec], topic: TopicSpec,
                rng: random.Random) -> list[tuple[int, ...]]:
         # AdminUtils only sees the brokers registered in ZooKeeper: a fenced one is left out.
         live = [b for b in brokers if not b.fenced]
+        if not self.rack_aware:
+            live = [replace(b, rack=None) for b in live]
         return kafka_assignment(live, topic.partitions, topic.replication_factor, rng,
                                 self.start_index, self.start_partition)
