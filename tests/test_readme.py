@@ -35,3 +35,25 @@ def test_the_makefile_targets_the_readme_names_exist() -> None:
     for target in ("demo", "test", "quick", "bench"):
         assert re.search(rf"^{target}:", makefile, re.M), target
     assert "make test" in (ROOT / ".ci" / "run").read_text()
+
+
+def test_the_workload_and_fault_fragments_validate_inside_the_tour(tmp_path: Path) -> None:
+    import yaml
+
+    blocks = re.findall(r"```yaml\n(.*?)```", README, re.S)
+    [tour] = [b for b in blocks if b.startswith("name: my-scenario")]
+    [workload] = [b for b in blocks if b.startswith("workload:")]
+    [trigger] = [b for b in blocks if b.startswith("faults:") and "after:" in b]
+    document = yaml.safe_load(tour)
+    fragment = yaml.safe_load(workload)
+    document["workload"] = fragment["workload"]
+    document["faults"] = fragment["faults"] + yaml.safe_load(trigger)["faults"]
+    document["strategies"].update(fragment["strategies"])
+    path = tmp_path / "tour.yaml"
+    path.write_text(yaml.safe_dump(document), encoding="utf-8")
+    scenario = load_scenario(path)
+    variant = scenario.variants[0]
+    assert variant.producers[0].rate == 2000 and variant.producers[0].acks == -1
+    assert [f.kind for f in variant.faults] == ["crash", "crash"]
+    assert variant.faults[1].after_event == "replica.become_follower"
+    assert variant.strategies["replication"].name == "leader-epoch"
