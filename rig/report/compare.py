@@ -35,13 +35,13 @@ from rig.report.format import (
 )
 from rig.report.inputs import (
     RunInputs,
+    checks_status,
     dig,
     expectation_rows,
     fault_marks,
     load_inputs,
     merge,
     run_statuses,
-    status,
     variants_of,
 )
 from rig.report.pages import json_for_script, write_page
@@ -197,7 +197,7 @@ def _checks(sides: Sequence[Side], variants: Sequence[str]) -> list[dict[str, An
             violations = dig(checks, "violations")
             cells.append(
                 {
-                    "status": status(dig(checks, "ok")) if variant in s.variants else None,
+                    "status": checks_status(checks) if variant in s.variants else None,
                     "violations": len(violations) if isinstance(violations, list) else 0,
                 }
             )

@@ -13,12 +13,12 @@ from typing import Any
 from rig.report.format import DASH, fmt_bytes, fmt_number, fmt_rate, keep_units
 from rig.report.inputs import (
     RunInputs,
+    checks_status,
     dig,
     expectation_rows,
     load_inputs,
     merge,
     run_statuses,
-    status,
     variants_of,
 )
 from rig.report.pages import write_page
@@ -57,7 +57,7 @@ def _variant_row(inputs: RunInputs, variant: str) -> dict[str, Any]:
         "steady": keep_units(fmt_bytes(dig(follower, "request_bytes", "p50"))),
         "request_rate": keep_units(fmt_rate(follower.get("request_bytes_per_second"))),
         "response_rate": keep_units(fmt_rate(follower.get("response_bytes_per_second"))),
-        "checks": status(dig(checks, "ok")),
+        "checks": checks_status(checks),
         "violations": len(violations),
         "violation_texts": [str(v)[:300] for v in violations[:MAX_VIOLATIONS_SHOWN]],
         "checkers": [

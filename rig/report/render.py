@@ -24,6 +24,7 @@ from rig.report.format import (
 )
 from rig.report.inputs import (
     RunInputs,
+    checks_status,
     dig,
     expectation_rows,
     fault_marks,
@@ -155,7 +156,8 @@ def _checks(inputs: RunInputs, variants: list[str]) -> list[dict[str, Any]]:
         out.append(
             {
                 "variant": v,
-                "status": status(dig(checks, "ok")),
+                "status": checks_status(checks),
+                "expected": bool(dig(checks, "expected_by_scenario")),
                 "count": len(violations),
                 "shown": [_violation_text(x) for x in violations[:MAX_VIOLATIONS_SHOWN]],
                 "checkers": [
