@@ -65,8 +65,9 @@ class Log:
         if batch.base_offset != self.log_end_offset:
             raise ValueError(f"batch at {batch.base_offset} appended at LEO {self.log_end_offset}")
         active = self.segments[-1]
+        # LogSegment.shouldRoll: over segment.bytes, or strictly older than segment.ms.
         if active.size and (active.size + batch.size > self.segment_bytes
-                            or now_ms - active.created_ms >= self.segment_ms):
+                            or now_ms - active.created_ms > self.segment_ms):
             # Kafka flushes a segment when it rolls: what precedes the new one is on disk.
             self.flushed = max(self.flushed, self.log_end_offset)
             active = Segment(self.log_end_offset, 0, now_ms)
@@ -124,8 +125,8 @@ class Log:
         self.flushed = min(self.flushed, self.log_end_offset)
         while self.dirty and self.dirty[-1][1] > self.log_end_offset:
             self.dirty.pop()
-        while self.epochs and self.epochs[-1][1] >= self.log_end_offset and (
-                len(self.epochs) > 1 or self.epochs[-1][1] > self.log_start_offset):
+        # LeaderEpochFileCache.truncateFromEnd: every epoch starting at or after the new end.
+        while self.epochs and self.epochs[-1][1] >= self.log_end_offset:
             self.epochs.pop()
         self._trim_segments()
         return removed
@@ -143,32 +144,38 @@ class Log:
         return self.truncate_to(self.flushed)
 
     # -- reading -------------------------------------------------------------------------------
-    def read(self, from_offset: int, max_bytes: int) -> tuple[list[Batch], int]:
+    def read(self, from_offset: int, max_bytes: int,
+             end: int | None = None) -> tuple[list[Batch], int]:
         """Whole batches from the one holding `from_offset`, up to `max_bytes` — but at least
-        one batch even if larger (KIP-74), so a big batch never blocks a fetcher."""
-        if from_offset >= self.log_end_offset:
+        one batch even if larger (KIP-74), so a big batch never blocks a fetcher — and none
+        reaching past `end` (a consumer reads below the high watermark only)."""
+        end = self.log_end_offset if end is None else min(end, self.log_end_offset)
+        if from_offset >= end:
             return [], 0
         start = max(0, bisect.bisect_right(self.bases, from_offset) - 1)
         out: list[Batch] = []
         total = 0
-        for batch in self.batches[start:]:
-            if out and total + batch.size > max_bytes:
+        for i in range(start, len(self.batches)):
+            batch = self.batches[i]
+            if batch.end_offset > end or (out and total + batch.size > max_bytes):
                 break
             out.append(batch)
             total += batch.size
         return out, total
 
-    def bytes_after(self, offset: int, limit: int) -> int:
-        """Bytes readable from `offset`, counting no further than `limit` (cheap wake-up test)."""
-        if offset >= self.log_end_offset:
+    def bytes_after(self, offset: int, limit: int, end: int | None = None) -> int:
+        """Bytes readable from `offset` below `end` (default: the log end), counting no further
+        than `limit` (a cheap wake-up test)."""
+        end = self.log_end_offset if end is None else min(end, self.log_end_offset)
+        if offset >= end:
             return 0
         total = 0
-        for batch in reversed(self.batches):
-            if batch.end_offset <= offset:
-                break
-            total += batch.size
+        i = max(0, bisect.bisect_right(self.bases, offset) - 1)
+        while i < len(self.batches) and self.batches[i].end_offset <= end:
+            total += self.batches[i].size
             if total >= limit:
                 break
+            i += 1
         return total
 
     def identity_at(self, offset: int) -> tuple[int, int] | None:
@@ -183,19 +190,20 @@ class Log:
         return self.epochs[-1][0] if self.epochs else UNDEFINED
 
     def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
-        """(largest epoch ≤ `epoch`, its end offset), as OffsetsForLeaderEpoch answers (KIP-279).
+        """What OffsetsForLeaderEpoch answers for `epoch` (LeaderEpochFileCache.endOffsetFor):
 
-        The end of the latest epoch is the LEO; of an earlier one, the start of the next.
-        (UNDEFINED, UNDEFINED) when every known epoch is newer.
+        - the latest epoch: (epoch, LEO);
+        - newer than every known epoch, or none known: (−1, −1);
+        - older than every known epoch: (epoch, start of the first known one);
+        - otherwise (largest epoch ≤ asked, start of the next epoch) — KIP-279.
         """
-        found = None
-        for i, (e, _start) in enumerate(self.epochs):
-            if e > epoch:
-                break
-            found = i
-        if found is None:
+        if epoch == UNDEFINED or not self.epochs:
             return UNDEFINED, UNDEFINED
-        e, _start = self.epochs[found]
-        if found == len(self.epochs) - 1:
-            return e, self.log_end_offset
-        return e, self.epochs[found + 1][1]
+        if epoch == self.epochs[-1][0]:
+            return epoch, self.log_end_offset
+        higher = next((i for i, (e, _) in enumerate(self.epochs) if e > epoch), None)
+        if higher is None:
+            return UNDEFINED, UNDEFINED
+        if higher == 0:
+            return epoch, self.epochs[0][1]
+        return self.epochs[higher - 1][0], self.epochs[higher][1]
