@@ -19,7 +19,7 @@ from rig.faults import FaultSchedule
 from rig.scenario.model import VariantSpec
 from rig.strategies import registry
 from rig.strategies.guard import RunContext, guard_all
-from rig.workload import Producer
+from rig.workload import ConsumerGroup, Producer
 
 Progress = Callable[[int, int], None]  # (simulated µs done, events written)
 
@@ -81,7 +81,10 @@ def simulate(variant: VariantSpec, events_path: Path, *, scenario: str = "",
             producer = Producer(cluster, spec, index, streams.get(f"workload/producer/{index}"))
             cluster.producers.append(producer)
             producer.start()
+        groups = [ConsumerGroup(cluster, spec) for spec in variant.consumers]
         cluster.start()
+        for group in groups:
+            group.start()
         report = (lambda now_us: progress(now_us, log.count)) if progress else None
         sim.run(variant.duration_ms * 1000, on_progress=report)
         _quiesce(cluster, faults, variant.quiesce_ms)

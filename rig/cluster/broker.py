@@ -35,7 +35,7 @@ REQUEST_TIMED_OUT = 7
 NOT_ENOUGH_REPLICAS = 19
 NOT_ENOUGH_REPLICAS_AFTER_APPEND = 20
 
-Slot = tuple[int, int]  # (follower broker, fetcher slot)
+Slot = tuple[Any, int]  # a fetch client's key: (follower broker, fetcher slot) or (client, 0)
 
 
 @dataclass(eq=False)
@@ -76,6 +76,9 @@ class Broker:
         self.fetchers: dict[Slot, ReplicaFetcher] = {}  # as follower: (leader, slot)
         self.controller_epoch_seen = 0
         self.metadata: dict[TopicPartition, int] = {}  # partition → leader, as last told
+        # Consumers (keyed by their fetch client): last known positions, and who watches what.
+        self.consumer_positions: dict[Any, dict[TopicPartition, int]] = {}
+        self.consumer_watchers: dict[TopicPartition, dict[Any, None]] = {}
         self.tasks: list[Timer] = []
 
     # -- life cycle ------------------------------------------------------------------------
@@ -133,6 +136,8 @@ class Broker:
         self.fetchers.clear()
         self.pending.clear()
         self.hw_unseen.clear()
+        self.consumer_positions.clear()
+        self.consumer_watchers.clear()
         self.cache.clear()
         lost = 0
         for replica in self.replicas.values():
@@ -273,6 +278,9 @@ class Broker:
     def _expire_produce(self, produce: DelayedProduce, incarnation: int) -> None:
         if produce.done or self.incarnation != incarnation:
             return
+        if self.stalled:
+            self.cluster.after_stall(self, lambda: self._expire_produce(produce, incarnation))
+            return
         produce.done = True
         for key in produce.waiting:
             produce.errors[key] = REQUEST_TIMED_OUT
@@ -309,17 +317,25 @@ class Broker:
                 self.hw_unseen.setdefault((follower, replica.fetcher_slot), {})[replica.key] = None
         self.cache.mark_changed(replica.key)
         self._try_complete_produce(replica)
+        # New data is visible to consumers now: their long polls wake on a HW advance.
+        for slot in self.consumer_watchers.get(replica.key, ()):
+            position = self.consumer_positions.get(slot, {}).get(replica.key, -1)
+            if 0 <= position < new_hw:
+                self.pending.setdefault(slot, {})[replica.key] = None
+                delayed = self.delayed_fetches.get(slot)
+                if delayed is not None:
+                    self._complete_fetch(slot, delayed)
 
     # -- fetch ---------------------------------------------------------------------------------
     def on_fetch(self, request: FetchRequestMsg) -> None:
         cluster = self.cluster
         fetcher = request.fetcher
-        context = self.cache.open(request.session, request.partitions, privileged=True,
-                                  now_ms=self.now_ms)
+        context = self.cache.open(request.session, request.partitions,
+                                  privileged=fetcher.privileged, now_ms=self.now_ms)
         if context.created:
             cluster.log.emit(names.SESSION_CREATED, broker=self.id, client=fetcher.client_id,
                              session_id=context.session_id, partitions=len(context.partitions),
-                             privileged=True)
+                             privileged=fetcher.privileged)
         for evicted in context.evicted:
             cluster.log.emit(names.SESSION_EVICTED, broker=self.id, session_id=evicted,
                              by_client=fetcher.client_id)
@@ -329,7 +345,7 @@ class Broker:
                              session_epoch=request.session.epoch, error_code=context.error_code)
             self._respond(request, context, cluster.sim.now_us)
             return
-        slot = (fetcher.broker_id, fetcher.slot)
+        slot = fetcher.slot_key
         readable = self._readable(slot, request, request.min_bytes)
         self._account_fetch(slot, request)
         if readable >= request.min_bytes or request.max_wait_ms <= 0 or not context.partitions:
@@ -343,11 +359,17 @@ class Broker:
             else None)
         self.delayed_fetches[slot] = delayed
 
-    def _fetch_offset(self, request: FetchRequestMsg, replica: Replica, follower: int) -> int:
+    def _fetch_offset(self, request: FetchRequestMsg, replica: Replica, follower: Any) -> int:
         state = request.updates.get(replica.key)
         if state is not None:
             return state.fetch_offset
+        if request.fetcher.role == "consumer":
+            return self.consumer_positions.get(request.fetcher.slot_key, {}).get(replica.key, -1)
         return replica.followers.setdefault(follower, FollowerProgress()).log_end_offset
+
+    def _visible_end(self, request: FetchRequestMsg, replica: Replica) -> int:
+        """Followers read to the log end; consumers only below the high watermark."""
+        return replica.high_watermark if request.fetcher.role == "consumer" else replica.leo
 
     def _readable(self, slot: Slot, request: FetchRequestMsg, enough: int) -> int:
         total = 0
@@ -358,13 +380,16 @@ class Broker:
             offset = self._fetch_offset(request, replica, slot[0])
             if offset > replica.leo:
                 return enough  # an error to report: answer at once
-            total += replica.log.bytes_after(offset, enough)
+            total += replica.log.bytes_after(offset, enough, self._visible_end(request, replica))
             if total >= enough:
                 break
         return total
 
     def _account_fetch(self, slot: Slot, request: FetchRequestMsg) -> None:
         """Record the follower's fetch offsets (after reading), expand the ISR, advance HWs."""
+        if request.fetcher.role == "consumer":
+            self._account_consumer(slot, request)
+            return
         follower = slot[0]
         now = self.now_ms
         self.last_fetch_ms[slot] = now
@@ -393,7 +418,27 @@ class Broker:
                                         expand=[follower])
             self.maybe_advance_hw(replica)
 
+    def _account_consumer(self, slot: Slot, request: FetchRequestMsg) -> None:
+        """A consumer's positions: partitions it is behind on (below the HW) stay pending, and
+        it watches every partition it fetches so a HW advance wakes its long poll."""
+        positions = self.consumer_positions.setdefault(slot, {})
+        pending = self.pending.setdefault(slot, {})
+        for key, state in request.updates.items():
+            replica = self.replicas.get(key)
+            if replica is None or replica.role is not Role.LEADER:
+                continue
+            positions[key] = state.fetch_offset
+            self.consumer_watchers.setdefault(key, {})[slot] = None
+            if state.fetch_offset < replica.high_watermark:
+                pending[key] = None
+            else:
+                pending.pop(key, None)
+
     def _complete_fetch(self, slot: Slot, delayed: DelayedFetch) -> None:
+        if self.stalled:
+            # The purgatory reaper is paused with everything else: it fires when the stall ends.
+            self.cluster.after_stall(self, lambda: self._complete_fetch(slot, delayed))
+            return
         if self.delayed_fetches.get(slot) is not delayed:
             return
         del self.delayed_fetches[slot]
@@ -404,13 +449,13 @@ class Broker:
     def _respond(self, request: FetchRequestMsg, context: SessionContext, arrived_us: int) -> None:
         cluster = self.cluster
         fetcher = request.fetcher
-        slot = (fetcher.broker_id, fetcher.slot)
+        slot = fetcher.slot_key
         records: dict[TopicPartition, tuple[list[Batch], int]] = {}
         hws: dict[TopicPartition, int] = {}
         errors: dict[TopicPartition, int] = {}
         if context.error_code == NONE:
-            budget = self.config.replica_fetch_response_max_bytes
-            partition_max = self.config.replica_fetch_max_bytes
+            budget = request.max_bytes or self.config.replica_fetch_response_max_bytes
+            partition_max = request.partition_max_bytes or self.config.replica_fetch_max_bytes
             for key in self.pending.get(slot, ()):
                 if key not in request.partitions:
                     continue
@@ -421,7 +466,8 @@ class Broker:
                 if offset > replica.leo:
                     errors[key] = OFFSET_OUT_OF_RANGE
                     continue
-                batches, size = replica.log.read(offset, min(partition_max, max(budget, 1)))
+                batches, size = replica.log.read(offset, min(partition_max, max(budget, 1)),
+                                                 self._visible_end(request, replica))
                 if batches and (size <= budget or not records):
                     records[key] = (batches, size)
                     budget -= size
@@ -456,15 +502,15 @@ class Broker:
         records_bytes = sum(size for _, size in records.values())
         now_us = cluster.sim.now_us
         cluster.log.emit(
-            names.FETCH_RESPONSE, role="follower", client=fetcher.client_id,
-            replica_id=fetcher.broker_id, broker=self.id, source=fetcher.broker_id,
+            names.FETCH_RESPONSE, role=fetcher.role, client=fetcher.client_id,
+            replica_id=fetcher.replica_id, broker=self.id, source=fetcher.source,
             fetcher=fetcher.fetcher_id, version=request.version, session_id=context.session_id,
             error_code=context.error_code, partitions=listed, records_bytes=records_bytes,
             waited_ms=(now_us - arrived_us) / 1000, body_bytes=body, header_bytes=header,
             wire_bytes=wire)
         response = FetchResponseMsg(context.error_code, context.session_id, listed,
                                     records_bytes, records, hws, errors)
-        cluster.send(self.id, fetcher.broker_id, wire,
+        cluster.send(self.id, fetcher.node, wire,
                      lambda: fetcher.on_response(request, response))
 
     def _shape(self, request: FetchRequestMsg, context: SessionContext,

@@ -9,6 +9,7 @@ A stalled broker (a GC pause) receives its messages when the stall ends.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from rig.cluster.broker import Broker
@@ -55,7 +56,9 @@ class Cluster:
         self.assignments: dict[str, list[tuple[int, ...]]] = {}
         self.topic_config = {t.name: t.config for t in variant.topics}
         self._stalled_mail: dict[int, list[Callable[[], None]]] = {}
+        self._stalled_outbox: dict[int, list[Callable[[], None]]] = {}
         self.producers: list[Any] = []
+        self.clients: list[Any] = []  # every fetch client (followers and consumers)
 
     # -- building ------------------------------------------------------------------------------
     def build(self) -> None:
@@ -138,6 +141,13 @@ class Cluster:
         """Carry a message of `nbytes` from `src` to `dst`; `deliver` runs on arrival."""
         if not self._up(src):
             return
+        sender = self.brokers.get(src) if isinstance(src, int) else None
+        if sender is not None and sender.stalled:
+            # A paused process sends nothing (its purgatory timers fire into the pause too):
+            # the message leaves when the stall ends.
+            self._stalled_outbox.setdefault(sender.id, []).append(
+                lambda: self.send(src, dst, nbytes, deliver))
+            return
         arrival = self.network.arrival_us(src, dst, nbytes, self.sim.now_us)
         if arrival is None:
             return  # lost on a lossy link
@@ -155,9 +165,15 @@ class Cluster:
 
         self.sim.at(arrival, arrive)
 
+    def after_stall(self, broker: Broker, action: Callable[[], None]) -> None:
+        """Run `action` when `broker`'s stall ends (work its paused threads would have done)."""
+        self._stalled_mail.setdefault(broker.id, []).append(action)
+
     def stall(self, broker: Broker, on: bool) -> None:
         broker.stalled = on
         if not on:
+            for send in self._stalled_outbox.pop(broker.id, []):
+                send()
             mail = self._stalled_mail.pop(broker.id, [])
             for deliver in mail:
                 deliver()
@@ -251,6 +267,15 @@ class Cluster:
             return
         lost = broker.crash(power_loss)
         self._stalled_mail.pop(broker_id, None)
+        self._stalled_outbox.pop(broker_id, None)
+        if not power_loss:
+            # The process is gone but the machine is up: its sockets are reset, and clients
+            # with a request open to it learn that after a round trip (a power loss resets
+            # nothing: they wait for their request timeouts).
+            self.clients = [c for c in self.clients if not c.stopped]
+            for client in [*self.clients, *self.producers]:
+                rtt_us = 2 * self.network.base_link(client.node, broker_id).latency_us
+                self.sim.after(rtt_us, partial(client.connection_reset, broker_id))
         if power_loss:
             self.log.emit(names.BROKER_POWER_LOSS, broker=broker_id, records_lost=lost)
         else:

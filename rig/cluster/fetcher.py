@@ -8,13 +8,12 @@ are "dirty" until the next request, which is what an incremental fetch session l
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
-from rig.cluster.messages import FetchRequestMsg, FetchResponseMsg, topic_runs
+from rig.cluster.fetch_client import FetchClient
+from rig.cluster.messages import FetchResponseMsg
 from rig.cluster.partition import FetchState, TopicPartition
-from rig.engine import Timer
 from rig.events import names
-from rig.protocol import RequestShape
 from rig.strategies.fetch_session import SessionClient
 from rig.strategies.replication import AskLeader, TruncateTo
 from rig.strategies.replication.base import Decision, FollowerView
@@ -27,27 +26,37 @@ OFFSET_OUT_OF_RANGE = 1
 EPOCH_REQUEST_BYTES = 64  # OffsetsForLeaderEpoch, roughly: not one of the exact messages
 
 
-class ReplicaFetcher:
+class ReplicaFetcher(FetchClient):
+    role: ClassVar[str] = "follower"
+    privileged: ClassVar[bool] = True  # follower sessions are privileged in the session cache
+
     def __init__(self, cluster: Cluster, broker: Broker, leader_id: int, slot: int,
                  client: SessionClient):
-        self.cluster = cluster
+        config = broker.config
+        super().__init__(cluster, broker.id, leader_id, f"broker-{broker.id}-fetcher-{slot}",
+                         config.fetch_version, client, config.replica_fetch_wait_max_ms,
+                         config.replica_fetch_min_bytes, config.replica_socket_timeout_ms,
+                         config.replica_fetch_backoff_ms)
         self.broker = broker
         self.broker_id = broker.id
-        self.leader_id = leader_id
         self.slot = slot
-        self.fetcher_id = slot
-        self.client = client
-        self.client_id = f"broker-{broker.id}-fetcher-{slot}"
-        self.version = broker.config.fetch_version
-        self.partitions: dict[TopicPartition, FetchState] = {}
-        self.keys: dict[TopicPartition, None] = {}
-        self.dirty: dict[TopicPartition, None] = {}
         self.truncating: dict[TopicPartition, int] = {}  # partition → epoch asked about
-        self._runs: tuple[tuple[str, int], ...] | None = None
-        self.in_flight = False
-        self.stopped = False
-        self._timeout: Timer | None = None
-        self._sent = 0  # requests sent; a response for an older one is ignored
+
+    @property
+    def slot_key(self) -> tuple[int | str, int]:
+        return (self.broker_id, self.slot)
+
+    @property
+    def replica_id(self) -> int:
+        return self.broker_id
+
+    @property
+    def fetcher_id(self) -> int:
+        return self.slot
+
+    def up(self) -> bool:
+        # A stalled broker's fetchers resume when the stall ends.
+        return self.broker.alive and not self.broker.stalled
 
     # -- membership ------------------------------------------------------------------------
     def add_partition(self, key: TopicPartition, decision: Decision) -> None:
@@ -61,42 +70,25 @@ class ReplicaFetcher:
 
     def _fetch(self, key: TopicPartition) -> None:
         replica = self.broker.replicas[key]
-        self.partitions[key] = FetchState(replica.leo, replica.log.log_start_offset,
-                                          replica.leader_epoch)
-        self.keys[key] = None
-        self.dirty[key] = None
-        self._runs = None
+        self.fetch(key, FetchState(replica.leo, replica.log.log_start_offset,
+                                   replica.leader_epoch))
 
     def remove_partition(self, key: TopicPartition) -> None:
         self.truncating.pop(key, None)
-        if self.partitions.pop(key, None) is not None:
-            del self.keys[key]
-            self.dirty[key] = None  # an incremental session forgets it in the next request
-            self._runs = None
+        super().remove_partition(key)
 
     @property
     def idle(self) -> bool:
         return not self.partitions and not self.truncating
 
-    def stop(self) -> None:
-        self.stopped = True
-        if self._timeout:
-            self._timeout.cancel()
-
     # -- the loop ------------------------------------------------------------------------------
-    def wake(self) -> None:
-        if not self.in_flight and not self.stopped and self.broker.alive:
-            self.cluster.sim.after(0, self.send)
-
     def send(self) -> None:
-        if self.in_flight or self.stopped or not self.broker.alive or self.broker.stalled:
-            return  # a stalled broker's fetchers resume when the stall ends
+        if self.in_flight or self.stopped or not self.up():
+            return
         if self.truncating:
             self._ask_epochs()
             return
-        if not self.partitions:
-            return
-        self._send_fetch()
+        super().send()
 
     def _view(self, key: TopicPartition) -> FollowerView:
         replica = self.broker.replicas[key]
@@ -154,72 +146,13 @@ class ReplicaFetcher:
                               strategy=self.cluster.strategies["replication"].name)
 
     def _send_fetch(self) -> None:
-        cluster = self.cluster
-        config = self.broker.config
         if not self._sent:
-            cluster.log.emit(names.FETCHER_START, broker=self.broker_id, leader=self.leader_id,
-                             fetcher=self.fetcher_id, client=self.client_id,
-                             partitions=len(self.partitions))
-        session = self.client.next_request(self.keys, self.dirty, self.version)
-        if self._runs is None:
-            self._runs = topic_runs(self.keys)
-        forgotten: tuple[tuple[str, int], ...]
-        if session.full:
-            runs, forgotten, listed = self._runs, (), len(self.keys)
-        else:
-            runs = topic_runs(session.listed or ())
-            forgotten = topic_runs(session.forgotten)
-            listed = len(session.listed or ())
-        updates = {key: self.partitions[key] for key in self.dirty if key in self.partitions}
-        self.dirty = {}
-        shape = RequestShape(self.version, runs, forgotten if self.version >= 7 else ())
-        body, header, wire = cluster.meter.request(shape, self.client_id)
-        now_us = cluster.sim.now_us
-        cluster.log.emit(
-            names.FETCH_REQUEST, role="follower", client=self.client_id,
-            replica_id=self.broker_id, broker=self.leader_id, source=self.broker_id,
-            fetcher=self.fetcher_id, version=self.version, session_id=session.session_id,
-            session_epoch=session.epoch, full=session.full, partitions=listed,
-            forgotten=len(session.forgotten), body_bytes=body, header_bytes=header,
-            wire_bytes=wire)
-        request = FetchRequestMsg(self, self.version, session, self.keys, self._runs, updates,
-                                  config.replica_fetch_wait_max_ms,
-                                  config.replica_fetch_min_bytes, now_us)
-        self.in_flight = True
-        sent = self._sent = self._sent + 1
-        request.request_id = sent
-        leader = cluster.brokers[self.leader_id]
-        cluster.send(self.broker_id, self.leader_id, wire, lambda: leader.on_fetch(request))
-        self._arm_timeout(sent)
+            self.cluster.log.emit(names.FETCHER_START, broker=self.broker_id,
+                                  leader=self.leader_id, fetcher=self.fetcher_id,
+                                  client=self.client_id, partitions=len(self.partitions))
+        super()._send_fetch()
 
-    def _arm_timeout(self, sent: int) -> None:
-        timeout_ms = self.broker.config.replica_socket_timeout_ms
-        self._timeout = self.cluster.sim.after(timeout_ms * 1000, lambda: self._timed_out(sent))
-
-    def _disarm(self) -> None:
-        self.in_flight = False
-        if self._timeout:
-            self._timeout.cancel()
-            self._timeout = None
-
-    def _timed_out(self, sent: int) -> None:
-        if sent != self._sent or self.stopped or not self.in_flight:
-            return
-        # No answer (a dead or unreachable leader): drop the connection, back off, retry.
-        self.in_flight = False
-        self._sent += 1
-        self.client.on_disconnect()
-        self.dirty.update(self.keys)
-        self._retry_later()
-
-    def _retry_later(self) -> None:
-        self.cluster.sim.after(self.broker.config.replica_fetch_backoff_ms * 1000, self.send)
-
-    def on_response(self, request: FetchRequestMsg, response: FetchResponseMsg) -> None:
-        if request.request_id != self._sent or self.stopped or not self.broker.alive:
-            return
-        self._disarm()
-        self.client.on_response(request.session, response.error_code, response.session_id)
+    def _apply(self, response: FetchResponseMsg) -> None:
         broker = self.broker
         now_ms = broker.now_ms
         for key, (batches, _size) in response.records.items():
@@ -243,7 +176,6 @@ class ReplicaFetcher:
                 self._out_of_range(key)
             elif key in self.partitions:
                 self.remove_partition(key)  # not leader there: wait for LeaderAndIsr
-        self.send()
 
     def _out_of_range(self, key: TopicPartition) -> None:
         """Our fetch offset is past the leader's log end: truncate to its end (Kafka does so,

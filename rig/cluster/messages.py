@@ -14,12 +14,12 @@ from rig.cluster.partition import FetchState, TopicPartition
 from rig.strategies.fetch_session import SessionRequest
 
 if TYPE_CHECKING:
-    from rig.cluster.fetcher import ReplicaFetcher
+    from rig.cluster.fetch_client import FetchClient
 
 
 @dataclass(slots=True)
 class FetchRequestMsg:
-    fetcher: ReplicaFetcher
+    fetcher: FetchClient
     version: int
     session: SessionRequest
     partitions: dict[TopicPartition, None]  # every partition of the fetcher (for a full fetch)
@@ -29,6 +29,8 @@ class FetchRequestMsg:
     min_bytes: int
     sent_us: int
     request_id: int = 0  # the fetcher's count: an answer to an older request is dropped
+    max_bytes: int = 0  # the request's max_bytes (0: the broker's replica default)
+    partition_max_bytes: int = 0
 
 
 @dataclass(slots=True)

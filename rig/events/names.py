@@ -56,6 +56,7 @@ FAULT_HEAL: Final = "fault.heal"  # fault (index), kind, targets
 CHECK_VIOLATION: Final = "check.violation"  # check, and what it found
 RECORD_LOST: Final = "record.lost"  # an acknowledged batch absent at the end: topic, partition,
 #   id, offset, records, acks, acked_at_ms, leader
+CONSUMER_LAG: Final = "consumer.lag"  # group, lag (records below the HW), consumed
 RUN_QUIESCED: Final = "run.quiesced"  # settled (bool), waited_ms
 
 ALL: Final = frozenset(

@@ -19,6 +19,7 @@ from rig.scenario.model import (
     STRATEGY_KINDS,
     BrokerConfig,
     BrokerSpec,
+    ConsumerSpec,
     Expectation,
     FaultSpec,
     LinkSpec,
@@ -279,6 +280,39 @@ def _producers(data: dict[str, Any], topics: Sequence[TopicSpec],
     return tuple(result)
 
 
+def _consumers(data: dict[str, Any], topics: Sequence[TopicSpec], config: BrokerConfig,
+               strategies: dict[str, StrategyRef], out: _Collector) -> tuple[ConsumerSpec, ...]:
+    by_name = {t.name: t for t in topics}
+    groups: dict[str, int] = {}
+    result = []
+    for i, raw in enumerate(data.get("workload", {}).get("consumers", [])):
+        at: PathKey = ("workload", "consumers", i)
+        if raw["topic"] not in by_name:
+            out.add((*at, "topic"), f"no topic named {raw['topic']!r} (topics: "
+                    f"{', '.join(by_name)})")
+            continue
+        if raw["group"] in groups:
+            out.add((*at, "group"), f"group {raw['group']!r} is defined twice (also "
+                    f"workload.consumers[{groups[raw['group']]}])")
+        groups.setdefault(raw["group"], i)
+        version = raw.get("fetch_version")
+        session = strategies.get("fetch_session")
+        if (session is not None and session.name == "incremental"
+                and (version or config.fetch_version) < 7):
+            out.add((*at, "fetch_version"), "incremental fetch sessions need Fetch v7 or later")
+        result.append(ConsumerSpec(
+            group=raw["group"], topic=raw["topic"], members=raw.get("members", 1),
+            assignment=raw.get("assignment", "range"), start=raw.get("start", "latest"),
+            fetch_version=version,
+            fetch_max_wait_ms=units.duration_ms(raw.get("fetch_max_wait", "500ms")),
+            fetch_min_bytes=units.size_bytes(raw.get("fetch_min_bytes", 1)),
+            max_partition_fetch_bytes=units.size_bytes(raw.get("max_partition_fetch_bytes",
+                                                               "1MiB")),
+            fetch_max_bytes=units.size_bytes(raw.get("fetch_max_bytes", "50MiB")),
+            start_ms=units.duration_ms(raw.get("start_at", 0))))
+    return tuple(result)
+
+
 _FAULT_TARGETS = {
     "crash": "brokers", "power-loss": "brokers", "stall": "brokers",
     "zk-session-expiry": "brokers", "rack-failure": "rack", "network-partition": "groups",
@@ -385,6 +419,7 @@ def _variant(name: str, doc: Document, out: _Collector) -> VariantSpec | None:
     os_spec = _os(data, out)
     producers = _producers(data, topics, out)
     faults = _faults(data, brokers, out)
+    consumers = _consumers(data, topics, config, strategies, out)
     try:
         quiesce = units.duration_ms(data.get("quiesce", "2m"))
     except ValueError as exc:
@@ -401,7 +436,7 @@ def _variant(name: str, doc: Document, out: _Collector) -> VariantSpec | None:
                        kafka=kafka, brokers=brokers, config=config, network=network,
                        topics=topics, strategies=strategies, document=data,
                        broker_configs=broker_configs, os=os_spec, producers=producers,
-                       faults=faults, quiesce_ms=quiesce)
+                       faults=faults, quiesce_ms=quiesce, consumers=consumers)
 
 
 def _expectations(doc: Document, variants: Sequence[str],

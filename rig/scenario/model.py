@@ -111,6 +111,26 @@ class ProducerSpec:
 
 
 @dataclass(frozen=True)
+class ConsumerSpec:
+    """A consumer group reading one topic (Kafka's consumer defaults)."""
+
+    group: str
+    topic: str
+    members: int = 1
+    assignment: str = "range"  # range | round-robin
+    start: str = "latest"  # latest | earliest (auto.offset.reset)
+    fetch_version: int | None = None  # None: the cluster's Fetch version
+    fetch_max_wait_ms: int = 500
+    fetch_min_bytes: int = 1
+    max_partition_fetch_bytes: int = 1 << 20
+    fetch_max_bytes: int = 50 << 20
+    request_timeout_ms: int = 30_000
+    retry_backoff_ms: int = 100
+    start_ms: int = 0
+    lag_sample_ms: int = 1000
+
+
+@dataclass(frozen=True)
 class FaultSpec:
     """One fault: what, on which nodes, when (a time or an event trigger), and for how long."""
 
@@ -183,6 +203,7 @@ class VariantSpec:
     broker_configs: Mapping[int, BrokerConfig] = field(default_factory=dict)  # per-broker
     os: OsSpec = OsSpec()
     producers: tuple[ProducerSpec, ...] = ()
+    consumers: tuple[ConsumerSpec, ...] = ()
     faults: tuple[FaultSpec, ...] = ()
     quiesce_ms: int = 120_000
 

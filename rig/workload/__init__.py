@@ -1,5 +1,6 @@
-"""The workload: producers now (consumers follow), each a client node of the cluster."""
+"""The workload: producers and consumer groups, each member a client node of the cluster."""
 
+from rig.workload.consumer import ConsumerGroup
 from rig.workload.producer import Producer
 
-__all__ = ["Producer"]
+__all__ = ["ConsumerGroup", "Producer"]

@@ -65,6 +65,8 @@ class Producer:
         self._in_flight: dict[int, int] = {}
         self._backoff_until: dict[TopicPartition, float] = {}
         self._refreshing = False
+        self._open_requests: dict[int, list[tuple[dict[TopicPartition, OpenBatch], list[bool]]]]
+        self._open_requests = {}
         self._key_partition: dict[int, int] = {}
         self._zipf_cdf: list[float] = []
         if spec.keys == "zipf":
@@ -246,6 +248,8 @@ class Producer:
                                                         dict.fromkeys(group, 13), answered))
             return
 
+        self._open_requests.setdefault(leader, []).append((group, answered))
+
         def reply(results: dict[TopicPartition, Any]) -> None:
             cluster.send(leader, self.node, 50 + 20 * len(results),
                          lambda: self._on_response(leader, group, results, answered))
@@ -255,11 +259,18 @@ class Producer:
         cluster.sim.after(spec.request_timeout_ms * 1000, lambda: self._on_response(
             leader, group, dict.fromkeys(group, 7), answered))
 
+    def connection_reset(self, broker: int) -> None:
+        """`broker`'s process died: every request open to it fails with a network error."""
+        for group, answered in self._open_requests.pop(broker, []):
+            self._on_response(broker, group, dict.fromkeys(group, 13), answered)
+
     def _on_response(self, leader: int, group: dict[TopicPartition, OpenBatch],
                      results: dict[TopicPartition, Any], answered: list[bool]) -> None:
         if answered[0]:
             return
         answered[0] = True
+        requests = self._open_requests.get(leader, [])
+        self._open_requests[leader] = [r for r in requests if r[1] is not answered]
         self._in_flight[leader] -= 1
         log = self.cluster.log
         now_ms = self.cluster.sim.now_us / 1000

@@ -1,0 +1,184 @@
+"""What every Fetch client shares, follower or consumer: the partitions it fetches, the fetch
+session, one request in flight, the socket timeout, and the response's session fields.
+
+Subclasses say who they are (role, replica id, node, whether their sessions are privileged)
+and what a response means for them (`_apply`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+from rig.cluster.messages import FetchRequestMsg, FetchResponseMsg, topic_runs
+from rig.cluster.network import Node
+from rig.cluster.partition import FetchState, TopicPartition
+from rig.engine import Timer
+from rig.events import names
+from rig.protocol import RequestShape
+from rig.strategies.fetch_session import SessionClient
+
+if TYPE_CHECKING:
+    from rig.cluster.cluster import Cluster
+
+
+class FetchClient:
+    role: ClassVar[str] = ""
+    privileged: ClassVar[bool] = False
+
+    def __init__(self, cluster: Cluster, node: Node, leader_id: int, client_id: str,
+                 version: int, client: SessionClient, max_wait_ms: int, min_bytes: int,
+                 timeout_ms: int, backoff_ms: int):
+        self.cluster = cluster
+        self.node = node
+        self.leader_id = leader_id
+        self.client_id = client_id
+        self.version = version
+        self.client = client
+        self.max_wait_ms = max_wait_ms
+        self.min_bytes = min_bytes
+        self.timeout_ms = timeout_ms
+        self.backoff_ms = backoff_ms
+        self.max_bytes = 0  # the request's max_bytes; 0: the leader's replica default
+        self.partition_max_bytes = 0
+        self.partitions: dict[TopicPartition, FetchState] = {}
+        self.keys: dict[TopicPartition, None] = {}
+        self.dirty: dict[TopicPartition, None] = {}
+        self._runs: tuple[tuple[str, int], ...] | None = None
+        self.in_flight = False
+        self.stopped = False
+        self._timeout: Timer | None = None
+        self._sent = 0  # requests sent; an answer to an older one is dropped
+        cluster.clients.append(self)
+
+    # -- who is fetching (the broker reads these) ----------------------------------------------
+    @property
+    def slot_key(self) -> tuple[int | str, int]:
+        """The key a leader files this client's pending partitions and long poll under."""
+        raise NotImplementedError
+
+    @property
+    def replica_id(self) -> int:
+        return -1
+
+    @property
+    def source(self) -> Node:
+        return self.node
+
+    @property
+    def fetcher_id(self) -> int:
+        return 0
+
+    def up(self) -> bool:
+        return True
+
+    # -- membership ------------------------------------------------------------------------
+    def fetch(self, key: TopicPartition, state: FetchState) -> None:
+        self.partitions[key] = state
+        self.keys[key] = None
+        self.dirty[key] = None
+        self._runs = None
+
+    def remove_partition(self, key: TopicPartition) -> None:
+        if self.partitions.pop(key, None) is not None:
+            del self.keys[key]
+            self.dirty[key] = None  # an incremental session forgets it in the next request
+            self._runs = None
+
+    def stop(self) -> None:
+        self.stopped = True
+        if self._timeout:
+            self._timeout.cancel()
+
+    # -- the loop ------------------------------------------------------------------------------
+    def wake(self) -> None:
+        if not self.in_flight and not self.stopped and self.up():
+            self.cluster.sim.after(0, self.send)
+
+    def send(self) -> None:
+        if self.in_flight or self.stopped or not self.up() or not self.partitions:
+            return
+        self._send_fetch()
+
+    def _send_fetch(self) -> None:
+        cluster = self.cluster
+        session = self.client.next_request(self.keys, self.dirty, self.version)
+        if self._runs is None:
+            self._runs = topic_runs(self.keys)
+        forgotten: tuple[tuple[str, int], ...]
+        if session.full:
+            runs, forgotten, listed = self._runs, (), len(self.keys)
+        else:
+            runs = topic_runs(session.listed or ())
+            forgotten = topic_runs(session.forgotten)
+            listed = len(session.listed or ())
+        updates = {key: self.partitions[key] for key in self.dirty if key in self.partitions}
+        self.dirty = {}
+        shape = RequestShape(self.version, runs, forgotten if self.version >= 7 else (),
+                             follower=self.replica_id >= 0)
+        body, header, wire = cluster.meter.request(shape, self.client_id)
+        now_us = cluster.sim.now_us
+        cluster.log.emit(
+            names.FETCH_REQUEST, role=self.role, client=self.client_id,
+            replica_id=self.replica_id, broker=self.leader_id, source=self.source,
+            fetcher=self.fetcher_id, version=self.version, session_id=session.session_id,
+            session_epoch=session.epoch, full=session.full, partitions=listed,
+            forgotten=len(session.forgotten), body_bytes=body, header_bytes=header,
+            wire_bytes=wire)
+        request = FetchRequestMsg(self, self.version, session, self.keys, self._runs, updates,
+                                  self.max_wait_ms, self.min_bytes, now_us,
+                                  max_bytes=self.max_bytes,
+                                  partition_max_bytes=self.partition_max_bytes)
+        self.in_flight = True
+        sent = self._sent = self._sent + 1
+        request.request_id = sent
+        leader = cluster.brokers[self.leader_id]
+        if not leader.alive:
+            # A dead process resets the connection: the client learns it after a round trip.
+            rtt_us = 2 * cluster.network.base_link(self.node, self.leader_id).latency_us
+            cluster.sim.after(rtt_us, lambda: self._timed_out(sent))
+            return
+        cluster.send(self.node, self.leader_id, wire, lambda: leader.on_fetch(request))
+        self._arm_timeout(sent)
+
+    def connection_reset(self, broker: int) -> None:
+        """`broker`'s process died with our request open: the client sees the reset now."""
+        if broker == self.leader_id and self.in_flight and not self.stopped:
+            self._timed_out(self._sent)
+
+    def _arm_timeout(self, sent: int) -> None:
+        self._timeout = self.cluster.sim.after(self.timeout_ms * 1000,
+                                               lambda: self._timed_out(sent))
+
+    def _disarm(self) -> None:
+        self.in_flight = False
+        if self._timeout:
+            self._timeout.cancel()
+            self._timeout = None
+
+    def _timed_out(self, sent: int) -> None:
+        if sent != self._sent or self.stopped or not self.in_flight:
+            return
+        # No answer (a dead or unreachable leader): drop the connection, back off, retry.
+        self.in_flight = False
+        self._sent += 1
+        self.client.on_disconnect()
+        self.dirty.update(self.keys)
+        self._disconnected()
+
+    def _disconnected(self) -> None:
+        """The connection to the leader failed; by default back off and try again."""
+        self._retry_later()
+
+    def _retry_later(self) -> None:
+        self.cluster.sim.after(self.backoff_ms * 1000, self.send)
+
+    def on_response(self, request: FetchRequestMsg, response: FetchResponseMsg) -> None:
+        if request.request_id != self._sent or self.stopped or not self.up():
+            return
+        self._disarm()
+        self.client.on_response(request.session, response.error_code, response.session_id)
+        self._apply(response)
+        self.send()
+
+    def _apply(self, response: FetchResponseMsg) -> None:
+        raise NotImplementedError

@@ -1,0 +1,183 @@
+"""Consumer groups: members, partition assignment, and their fetches from partition leaders.
+
+A member keeps one fetch in flight per leader broker (Kafka's consumer fetches from every node
+at once), reads only below the high watermark, uses fetch sessions like a follower (but its
+sessions are not privileged), and follows leadership changes through metadata refreshes.
+Group coordination and offset commits are not modelled: the assignment is fixed at start.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+from rig.cluster.fetch_client import FetchClient
+from rig.cluster.messages import FetchResponseMsg
+from rig.cluster.partition import FetchState, TopicPartition
+from rig.events import names
+from rig.scenario.model import ConsumerSpec
+
+if TYPE_CHECKING:
+    from rig.cluster.cluster import Cluster
+
+NOT_LEADER_OR_FOLLOWER = 6
+METADATA_BYTES = 200
+
+
+def assign(members: int, partitions: int, strategy: str) -> list[list[int]]:
+    """Kafka's range assignor (contiguous runs, the first members get one more) or round-robin,
+    for one topic; member i is the i-th member id in sorted order."""
+    if strategy == "round-robin":
+        return [list(range(i, partitions, members)) for i in range(members)]
+    share, extra = divmod(partitions, members)
+    out, start = [], 0
+    for i in range(members):
+        count = share + (1 if i < extra else 0)
+        out.append(list(range(start, start + count)))
+        start += count
+    return out
+
+
+class ConsumerFetcher(FetchClient):
+    role: ClassVar[str] = "consumer"
+    privileged: ClassVar[bool] = False
+
+    def __init__(self, member: ConsumerMember, leader_id: int):
+        spec = member.spec
+        super().__init__(member.cluster, member.node, leader_id, member.client_id,
+                         member.version, member.cluster.strategies["fetch_session"].new_client(),
+                         spec.fetch_max_wait_ms, spec.fetch_min_bytes, spec.request_timeout_ms,
+                         spec.retry_backoff_ms)
+        self.member = member
+        self.max_bytes = spec.fetch_max_bytes
+        self.partition_max_bytes = spec.max_partition_fetch_bytes
+
+    @property
+    def slot_key(self) -> tuple[int | str, int]:
+        return (self.client_id, 0)
+
+    def _disconnected(self) -> None:
+        # Kafka's consumer marks the node unavailable and refreshes metadata: the partitions
+        # move to whoever leads them now.
+        for key in list(self.partitions):
+            self.member.relocate(key)
+
+    def _apply(self, response: FetchResponseMsg) -> None:
+        member = self.member
+        for key, (batches, _size) in response.records.items():
+            state = self.partitions.get(key)
+            if state is None or not batches:
+                continue
+            consumed = [b for b in batches if b.end_offset > state.fetch_offset]
+            if consumed:
+                member.consumed += sum(b.count for b in consumed)
+                state.fetch_offset = consumed[-1].end_offset
+                member.positions[key] = state.fetch_offset
+                self.dirty[key] = None
+        for key, error in response.errors.items():
+            if key in self.partitions and error == NOT_LEADER_OR_FOLLOWER:
+                member.relocate(key)
+
+
+class ConsumerMember:
+    def __init__(self, cluster: Cluster, spec: ConsumerSpec, index: int,
+                 partitions: list[int]):
+        self.cluster = cluster
+        self.spec = spec
+        self.client_id = f"consumer-{spec.group}-{index}"
+        self.node = self.client_id
+        self.version = spec.fetch_version or cluster.config.fetch_version
+        self.assigned = [(spec.topic, p) for p in partitions]
+        self.positions: dict[TopicPartition, int] = {}
+        self.fetchers: dict[int, ConsumerFetcher] = {}
+        self.consumed = 0
+        self._refreshing = False
+
+    def start(self) -> None:
+        cluster = self.cluster
+        for key in self.assigned:
+            state = cluster.zk.partitions[key]
+            leader = cluster.brokers.get(state.leader)
+            start = 0
+            if self.spec.start == "latest" and leader is not None:
+                start = leader.replicas[key].high_watermark
+            self.positions[key] = start
+            self._fetch_from(state.leader, key)
+
+    def _fetch_from(self, leader: int, key: TopicPartition) -> None:
+        if leader < 0:
+            return
+        fetcher = self.fetchers.get(leader)
+        if fetcher is None:
+            fetcher = self.fetchers[leader] = ConsumerFetcher(self, leader)
+        fetcher.fetch(key, FetchState(self.positions[key]))
+        fetcher.wake()
+
+    def relocate(self, key: TopicPartition) -> None:
+        """The partition's leader moved: drop it here and ask a live broker who leads now."""
+        for fetcher in self.fetchers.values():
+            fetcher.remove_partition(key)
+        self._refresh()
+
+    def _refresh(self) -> None:
+        cluster = self.cluster
+        if self._refreshing:
+            return
+        live = [b for b in sorted(cluster.brokers) if cluster.brokers[b].alive]
+        if not live:
+            cluster.sim.after(self.spec.retry_backoff_ms * 1000, self._refresh)
+            return
+        self._refreshing = True
+        source = live[0]
+
+        def learn() -> None:
+            leaders = dict(cluster.brokers[source].metadata)
+            cluster.send(source, self.node, METADATA_BYTES, lambda: update(leaders))
+
+        def update(leaders: dict[TopicPartition, int]) -> None:
+            self._refreshing = False
+            orphans = [key for key in self.assigned
+                       if not any(key in f.partitions for f in self.fetchers.values())]
+            for key in orphans:
+                if leaders.get(key, -1) >= 0:
+                    self._fetch_from(leaders[key], key)
+            if any(leaders.get(key, -1) < 0 for key in orphans):
+                cluster.sim.after(self.spec.retry_backoff_ms * 1000, self._refresh)
+
+        cluster.send(self.node, source, METADATA_BYTES, learn)
+        cluster.sim.after(self.spec.request_timeout_ms * 1000,
+                          lambda: setattr(self, "_refreshing", False))
+
+    def lag(self) -> int:
+        """Records between this member's positions and each partition's high watermark."""
+        total = 0
+        for key in self.assigned:
+            state = self.cluster.zk.partitions[key]
+            leader = self.cluster.brokers.get(state.leader)
+            if leader is not None and leader.alive:
+                total += max(0, leader.replicas[key].high_watermark - self.positions.get(key, 0))
+        return total
+
+
+class ConsumerGroup:
+    def __init__(self, cluster: Cluster, spec: ConsumerSpec):
+        self.cluster = cluster
+        self.spec = spec
+        topic = next(t for t in cluster.variant.topics if t.name == spec.topic)
+        self.members = [ConsumerMember(cluster, spec, i, partitions) for i, partitions in
+                        enumerate(assign(spec.members, topic.partitions, spec.assignment))]
+
+    def start(self) -> None:
+        self.cluster.sim.at(self.spec.start_ms * 1000, self._start)
+
+    def _start(self) -> None:
+        for member in self.members:
+            member.start()
+        self._sample()
+
+    def _sample(self) -> None:
+        """Once a second: the group's lag and records consumed so far."""
+        cluster = self.cluster
+        cluster.log.emit(names.CONSUMER_LAG, group=self.spec.group,
+                         lag=sum(m.lag() for m in self.members),
+                         consumed=sum(m.consumed for m in self.members))
+        cluster.sim.after(self.spec.lag_sample_ms * 1000, self._sample)
