@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import textwrap
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -38,3 +40,44 @@ def write_scenario(tmp_path: Path) -> Callable[[str, str], Path]:
         return path
 
     return write
+
+
+@dataclass(frozen=True)
+class ShippedRun:
+    run_dir: Path
+    exit_code: int
+    output: str
+
+
+@pytest.fixture(scope="session")
+def shipped_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ShippedRun]:
+    """Every scenario in scenarios/, run once per test session with `rig run` (Spark, report):
+    the golden tests judge them, the browser tests open their reports."""
+    from typer.testing import CliRunner
+
+    from rig.analysis.spark import check_java
+    from rig.cli import app
+    from rig.errors import EnvironmentProblem
+
+    try:
+        check_java()
+    except EnvironmentProblem as problem:
+        if os.environ.get("CI"):
+            pytest.fail(str(problem))
+        pytest.skip(str(problem))
+    root = tmp_path_factory.mktemp("shipped")
+    runs = {}
+    for scenario in sorted((ROOT / "scenarios").glob("*.yaml")):
+        out = root / scenario.stem
+        result = CliRunner().invoke(app, ["run", str(scenario), "--out", str(out), "--quiet"])
+        runs[scenario.stem] = ShippedRun(out, result.exit_code, result.output)
+    return runs
+
+
+@pytest.fixture(scope="session")
+def shipped(shipped_results: dict[str, ShippedRun]) -> dict[str, Path]:
+    """scenario stem → its run directory (a report is written even when an expectation fails)."""
+    for stem, run in shipped_results.items():
+        assert run.exit_code in (0, 1), (stem, run.output)
+        assert (run.run_dir / "report.html").exists(), stem
+    return {stem: run.run_dir for stem, run in shipped_results.items()}

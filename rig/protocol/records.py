@@ -8,20 +8,18 @@ Sizes only: the simulation never needs the bytes of a record.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import lru_cache
 
 BATCH_HEADER_BYTES = 61  # baseOffset 8 … recordsCount 4
 
 
 def varint_size(value: int) -> int:
-    """Bytes of a zigzag-encoded signed varint (Kafka's ByteUtils.sizeOfVarint)."""
+    """Bytes of a zigzag-encoded signed varint (Kafka's ByteUtils.sizeOfVarint): 7 bits a byte."""
     encoded = (value << 1) ^ (value >> 63)
-    size = 1
-    while encoded >= 0x80:
-        encoded >>= 7
-        size += 1
-    return size
+    return (encoded.bit_length() + 6) // 7 or 1
 
 
+@lru_cache(maxsize=1 << 16)
 def record_size(offset_delta: int, timestamp_delta: int, key_size: int | None,
                 value_size: int | None, headers: int = 0) -> int:
     """Bytes of one record inside a v2 batch, its length prefix included."""

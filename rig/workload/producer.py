@@ -162,16 +162,18 @@ class Producer:
         key_size = self.spec.key_size if key is not None else None
         value_size = self._value_size()
         batch = self._open.get(partition)
+        size = 0
         if batch is not None:
             size = record_size(batch.records, 0, key_size, value_size)
             if batch.size + size > self.spec.batch_size:
                 self._close(partition, now_ms)
                 partition = self._partition(key)  # a sticky partitioner moves on
                 batch = self._open.get(partition)
+                size = 0
         if batch is None:
             batch = self._open[partition] = OpenBatch(0, BATCH_HEADER_BYTES, self.sequence,
                                                       now_ms)
-        batch.size += record_size(batch.records, 0, key_size, value_size)
+        batch.size += size or record_size(batch.records, 0, key_size, value_size)
         batch.records += 1
         self.sequence += 1
 

@@ -4,7 +4,6 @@ headless Chromium: charts drawn, console clean, no network. Screenshots go to RI
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -23,30 +22,6 @@ runner = CliRunner()
 
 def _rig(*args: str) -> Any:
     return runner.invoke(app, [*args])
-
-
-@pytest.fixture(scope="module")
-def shipped(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """scenario stem → its run directory, each made by `rig run` once for this module."""
-    from rig.analysis.spark import check_java
-    from rig.errors import EnvironmentProblem
-
-    try:
-        check_java()
-    except EnvironmentProblem as problem:
-        if os.environ.get("CI"):
-            pytest.fail(str(problem))
-        pytest.skip(str(problem))
-    root = tmp_path_factory.mktemp("shipped")
-    runs = {}
-    for scenario in SCENARIOS:
-        out = root / scenario.stem
-        result = _rig("run", str(scenario), "--out", str(out), "--quiet")
-        # Exit 1 (an expectation failed) still writes a report, and the golden test owns it.
-        assert result.exit_code in (0, 1), result.output
-        assert (out / "report.html").exists()
-        runs[scenario.stem] = out
-    return runs
 
 
 def _open_and_check(chromium: Any, page: Path, *, charts: bool) -> list[dict[str, Any]]:
