@@ -75,6 +75,8 @@ class Broker:
         self.delayed_produces: dict[TopicPartition, list[DelayedProduce]] = {}
         self.fetchers: dict[Slot, ReplicaFetcher] = {}  # as follower: (leader, slot)
         self.controller_epoch_seen = 0
+        self.hw_dirty: dict[TopicPartition, None] = {}  # HW changed since the last checkpoint
+        self.dirty_logs: dict[TopicPartition, Replica] = {}  # logs with unflushed appends
         self.metadata: dict[TopicPartition, int] = {}  # partition → leader, as last told
         # Consumers (keyed by their fetch client): last known positions, and who watches what.
         self.consumer_positions: dict[Any, dict[TopicPartition, int]] = {}
@@ -136,6 +138,8 @@ class Broker:
         self.fetchers.clear()
         self.pending.clear()
         self.hw_unseen.clear()
+        self.hw_dirty.clear()
+        self.dirty_logs = {r.key: r for r in self.replicas.values() if r.log.dirty}
         self.consumer_positions.clear()
         self.consumer_watchers.clear()
         self.cache.clear()
@@ -157,25 +161,38 @@ class Broker:
         self.start_tasks()
 
     # -- periodic tasks ----------------------------------------------------------------------
+    # The periodic tasks visit only what changed since they last ran: an idle broker with
+    # thousands of partitions costs nothing every 5 s.
     def _checkpoint_hw(self) -> None:
-        for replica in self.replicas.values():
+        for key in self.hw_dirty:
+            replica = self.replicas[key]
             replica.checkpointed_hw = replica.high_watermark
+        self.hw_dirty.clear()
 
     def _flush_by_time(self) -> None:
-        for replica in self.replicas.values():
+        for replica in self.dirty_logs.values():
             replica.log.flush()
+        self.dirty_logs.clear()
 
     def _os_writeback(self) -> None:
-        expire = self.cluster.variant.os.dirty_expire_ms
-        now = self.now_ms
-        for replica in self.replicas.values():
-            replica.log.write_back(now - expire)
+        cutoff = self.now_ms - self.cluster.variant.os.dirty_expire_ms
+        for key, replica in list(self.dirty_logs.items()):
+            replica.log.write_back(cutoff)
+            if not replica.log.dirty:
+                del self.dirty_logs[key]
 
     def _expire_isr(self) -> None:
+        """Only a follower that is behind can be out of sync (Kafka: LEOs differ and not caught
+        up for the lag time): the partitions pending for some follower are the candidates."""
         isr_strategy = self.cluster.strategies["isr"]
         now = self.now_ms
         lag = self.config.replica_lag_time_max_ms
-        for replica in self.replicas.values():
+        behind: dict[TopicPartition, None] = {}
+        for slot, keys in self.pending.items():
+            if isinstance(slot[0], int):
+                behind.update(keys)
+        for key in behind:
+            replica = self.replicas[key]
             if replica.role is not Role.LEADER or replica.isr_change_pending:
                 continue
             out = [b for b in replica.isr if b != self.id and isr_strategy.out_of_sync(
@@ -250,6 +267,7 @@ class Broker:
         return placed
 
     def _after_append(self, replica: Replica) -> None:
+        self.dirty_logs[replica.key] = replica
         limit = self.cluster.flush_messages(replica.key, self.config)
         if limit and replica.log.unflushed_records() >= limit:
             replica.log.flush()
@@ -311,6 +329,7 @@ class Broker:
         if new_hw <= replica.high_watermark:
             return
         replica.high_watermark = new_hw
+        self.hw_dirty[replica.key] = None
         self.cluster.on_hw_advance(self, replica)
         for follower in replica.assignment:
             if follower != self.id:
@@ -476,8 +495,11 @@ class Broker:
                 led = self.replicas.get(key)
                 if key in request.partitions and led is not None and led.role is Role.LEADER:
                     hws[key] = led.high_watermark
-            for key in request.partitions:
-                if key in fetcher.partitions and self.replicas.get(key) is None:
+            # A partition the client just added (or changed) that this broker does not lead;
+            # the others it already learned about (cost follows change, not partitions).
+            for key in request.updates:
+                led = self.replicas.get(key)
+                if led is None or led.role is not Role.LEADER:
                     errors[key] = NOT_LEADER_OR_FOLLOWER
         # What the response lists: everything for a full fetch; for an incremental one, the
         # partitions with records, a new HW, or an error (the session's `changed`).

@@ -138,6 +138,7 @@ class ReplicaFetcher(FetchClient):
         offset = max(0, min(offset, before))
         removed = replica.log.truncate_to(offset)
         replica.high_watermark = min(replica.high_watermark, replica.leo)
+        self.broker.hw_dirty[key] = None
         if not removed:
             return  # nothing was cut: not an event
         self.cluster.log.emit(names.REPLICA_TRUNCATE, broker=self.broker_id, topic=key[0],
@@ -171,6 +172,7 @@ class ReplicaFetcher(FetchClient):
             replica = broker.replicas.get(key)
             if replica is not None and key in self.partitions:
                 replica.high_watermark = min(hw, replica.leo)
+                broker.hw_dirty[key] = None
         for key, error in response.errors.items():
             if error == OFFSET_OUT_OF_RANGE and key in self.partitions:
                 self._out_of_range(key)
