@@ -76,6 +76,7 @@ class Broker:
         self.fetchers: dict[Slot, ReplicaFetcher] = {}  # as follower: (leader, slot)
         self.controller_epoch_seen = 0
         self.hw_dirty: dict[TopicPartition, None] = {}  # HW changed since the last checkpoint
+        self.hw_behind: dict[TopicPartition, None] = {}  # led here, HW below the LEO
         self.dirty_logs: dict[TopicPartition, Replica] = {}  # logs with unflushed appends
         self.metadata: dict[TopicPartition, int] = {}  # partition → leader, as last told
         # Consumers (keyed by their fetch client): last known positions, and who watches what.
@@ -139,6 +140,7 @@ class Broker:
         self.pending.clear()
         self.hw_unseen.clear()
         self.hw_dirty.clear()
+        self.hw_behind.clear()
         self.dirty_logs = {r.key: r for r in self.replicas.values() if r.log.dirty}
         self.consumer_positions.clear()
         self.consumer_watchers.clear()
@@ -326,6 +328,10 @@ class Broker:
         new_hw = replica.candidate_hw(self.now_ms, config.replica_lag_time_max_ms,
                                       self.cluster.min_isr(replica.key),
                                       config.hw_holds_below_min_isr)
+        if new_hw < replica.leo:
+            self.hw_behind[replica.key] = None
+        else:
+            self.hw_behind.pop(replica.key, None)
         if new_hw <= replica.high_watermark:
             return
         replica.high_watermark = new_hw
@@ -415,6 +421,12 @@ class Broker:
         isr_strategy = self.cluster.strategies["isr"]
         touched = dict.fromkeys(request.updates)
         touched.update(self.pending.get(slot, {}))
+        # Kafka recomputes the HW of every partition in a follower's fetch; a HW can move with
+        # nothing new from this follower (a lagging replica aged out of the lag time), so the
+        # partitions whose HW is below their LEO are looked at on every fetch of a follower.
+        for key in self.hw_behind:
+            if key not in touched and follower in self.replicas[key].assignment:
+                touched[key] = None
         pending = self.pending.get(slot)
         for key in touched:
             replica = self.replicas.get(key)
@@ -617,6 +629,7 @@ class Broker:
         same_leader = replica.role is Role.FOLLOWER and replica.leader == state.leader
         if replica.role is Role.LEADER:
             self.fail_waiting_produces(replica)
+            self.hw_behind.pop(key, None)
             replica.isr = ()
             replica.followers.clear()
         replica.leader_epoch = state.leader_epoch
