@@ -46,6 +46,7 @@ from rig.report.inputs import (
 )
 from rig.report.pages import json_for_script, write_page
 from rig.report.paths import href, safe_name
+from rig.report.recovery import RECOVERY_METRICS, has_recovery_numbers
 
 __all__ = ["COMPARE_FOLDER", "comparison_name", "render_comparison", "run_labels"]
 
@@ -159,8 +160,31 @@ def _metric_tables(sides: Sequence[Side], variants: Sequence[str], roles: Sequen
             present = [variant in s.variants for s in sides]
             tables.append(
                 {"role": role, "variant": variant, "rows": rows, "present": present,
-                 "changed": sum(1 for r in rows if r["changed"])}
+                 "changed": sum(1 for r in rows if r["changed"]),
+                 "heading": f"{variant} · {role} fetches"}
             )
+    return tables
+
+
+def _recovery_tables(sides: Sequence[Side], variants: Sequence[str]) -> list[dict[str, Any]]:
+    """Produce and recovery numbers per variant, for variants some run measured them for."""
+    tables = []
+    for variant in variants:
+        if not any(has_recovery_numbers(s.inputs.summary, variant) for s in sides):
+            continue
+        rows = []
+        for label, unit, path, fmt, _ in RECOVERY_METRICS:
+            values = [dig(s.inputs.summary, "variants", variant, *path) for s in sides]
+            if all(v is None for v in values):
+                continue
+            cells = [_change_cell(values[0], v, fmt, i == 0) for i, v in enumerate(values)]
+            rows.append({"label": label, "unit": unit, "cells": cells,
+                         "emph": label.startswith("Lost"),
+                         "changed": any(c["changed"] for c in cells)})
+        tables.append({"role": "recovery", "variant": variant, "rows": rows,
+                       "present": [variant in s.variants for s in sides],
+                       "changed": sum(1 for r in rows if r["changed"]),
+                       "heading": f"{variant} · produce and recovery"})
     return tables
 
 
@@ -344,7 +368,7 @@ def build_comparison_context(run_dirs: Sequence[Path], out: Path) -> dict[str, A
     variants = _union([s.variants for s in sides])
     roles = _roles(sides)
     facts = [_run_facts(s, out, i) for i, s in enumerate(sides)]
-    tables = _metric_tables(sides, variants, roles)
+    tables = _metric_tables(sides, variants, roles) + _recovery_tables(sides, variants)
     numbers = _all_numbers(sides)
     diffs = [_diff(sides[0], other) for other in sides[1:]]
     charts = _charts(sides, labels, variants, roles)

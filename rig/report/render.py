@@ -34,6 +34,7 @@ from rig.report.inputs import (
     variants_of,
 )
 from rig.report.pages import json_for_script, write_page
+from rig.report.recovery import build_recovery
 
 __all__ = ["RunInputs", "build_context", "cap_text", "load_inputs", "render_report"]
 
@@ -239,6 +240,8 @@ def build_context(inputs: RunInputs) -> dict[str, Any]:
         timeline=inputs.timeline or None,
         faults=marks,
     )
+    recovery = build_recovery(inputs, variants, marks, with_consumers=with_consumers)
+    drawn = charts + (recovery["charts"] if recovery else [])
     expectations = _expectations(inputs)
     checks = _checks(inputs, variants)
     statuses = [e["status"] for e in expectations] + [c["status"] for c in checks]
@@ -256,7 +259,8 @@ def build_context(inputs: RunInputs) -> dict[str, Any]:
         "overall": merge(statuses),
         "counts": {s: statuses.count(s) for s in ("pass", "fail", "unknown")},
         "charts": charts,
-        "figures_json": json_for_script({c.id: c.figure for c in charts}),
+        "figures_json": json_for_script({c.id: c.figure for c in drawn}),
+        "recovery": recovery,
         "faults": _faults(inputs, variants),
         "faults_total": len(marks),
         "scenario_text": scenario_text,

@@ -337,8 +337,10 @@ class Browser:
         return urls
 
     def network_requests(self) -> list[str]:
-        """Requests other than the page itself; data: URLs are inline bytes, not network."""
-        return [u for u in self.requests() if u != self.url and not u.startswith("data:")]
+        """Requests other than the page itself; data: URLs are inline bytes, and chrome:// the
+        browser's own pages (its new-tab page loads resources before ours opens): not network."""
+        return [u for u in self.requests() if u != self.url
+                and not u.startswith(("data:", "chrome://", "chrome-untrusted://"))]
 
     def console_errors(self) -> list[dict]:
         return [e for e in self.driver.get_log("browser") if e.get("level") == "SEVERE"]
