@@ -16,12 +16,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from rig.cluster.log import Batch, Log
+from rig.cluster.log import Batch
 from rig.cluster.messages import FetchRequestMsg, FetchResponseMsg, topic_runs
 from rig.cluster.replica import Replica, Role, TopicPartition
 from rig.engine import Timer
 from rig.events import names
 from rig.protocol import ResponsePartitionShape, ResponseShape, ResponseTopicShape
+from rig.protocol.errors import (
+    NOT_ENOUGH_REPLICAS,
+    NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+    NOT_LEADER_OR_FOLLOWER,
+    OFFSET_OUT_OF_RANGE,
+    REQUEST_TIMED_OUT,
+)
 from rig.strategies.fetch_session import NONE, SessionCache, SessionContext
 from rig.strategies.isr import FollowerProgress
 from rig.strategies.replication.base import FollowerView
@@ -30,10 +37,6 @@ if TYPE_CHECKING:
     from rig.cluster.cluster import Cluster
     from rig.cluster.fetcher import ReplicaFetcher
 
-NOT_LEADER_OR_FOLLOWER = 6
-REQUEST_TIMED_OUT = 7
-NOT_ENOUGH_REPLICAS = 19
-NOT_ENOUGH_REPLICAS_AFTER_APPEND = 20
 
 Slot = tuple[Any, int]  # a fetch client's key: (follower broker, fetcher slot) or (client, 0)
 
@@ -246,7 +249,6 @@ class Broker:
                        batch.producer, batch.sequence, batch.timestamp_ms)
         replica.log.append(placed, self.now_ms)
         self._after_append(replica)
-        self.cluster.on_leader_append(self, replica, placed)
         for follower in replica.assignment:
             if follower == self.id:
                 continue
@@ -336,7 +338,6 @@ class Broker:
             return
         replica.high_watermark = new_hw
         self.hw_dirty[replica.key] = None
-        self.cluster.on_hw_advance(self, replica)
         for follower in replica.assignment:
             if follower != self.id:
                 self.hw_unseen.setdefault((follower, replica.fetcher_slot), {})[replica.key] = None
@@ -677,7 +678,3 @@ class Broker:
             return None
         return replica.log.end_offset_for_epoch(epoch)
 
-
-OFFSET_OUT_OF_RANGE = 1
-
-__all__ = ["Broker", "DelayedFetch", "DelayedProduce", "Log"]

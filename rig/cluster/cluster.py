@@ -15,7 +15,7 @@ from typing import Any
 from rig.cluster.broker import Broker
 from rig.cluster.controller import Controller
 from rig.cluster.fetcher import ReplicaFetcher
-from rig.cluster.log import Batch, Log
+from rig.cluster.log import Log
 from rig.cluster.network import Network, Node
 from rig.cluster.replica import Replica, Role, TopicPartition
 from rig.cluster.wire import Meter
@@ -26,7 +26,6 @@ from rig.errors import PluginError
 from rig.events import EventLog, names
 from rig.hashing import fetcher_id
 from rig.scenario.model import BrokerConfig, VariantSpec
-from rig.strategies.isr import FollowerProgress
 from rig.strategies.placement import PlacementError, check_assignment
 from rig.strategies.placement.explicit import ExplicitPlacement
 
@@ -249,13 +248,7 @@ class Cluster:
 
         self.send(broker.id, ZK, ZK_MESSAGE_BYTES, at_zk)
 
-    # -- hooks for the workload and checks ------------------------------------------------------
-    def on_leader_append(self, broker: Broker, replica: Replica, batch: Batch) -> None:
-        """A leader appended `batch` (kept for subclasses and probes; nothing to do here)."""
-
-    def on_hw_advance(self, broker: Broker, replica: Replica) -> None:
-        """A leader's HW moved (acks=all produces are completed by the broker itself)."""
-
+    # -- the model's factories -----------------------------------------------------------------
     def new_fetcher(self, broker: Broker, leader: int, slot: int) -> ReplicaFetcher:
         return ReplicaFetcher(self, broker, leader, slot,
                               self.strategies["fetch_session"].new_client())
@@ -310,5 +303,3 @@ class Cluster:
                     return False
         return True
 
-
-__all__ = ["Cluster", "FollowerProgress"]

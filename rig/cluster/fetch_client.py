@@ -116,7 +116,6 @@ class FetchClient:
         shape = RequestShape(self.version, runs, forgotten if self.version >= 7 else (),
                              follower=self.replica_id >= 0)
         body, header, wire = cluster.meter.request(shape, self.client_id)
-        now_us = cluster.sim.now_us
         cluster.log.emit(
             names.FETCH_REQUEST, role=self.role, client=self.client_id,
             replica_id=self.replica_id, broker=self.leader_id, source=self.source,
@@ -125,7 +124,7 @@ class FetchClient:
             forgotten=len(session.forgotten), body_bytes=body, header_bytes=header,
             wire_bytes=wire)
         request = FetchRequestMsg(self, self.version, session, self.keys, self._runs, updates,
-                                  self.max_wait_ms, self.min_bytes, now_us,
+                                  self.max_wait_ms, self.min_bytes,
                                   max_bytes=self.max_bytes,
                                   partition_max_bytes=self.partition_max_bytes)
         self.in_flight = True

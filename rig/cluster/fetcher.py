@@ -14,15 +14,15 @@ from rig.cluster.fetch_client import FetchClient
 from rig.cluster.messages import FetchResponseMsg
 from rig.cluster.partition import FetchState, TopicPartition
 from rig.events import names
+from rig.protocol.errors import OFFSET_OUT_OF_RANGE
 from rig.strategies.fetch_session import SessionClient
-from rig.strategies.replication import AskLeader, TruncateTo
+from rig.strategies.replication import AskLeader
 from rig.strategies.replication.base import Decision, FollowerView
 
 if TYPE_CHECKING:
     from rig.cluster.broker import Broker
     from rig.cluster.cluster import Cluster
 
-OFFSET_OUT_OF_RANGE = 1
 EPOCH_REQUEST_BYTES = 64  # OffsetsForLeaderEpoch, roughly: not one of the exact messages
 
 
@@ -191,5 +191,3 @@ class ReplicaFetcher(FetchClient):
         state.fetch_offset = self.broker.replicas[key].leo
         self.dirty[key] = None
 
-
-__all__ = ["ReplicaFetcher", "TruncateTo"]

@@ -27,7 +27,6 @@ class FetchRequestMsg:
     updates: dict[TopicPartition, FetchState]  # fetch data that changed since the last request
     max_wait_ms: int
     min_bytes: int
-    sent_us: int
     request_id: int = 0  # the fetcher's count: an answer to an older request is dropped
     max_bytes: int = 0  # the request's max_bytes (0: the broker's replica default)
     partition_max_bytes: int = 0

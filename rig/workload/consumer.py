@@ -14,12 +14,12 @@ from rig.cluster.fetch_client import FetchClient
 from rig.cluster.messages import FetchResponseMsg
 from rig.cluster.partition import FetchState, TopicPartition
 from rig.events import names
+from rig.protocol.errors import NOT_LEADER_OR_FOLLOWER
 from rig.scenario.model import ConsumerSpec
 
 if TYPE_CHECKING:
     from rig.cluster.cluster import Cluster
 
-NOT_LEADER_OR_FOLLOWER = 6
 METADATA_BYTES = 200
 
 

@@ -18,6 +18,11 @@ from typing import TYPE_CHECKING, Any
 from rig.cluster.log import Batch
 from rig.events import names
 from rig.hashing import murmur2
+from rig.protocol.errors import (
+    NETWORK_EXCEPTION,
+    REQUEST_TIMED_OUT,
+    RETRIABLE,
+)
 from rig.protocol.records import BATCH_HEADER_BYTES, record_size
 from rig.scenario.model import ProducerSpec
 
@@ -29,8 +34,6 @@ RETRY_BACKOFF_MS = 100  # retry.backoff.ms
 MAX_IN_FLIGHT = 5  # max.in.flight.requests.per.connection
 MAX_REQUEST = 1 << 20  # max.request.size
 PRODUCE_OVERHEAD_BYTES = 60  # request header and per-request fields: not one of the exact sizes
-# NOT_LEADER, REQUEST_TIMED_OUT, NETWORK_EXCEPTION, NOT_ENOUGH_REPLICAS(_AFTER_APPEND)
-RETRIABLE = {6, 7, 13, 19, 20}
 
 
 @dataclass(eq=False, slots=True)
@@ -220,7 +223,7 @@ class Producer:
             while queue and now_ms - queue[0].created_ms > timeout:
                 batch = queue.popleft()
                 self.cluster.log.emit(names.PRODUCE_ERROR, producer=self.spec.name,
-                                      topic=key[0], partition=key[1], error_code=7,
+                                      topic=key[0], partition=key[1], error_code=REQUEST_TIMED_OUT,
                                       records=batch.records, id=[self.id, batch.sequence],
                                       retrying=False)
 
@@ -245,9 +248,9 @@ class Producer:
         if not cluster.brokers[leader].alive:
             # The connection is refused (a dead process) or reset: the client sees a network
             # error after a round trip, not after request.timeout.ms.
+            refused = dict.fromkeys(group, NETWORK_EXCEPTION)
             cluster.sim.after(2 * cluster.network.base_link(self.node, leader).latency_us,
-                              lambda: self._on_response(leader, group,
-                                                        dict.fromkeys(group, 13), answered))
+                              lambda: self._on_response(leader, group, refused, answered))
             return
 
         self._open_requests.setdefault(leader, []).append((group, answered))
@@ -259,12 +262,12 @@ class Producer:
         cluster.send(self.node, leader, size, lambda: cluster.brokers[leader].on_produce(
             wire, spec.acks, spec.request_timeout_ms, reply))
         cluster.sim.after(spec.request_timeout_ms * 1000, lambda: self._on_response(
-            leader, group, dict.fromkeys(group, 7), answered))
+            leader, group, dict.fromkeys(group, REQUEST_TIMED_OUT), answered))
 
     def connection_reset(self, broker: int) -> None:
         """`broker`'s process died: every request open to it fails with a network error."""
         for group, answered in self._open_requests.pop(broker, []):
-            self._on_response(broker, group, dict.fromkeys(group, 13), answered)
+            self._on_response(broker, group, dict.fromkeys(group, NETWORK_EXCEPTION), answered)
 
     def _on_response(self, leader: int, group: dict[TopicPartition, OpenBatch],
                      results: dict[TopicPartition, Any], answered: list[bool]) -> None:
@@ -279,7 +282,7 @@ class Producer:
         refresh = False
         for key, batch in group.items():
             self._sending.pop(key, None)
-            result = results.get(key, 7)
+            result = results.get(key, REQUEST_TIMED_OUT)
             if isinstance(result, Batch):
                 log.emit(names.PRODUCE_ACK, producer=self.spec.name, topic=key[0],
                          partition=key[1], offset=result.base_offset, records=batch.records,

@@ -1,0 +1,17 @@
+"""Kafka's protocol error codes that the model answers with (Errors.java), named once."""
+
+from __future__ import annotations
+
+from typing import Final
+
+NONE: Final = 0
+OFFSET_OUT_OF_RANGE: Final = 1
+NOT_LEADER_OR_FOLLOWER: Final = 6
+REQUEST_TIMED_OUT: Final = 7
+NETWORK_EXCEPTION: Final = 13
+NOT_ENOUGH_REPLICAS: Final = 19
+NOT_ENOUGH_REPLICAS_AFTER_APPEND: Final = 20
+
+# What a producer retries (Kafka's RetriableException subclasses among the above).
+RETRIABLE: Final = frozenset({NOT_LEADER_OR_FOLLOWER, REQUEST_TIMED_OUT, NETWORK_EXCEPTION,
+                              NOT_ENOUGH_REPLICAS, NOT_ENOUGH_REPLICAS_AFTER_APPEND})
