@@ -163,13 +163,10 @@ def run(file: Path, options: RunOptions, progress: Progress) -> RunOutcome:
             progress.say(f"  {variant.name}: {r.events:,} events in {r.wall_s:.2f} s")
         progress.say("analysing the event logs with Spark …")
         from rig.analysis import analyze_run  # Spark stays out of `import rig`
-        from rig.analysis.produce_timeline import analyze_produce_timeline
-        from rig.analysis.replication import analyze_replication
+        from rig.analysis.stages import run_stages
 
         metrics = analyze_run(staging, spark_master=options.spark_master)
-        replication = analyze_replication(staging, spark_master=options.spark_master)
-        analyze_produce_timeline(staging, spark_master=options.spark_master)
-        for name, extra in replication["variants"].items():
+        for name, extra in run_stages(staging, spark_master=options.spark_master).items():
             metrics["variants"].setdefault(name, {}).update(extra)
         summary: dict[str, Any] = {"scenario": scenario.name, "seed": scenario.seed,
                                    "rig_version": __version__,

@@ -34,7 +34,7 @@ from rig.report.inputs import (
     variants_of,
 )
 from rig.report.pages import json_for_script, write_page
-from rig.report.recovery import build_recovery
+from rig.report.sections import SECTIONS
 
 __all__ = ["RunInputs", "build_context", "cap_text", "load_inputs", "render_report"]
 
@@ -240,8 +240,11 @@ def build_context(inputs: RunInputs) -> dict[str, Any]:
         timeline=inputs.timeline or None,
         faults=marks,
     )
-    recovery = build_recovery(inputs, variants, marks, with_consumers=with_consumers)
-    drawn = charts + (recovery["charts"] if recovery else [])
+    built = {s.name: s.build(inputs, variants, marks, with_consumers=with_consumers)
+             for s in SECTIONS}
+    sections = [{"name": s.name, "title": s.title, "template": s.template}
+                for s in SECTIONS if built[s.name]]
+    drawn = charts + [c for data in built.values() if data for c in data.get("charts", [])]
     expectations = _expectations(inputs)
     checks = _checks(inputs, variants)
     statuses = [e["status"] for e in expectations] + [c["status"] for c in checks]
@@ -260,7 +263,8 @@ def build_context(inputs: RunInputs) -> dict[str, Any]:
         "counts": {s: statuses.count(s) for s in ("pass", "fail", "unknown")},
         "charts": charts,
         "figures_json": json_for_script({c.id: c.figure for c in drawn}),
-        "recovery": recovery,
+        **built,
+        "sections": sections,
         "faults": _faults(inputs, variants),
         "faults_total": len(marks),
         "scenario_text": scenario_text,
