@@ -291,25 +291,34 @@ def _consumers(data: dict[str, Any], topics: Sequence[TopicSpec], config: Broker
             out.add((*at, "topic"), f"no topic named {raw['topic']!r} (topics: "
                     f"{', '.join(by_name)})")
             continue
-        if raw["group"] in groups:
-            out.add((*at, "group"), f"group {raw['group']!r} is defined twice (also "
-                    f"workload.consumers[{groups[raw['group']]}])")
-        groups.setdefault(raw["group"], i)
+        count = raw.get("groups", 1)
+        names = [raw["group"]] if count == 1 else [
+            f"{raw['group']}-{n:0{len(str(count))}d}" for n in range(1, count + 1)]
+        for name in names:
+            if name in groups:
+                out.add((*at, "group"), f"group {name!r} is defined twice (also "
+                        f"workload.consumers[{groups[name]}])")
+                break
+            groups[name] = i
         version = raw.get("fetch_version")
         session = strategies.get("fetch_session")
         if (session is not None and session.name == "incremental"
                 and (version or config.fetch_version) < 7):
             out.add((*at, "fetch_version"), "incremental fetch sessions need Fetch v7 or later")
-        result.append(ConsumerSpec(
-            group=raw["group"], topic=raw["topic"], members=raw.get("members", 1),
-            assignment=raw.get("assignment", "range"), start=raw.get("start", "latest"),
-            fetch_version=version,
-            fetch_max_wait_ms=units.duration_ms(raw.get("fetch_max_wait", "500ms")),
-            fetch_min_bytes=units.size_bytes(raw.get("fetch_min_bytes", 1)),
-            max_partition_fetch_bytes=units.size_bytes(raw.get("max_partition_fetch_bytes",
-                                                               "1MiB")),
-            fetch_max_bytes=units.size_bytes(raw.get("fetch_max_bytes", "50MiB")),
-            start_ms=units.duration_ms(raw.get("start_at", 0))))
+        start_ms = units.duration_ms(raw.get("start_at", 0))
+        ramp_ms = units.duration_ms(raw.get("ramp", 0))
+        for n, name in enumerate(names):
+            result.append(ConsumerSpec(
+                group=name, topic=raw["topic"], members=raw.get("members", 1),
+                assignment=raw.get("assignment", "range"), start=raw.get("start", "latest"),
+                fetch_version=version,
+                fetch_max_wait_ms=units.duration_ms(raw.get("fetch_max_wait", "500ms")),
+                fetch_min_bytes=units.size_bytes(raw.get("fetch_min_bytes", 1)),
+                max_partition_fetch_bytes=units.size_bytes(
+                    raw.get("max_partition_fetch_bytes", "1MiB")),
+                fetch_max_bytes=units.size_bytes(raw.get("fetch_max_bytes", "50MiB")),
+                start_ms=start_ms + ramp_ms * n // len(names),
+                lag_sample_ms=units.duration_ms(raw.get("lag_sample", "1s"))))
     return tuple(result)
 
 

@@ -127,7 +127,7 @@ class ConsumerSpec:
     request_timeout_ms: int = 30_000
     retry_backoff_ms: int = 100
     start_ms: int = 0
-    lag_sample_ms: int = 1000
+    lag_sample_ms: int = 1000  # 0: no lag samples
 
 
 @dataclass(frozen=True)

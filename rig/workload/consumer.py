@@ -172,7 +172,8 @@ class ConsumerGroup:
     def _start(self) -> None:
         for member in self.members:
             member.start()
-        self._sample()
+        if self.spec.lag_sample_ms > 0:
+            self._sample()
 
     def _sample(self) -> None:
         """Once a second: the group's lag and records consumed so far."""

@@ -169,3 +169,30 @@ def test_explicit_assignments_are_checked(write_scenario: Write) -> None:
     found = problems(path)
     assert any("partition 1 lists a broker twice" in p for p in found)
     assert any("partition 2 names brokers [7] that are not in the cluster" in p for p in found)
+
+
+CONSUMERS = SMALL.replace("variants:", """workload:
+  consumers:
+    - {group: app, topic: test, groups: 12, start_at: 2s, ramp: 6s, lag_sample: 0}
+    - {group: solo, topic: test, members: 2}
+variants:""")
+
+
+def test_groups_stand_for_many_identical_groups_started_over_the_ramp(
+        write_scenario: Write) -> None:
+    [v6, _] = load_scenario(write_scenario(CONSUMERS)).variants
+    apps = [c for c in v6.consumers if c.group.startswith("app-")]
+    # Zero-padded names sort as they start; the ramp spreads the starts evenly from start_at.
+    assert [c.group for c in apps] == [f"app-{n:02d}" for n in range(1, 13)]
+    assert [c.start_ms for c in apps] == [2000 + 500 * n for n in range(12)]
+    assert {c.lag_sample_ms for c in apps} == {0}
+    [solo] = [c for c in v6.consumers if c.group == "solo"]
+    assert (solo.members, solo.start_ms, solo.lag_sample_ms) == (2, 0, 1000)
+
+
+def test_an_expanded_group_name_may_not_clash(write_scenario: Write) -> None:
+    text = CONSUMERS.replace("{group: solo, topic: test, members: 2}",
+                             "{group: app-07, topic: test}")
+    [message] = problems(write_scenario(text))
+    assert "workload.consumers[1].group" in message or "consumers.1.group" in message
+    assert "'app-07' is defined twice (also workload.consumers[0])" in message
