@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
 
 Slot = tuple[Any, int]  # a fetch client's key: (follower broker, fetcher slot) or (client, 0)
+SESSION_SAMPLE_MS = 1000  # how often the session-cache gauges are looked at
 
 
 @dataclass(eq=False)
@@ -67,6 +68,7 @@ class Broker:
         self.rack = rack
         self.config = cluster.variant.broker_config(broker_id)
         self.cache = cache
+        self._cache_sample: tuple[int, int | None] = (0, 0)
         self.alive = True
         self.stalled = False
         self.incarnation = 0
@@ -107,6 +109,7 @@ class Broker:
             self._every(self.config.log_flush_interval_ms, self._flush_by_time)
         if cluster.variant.os.dirty_expire_ms and cluster.variant.os.writeback_interval_ms:
             self._every(cluster.variant.os.writeback_interval_ms, self._os_writeback)
+        self._every(SESSION_SAMPLE_MS, self._sample_session_cache)
 
     def _every(self, period_ms: int, action: Callable[[], None]) -> None:
         incarnation = self.incarnation
@@ -120,6 +123,23 @@ class Broker:
             self.tasks.append(sim.after(period_ms * 1000, tick))
 
         self.tasks.append(sim.after(period_ms * 1000, tick))
+
+    def _sample_session_cache(self) -> None:
+        """Emit the fetch-session cache's gauges when they changed since the last sample."""
+        cache = self.cache
+        partitions = getattr(cache, "partitions_cached", None)  # a plugin's cache may not say
+        sample = (cache.occupancy(), partitions() if callable(partitions) else None)
+        if sample != self._cache_sample:
+            self._cache_sample = sample
+            self.cluster.log.emit(names.SESSION_CACHE, broker=self.id, sessions=sample[0],
+                                  partitions=sample[1],
+                                  slots=self.config.max_incremental_fetch_session_cache_slots)
+
+    def report_lost_sessions(self) -> None:
+        """After a crash: the gauge drops to what the emptied cache holds (the sessions died
+        with the process; their clients learn it from error 70 after the restart)."""
+        if self._cache_sample[0]:
+            self._sample_session_cache()
 
     def crash(self, power_loss: bool) -> int:
         """The process dies (and with `power_loss`, unflushed data too). Returns records lost."""

@@ -273,6 +273,7 @@ class Cluster:
             self.log.emit(names.BROKER_POWER_LOSS, broker=broker_id, records_lost=lost)
         else:
             self.log.emit(names.BROKER_CRASH, broker=broker_id)
+        broker.report_lost_sessions()
 
     def restart(self, broker_id: int) -> None:
         broker = self.brokers[broker_id]

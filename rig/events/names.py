@@ -34,6 +34,10 @@ SESSION_CREATED: Final = "session.created"  # broker, client, session_id, partit
 SESSION_EVICTED: Final = "session.evicted"  # broker, session_id, by_client, reason
 SESSION_ERROR: Final = "session.error"  # broker, client, session_id, session_epoch, error_code
 SESSION_CLOSED: Final = "session.closed"  # broker, client, session_id
+# session.cache: broker, sessions, partitions (cached over all its sessions), slots; sampled once a
+#   second when either changed, and when a crash empties the cache (Kafka's
+#   NumIncrementalFetchSessions and NumIncrementalFetchPartitionsCached gauges)
+SESSION_CACHE: Final = "session.cache"
 
 # Failures and recovery (used from issue 3 on) ---------------------------------------------------
 PRODUCE_ACK: Final = "produce.ack"  # producer, topic, partition, offset, records, id, acks

@@ -12,9 +12,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
-NONE = 0
-FETCH_SESSION_ID_NOT_FOUND = 70
-INVALID_FETCH_SESSION_EPOCH = 71
+# The error codes a session strategy answers with, re-exported for strategy authors.
+from rig.protocol.errors import (  # noqa: F401
+    FETCH_SESSION_ID_NOT_FOUND,
+    INVALID_FETCH_SESSION_EPOCH,
+    NONE,
+)
 
 INITIAL_EPOCH = 0  # with session id 0: a full fetch asking for a new session
 FINAL_EPOCH = -1  # with session id 0: a sessionless full fetch
