@@ -1,0 +1,134 @@
+"""Fetch-session (KIP-227) metrics from a run's event log, computed with Spark.
+
+How full each broker's session cache was over time, how many sessions were created and evicted,
+the session errors clients met (70 FETCH_SESSION_ID_NOT_FOUND, 71 INVALID_FETCH_SESSION_EPOCH),
+and the full fetches answered without a session: a client that asked for a session and got no
+slot (or a Fetch ≤ v6 client, which never has one) sends every partition in every request.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rig.analysis.fetch_metrics import _hadoop_path
+from rig.analysis.spark import get_spark
+from rig.analysis.tables import read_json, write_json_atomic
+from rig.events import names
+from rig.protocol.errors import FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+    from pyspark.sql.types import StructType
+
+__all__ = ["SESSIONS_TABLE", "analyze_sessions"]
+
+SESSIONS_TABLE = "sessions.json"
+_EVENTS = (names.SESSION_CACHE, names.SESSION_CREATED, names.SESSION_EVICTED,
+           names.SESSION_ERROR, names.FETCH_RESPONSE)
+
+
+def _schema() -> StructType:
+    from pyspark.sql import types as T
+
+    long, text = T.LongType(), T.StringType()
+    fields: list[tuple[str, Any]] = [
+        ("t_ms", T.DoubleType()), ("seq", long), ("event", text), ("variant", text),
+        ("broker", long), ("role", text), ("sessions", long), ("partitions", long),
+        ("session_id", long), ("error_code", long), ("privileged", T.BooleanType()),
+        ("slots", long),
+    ]
+    return T.StructType([T.StructField(n, k, nullable=True) for n, k in fields])
+
+
+def _occupancy(events: DataFrame) -> list[dict[str, Any]]:
+    """Every session.cache sample (variant, broker, t_s, sessions, partitions, slots), in order."""
+    from pyspark.sql import functions as F
+
+    rows = (events.where(F.col("event") == names.SESSION_CACHE)
+            .select("variant", "broker", (F.col("t_ms") / 1000).alias("t_s"), "sessions",
+                    "partitions", "slots", "seq")
+            .orderBy("variant", "seq").collect())
+    return [{"variant": r["variant"], "broker": int(r["broker"]), "t_s": round(r["t_s"], 3),
+             "sessions": int(r["sessions"] or 0),
+             "partitions": None if r["partitions"] is None else int(r["partitions"]),
+             "slots": None if r["slots"] is None else int(r["slots"])}
+            for r in rows]
+
+
+def _per_second(events: DataFrame) -> list[dict[str, Any]]:
+    """Per variant and simulated second: sessions created and evicted, errors 70 and 71, and
+    full fetch responses without a session, by role."""
+    from pyspark.sql import functions as F
+
+    def count_of(cond: Any) -> Any:
+        return F.sum(F.when(cond, 1).otherwise(0))
+
+    event = F.col("event")
+    sessionless = (event == names.FETCH_RESPONSE) & (F.col("session_id") == 0) & (
+        F.col("error_code") == 0)
+    rows = (events.where(event.isin(*_EVENTS[1:]))
+            .groupBy("variant", F.floor(F.col("t_ms") / 1000).cast("long").alias("second"))
+            .agg(count_of(event == names.SESSION_CREATED).alias("created"),
+                 count_of(event == names.SESSION_EVICTED).alias("evicted"),
+                 count_of((event == names.SESSION_ERROR)
+                          & (F.col("error_code") == FETCH_SESSION_ID_NOT_FOUND)).alias(
+                     "not_found"),
+                 count_of((event == names.SESSION_ERROR)
+                          & (F.col("error_code") == INVALID_FETCH_SESSION_EPOCH)).alias(
+                     "invalid_epoch"),
+                 count_of(sessionless & (F.col("role") == "consumer")).alias(
+                     "consumer_sessionless"),
+                 count_of(sessionless & (F.col("role") == "follower")).alias(
+                     "follower_sessionless"))
+            .orderBy("variant", "second").collect())
+    return [{key: (row[key] if key == "variant" else int(row[key] or 0))
+             for key in row.asDict()} for row in rows]
+
+
+def _summary(occupancy: list[dict[str, Any]], seconds: list[dict[str, Any]],
+             variant: str) -> dict[str, Any]:
+    mine = [r for r in seconds if r["variant"] == variant]
+    samples = [r for r in occupancy if r["variant"] == variant]
+    final: dict[int, int] = {}
+    for sample in samples:
+        final[sample["broker"]] = sample["sessions"]
+
+    def total(key: str) -> int:
+        return sum(r[key] for r in mine)
+
+    return {
+        "created": total("created"),
+        "evicted": total("evicted"),
+        "errors": {"session_id_not_found": total("not_found"),
+                   "invalid_session_epoch": total("invalid_epoch")},
+        "max_sessions_per_broker": max((s["sessions"] for s in samples), default=0),
+        "final_sessions": sum(final.values()),
+        "sessionless_full_fetches": {"consumer": total("consumer_sessionless"),
+                                     "follower": total("follower_sessionless")},
+    }
+
+
+def analyze_sessions(run_dir: Path, *, spark_master: str | None = None) -> dict[str, Any]:
+    """`{"variants": {v: {"sessions": {...}}}}`; writes metrics/sessions.json with the cache
+    occupancy samples and the per-second counts."""
+    run_dir = Path(run_dir)
+    run: dict[str, Any] = read_json(run_dir / "run.json") or {}
+    files = sorted((run_dir / "events").glob("*.jsonl"))
+    occupancy: list[dict[str, Any]] = []
+    seconds: list[dict[str, Any]] = []
+    if files:
+        spark = get_spark(spark_master)
+        events = (spark.read.schema(_schema()).option("mode", "PERMISSIVE")
+                  .json([_hadoop_path(f) for f in files])
+                  .where("event IN ({})".format(", ".join(f"'{e}'" for e in _EVENTS))))
+        events.cache()
+        occupancy = _occupancy(events)
+        seconds = _per_second(events)
+        events.unpersist()
+    variants = list((run.get("variants") or {}).keys()) or sorted(
+        {r["variant"] for r in occupancy + seconds})
+    metrics = run_dir / "metrics"
+    metrics.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(metrics / SESSIONS_TABLE, {"occupancy": occupancy, "per_second": seconds})
+    return {"variants": {v: {"sessions": _summary(occupancy, seconds, v)} for v in variants}}
