@@ -35,5 +35,9 @@ class Section:
 
 
 SECTIONS: tuple[Section, ...] = (
+    Section("bandwidth", "Bandwidth ranking", "rig.report.bandwidth:build_bandwidth",
+            "_bandwidth.html.j2"),
+    Section("sessions", "Fetch-session cache", "rig.report.sessions:build_sessions",
+            "_sessions.html.j2"),
     Section("recovery", "Recovery", "rig.report.recovery:build_recovery", "_recovery.html.j2"),
 )
