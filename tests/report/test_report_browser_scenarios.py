@@ -73,3 +73,23 @@ def test_two_seeds_of_the_seed_scenario_compared(
     text = chromium.driver.find_element("id", "differences").text
     assert "Seed differs" in text
     chromium.screenshot(screenshot_dir(tmp_path) / "scenarios-compare.png")
+
+
+def test_session_pressure_reads_in_the_report(
+    chromium: Any, shipped: dict[str, Path], tmp_path: Path
+) -> None:
+    """consumer-sessions-at-scale: the ranking puts the 10,000-slot cache first and v6 last;
+    the session section draws the full cache and the evictions of the 1,000-slot variant."""
+    state = _open_and_check(chromium, shipped["consumer-sessions-at-scale"] / "report.html",
+                            charts=True)
+    ids = {chart["id"] for chart in state}
+    assert {"chart-bandwidth-ranking", "chart-session-occupancy", "chart-session-churn"} <= ids
+    driver = chromium.driver
+    ranking = driver.find_element("id", "bandwidth-ranking")
+    ranked = [row.find_elements("tag name", "td")[1].text
+              for row in ranking.find_elements("css selector", "tbody tr")]
+    assert ranked == ["v7-10000-slots", "v7-1000-slots", "v6"]
+    summary = driver.find_element("id", "sessions-summary").text
+    assert "Sessions evicted" in summary and "without a session" in summary
+    driver.find_element("id", "sessions").screenshot(
+        str(screenshot_dir(tmp_path) / "scenario-consumer-sessions-at-scale-sessions.png"))
