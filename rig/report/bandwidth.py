@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rig.report.charts import PALETTE, ROLE_LABEL, Chart, FaultMark, _layout
+from rig.report.charts import PALETTE, ROLE_LABEL, Chart, FaultMark, _layout, _wants_log
 from rig.report.format import fmt_int
 from rig.report.inputs import RunInputs, dig
 
@@ -41,13 +41,18 @@ def _chart(rows: Sequence[Mapping[str, Any]], roles: Sequence[str]) -> Chart:
                 "marker": {"color": PALETTE[shades[(role, direction)] % len(PALETTE)]},
                 "hovertemplate": f"%{{x:,.0f}} B/s<extra>{name}</extra>",
             })
-    layout = _layout("Fetch bytes per second, ranked", "bytes per second (body)", "",
+    log_x = _wants_log([[v for v in t["x"] if v] for t in traces] + [
+        [r["total"] for r in rows]])
+    layout = _layout("Fetch bytes per second, ranked",
+                     "bytes per second (body" + (", log scale)" if log_x else ")"), "",
                      log_y=False)
     layout["barmode"] = "group"
     layout["hovermode"] = "closest"
     layout["yaxis"] = {**layout["yaxis"], "type": "category", "title": {"text": ""}}
-    layout["xaxis"]["rangemode"] = "tozero"
-    layout["xaxis"]["tickformat"] = "~s"
+    if log_x:
+        layout["xaxis"].update(type="log", dtick=1, tickformat="~s")
+    else:
+        layout["xaxis"].update(rangemode="tozero", tickformat="~s")
     layout["height"] = max(260, 90 + 34 * len(rows) * max(1, len(roles)))
     caption = ("Each variant's Fetch body bytes per simulated second, cheapest variant on top; "
                "bars split followers from consumers and requests from responses, so a version "
@@ -76,13 +81,20 @@ def build_bandwidth(inputs: RunInputs, variants: Sequence[str], marks: Sequence[
         return None
     rows.sort(key=lambda r: (r["total"], variants.index(r["variant"])))
     best = rows[0]["total"] or 1.0
+    keys = [(role, d) for role in roles for d, _ in DIRECTIONS]
+    cheapest = {k: min((r["rates"][k] for r in rows if r["rates"][k] is not None), default=None)
+                for k in keys}
     table = []
     for rank, row in enumerate(rows, 1):
         table.append({
             "rank": rank, "variant": row["variant"],
-            "version": "–" if row["version"] is None else f"v{row['version']}",
-            "cells": [fmt_int(row["rates"][(role, d)]) if row["rates"][(role, d)] is not None
-                      else "–" for role in roles for d, _ in DIRECTIONS],
+            # The version under the name, unless the name says it already.
+            "version": "" if row["version"] is None or row["variant"] == f"v{row['version']}"
+            else f"Fetch v{row['version']}",
+            # Each column's cheapest variant is marked: the ranking of one role and direction.
+            "cells": [{"text": fmt_int(row["rates"][k]),
+                       "best": row["rates"][k] is not None and row["rates"][k] == cheapest[k]}
+                      for k in keys],
             "total": fmt_int(row["total"]),
             "times_best": "1×" if rank == 1 else f"{row['total'] / best:,.2f}×",
         })

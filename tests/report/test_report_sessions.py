@@ -69,7 +69,9 @@ def test_bandwidth_ranks_the_cheapest_variant_first(tmp_path: Path) -> None:
     cells = [[_text(c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", r, flags=re.S)]
              for r in rows]
     # v7 (33-byte requests) costs far less than v6 (12031-byte requests).
-    assert [(c[0], c[1]) for c in cells] == [("1", "v7 v7"), ("2", "v6 v6")]  # and versions
+    # Named after their versions: no "Fetch v7" under "v7".
+    assert [(c[0], c[1]) for c in cells] == [("1", "v7"), ("2", "v6")]
+    assert section.count("<strong title=") == 2  # v7 is cheapest for requests and responses
     assert cells[0][-1] == "1×" and float(cells[1][-1].rstrip("×").replace(",", "")) > 100
     # 2 requests/s/broker × 2 brokers × 12,031 B in v6: 48,124 B/s of requests.
     assert cells[1][2] == "48,124"
