@@ -72,6 +72,7 @@ def test_slots_fill_then_wider_sessions_evict_and_a_crash_empties_the_cache(
     assert all(a["sessions"] != b["sessions"] or a["partitions"] != b["partitions"]
                for a, b in pairwise(gauge))
     assert of["broker.crash"] == 1
-    # Restarted at 145 s, broker 0 hands out sessions again to whoever asks first.
+    # After the restart at 145 s the consumers open sessions again, on whichever broker leads.
     assert any(e["t_ms"] > 145_000 for e in created)
-    assert gauge[-1]["sessions"] > 0
+    last = {e["broker"]: e["sessions"] for e in events if e["event"] == "session.cache"}
+    assert sum(last.values()) > 0
