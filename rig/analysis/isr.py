@@ -15,6 +15,7 @@ broker is told again).
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -245,10 +246,15 @@ def isr_metrics(rows: Iterable[Mapping[str, Any]],
     return summaries, tables
 
 
-def _select(events: DataFrame) -> list[dict[str, Any]]:
+def _select(lines: DataFrame) -> list[dict[str, Any]]:
+    """The events of interest, in order. The lines are matched as text before any JSON is
+    parsed: these are a few rows of a log that is mostly fetches and produces."""
     from pyspark.sql import functions as F
 
-    chosen = events.where(F.col("event").isin(*_EVENTS) & F.col("variant").isNotNull())
+    wanted = "|".join(re.escape(name) for name in _EVENTS)
+    parsed = (lines.where(F.col("value").rlike(f'"event":"({wanted})"'))
+              .select(F.from_json("value", _schema()).alias("e")).select("e.*"))
+    chosen = parsed.where(F.col("event").isin(*_EVENTS) & F.col("variant").isNotNull())
     return [row.asDict() for row in chosen.orderBy("variant", "seq").collect()]
 
 
@@ -261,9 +267,7 @@ def analyze_isr(run_dir: Path, *, spark_master: str | None = None) -> dict[str, 
     files = sorted((run_dir / "events").glob("*.jsonl"))
     rows: list[dict[str, Any]] = []
     if files:
-        events = (get_spark(spark_master).read.schema(_schema()).option("mode", "PERMISSIVE")
-                  .json([_hadoop_path(f) for f in files]))
-        rows = _select(events)
+        rows = _select(get_spark(spark_master).read.text([_hadoop_path(f) for f in files]))
     summaries, tables = isr_metrics(rows, variants)
     metrics = run_dir / "metrics"
     metrics.mkdir(parents=True, exist_ok=True)

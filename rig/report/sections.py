@@ -36,4 +36,5 @@ class Section:
 
 SECTIONS: tuple[Section, ...] = (
     Section("recovery", "Recovery", "rig.report.recovery:build_recovery", "_recovery.html.j2"),
+    Section("isr", "ISR", "rig.report.isr:build_isr", "_isr.html.j2"),
 )

@@ -7,8 +7,10 @@ Kafka 0.8's Partition.getOutOfSyncReplicas has two rules:
 - stuck: its LEO has not been updated (no fetch arrived) for `replica.lag.time.max.ms`. 0.8.0–0.8.1
   apply this only to a follower that is behind the leader, as rig does (0.8.2 dropped that
   condition; here an idle partition's silent follower waits for the next record to be judged).
-A follower that keeps fetching but makes no progress is never stuck, so under low throughput it
-stays in the ISR however old its data: the pathology KIP-16 removed. The `isr-expiration` task
+The leader's HW is the minimum LEO over the ISR (0.8 had no lastCaughtUpTimeMs, so a caught-up
+follower outside the ISR does not count). A follower that keeps fetching but makes no progress
+is never stuck, so under low throughput it stays in the ISR however old its data: the pathology
+KIP-16 removed. The `isr-expiration` task
 ran every `replica.lag.time.max.ms` (not lag/2, which came later).
 """
 
@@ -19,6 +21,7 @@ from typing import ClassVar
 from rig.strategies.isr.base import FollowerProgress
 
 DEFAULT_MAX_MESSAGES = 4000  # replica.lag.max.messages
+NEVER = float("-inf")  # lastCaughtUpTimeMs: no such thing in 0.8
 
 
 class LagMessages:
@@ -38,12 +41,11 @@ class LagMessages:
 
     def on_fetch(self, progress: FollowerProgress, fetch_offset: int, leader_leo: int,
                  now_ms: float) -> None:
-        # logEndOffsetUpdateTimeMs: every fetch updates it, whatever its offset. The caught-up
-        # time is kept too, for the leader's high-watermark bookkeeping.
-        if fetch_offset >= leader_leo:
-            progress.last_caught_up_ms = now_ms
-        elif fetch_offset >= progress.last_fetch_leader_leo:
-            progress.last_caught_up_ms = max(progress.last_caught_up_ms, progress.last_fetch_ms)
+        # logEndOffsetUpdateTimeMs: every fetch updates it, whatever its offset. 0.8 had no
+        # lastCaughtUpTimeMs (KIP-16 brought it): it is left alone, so a follower outside the
+        # ISR never holds the high watermark back, and the HW is the minimum over the ISR, as
+        # in 0.8. A follower that was shrunk rejoins once it reaches the leader's HW.
+        progress.last_caught_up_ms = NEVER
         progress.log_end_offset = fetch_offset
         progress.last_fetch_leader_leo = leader_leo
         progress.last_fetch_ms = now_ms
