@@ -97,3 +97,8 @@ def test_strips_are_capped_busiest_first(tmp_path: Path) -> None:
     strips = chart.figure["layout"]["yaxis"]["categoryarray"]
     assert len(strips) <= isr_section.MAX_STRIPS
     assert "of the 20 partitions whose ISR changed" in chart.caption
+    # Taller than the page's 400 px chart box: the box keeps the height when plotly re-fits.
+    height = chart.figure["layout"]["height"]
+    assert height > 400
+    page = render_report(run).read_text(encoding="utf-8")
+    assert f'id="chart-isr-membership" data-chart style="min-height: {height}px"' in page
