@@ -158,6 +158,7 @@ def _membership_chart(membership: Sequence[Mapping[str, Any]], variants: Sequenc
                     "line": {"width": 2, "color": FAULT_COLOR}},
          "hovertemplate": "%{text}<extra>%{y}</extra>", **marks},
     ]
+    traces = [t for t in traces if t["x"]]  # no removal ticks, say: no empty trace
     title = "ISR membership per replica"
     layout = _layout(title, f"simulated time ({unit})", "", log_y=False)
     layout["barmode"] = "overlay"
