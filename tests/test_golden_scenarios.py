@@ -60,3 +60,46 @@ def test_a_failed_expectation_exits_1_with_a_table(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert "FAIL    variants.v6.fetch.follower.request_bytes.min == 12031   (measured 12007)" in (
         result.output)
+
+
+ISR_KEYS = ("shrinks", "expands", "shrink_delay_ms", "propagation_delay_ms",
+            "max_metadata_staleness_ms")
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+@pytest.mark.parametrize("stem", [p.stem for p in SCENARIOS])
+def test_every_scenario_reports_its_isr_numbers(stem: str, shipped_results: Any) -> None:
+    summary = orjson.loads((shipped_results[stem].run_dir / "summary.json").read_bytes())
+    for name, variant in summary["variants"].items():
+        isr = variant["isr"]
+        assert set(ISR_KEYS) <= set(isr), (name, isr)
+        assert isr["shrinks"] == variant["replication"]["isr_shrinks"], name
+        assert isr["expands"] == variant["replication"]["isr_expands"], name
+        for key in ("shrink_delay_ms", "propagation_delay_ms"):
+            spread = isr[key]
+            assert spread is None or (set(spread) == {"min", "p50", "max"}
+                                      and spread["min"] <= spread["p50"] <= spread["max"])
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_isr_scenarios_tell_the_strategies_apart(shipped_results: Any) -> None:
+    def isr(stem: str, variant: str) -> dict[str, Any]:
+        summary = orjson.loads((shipped_results[stem].run_dir / "summary.json").read_bytes())
+        return summary["variants"][variant]["isr"]
+
+    flapping = isr("isr-flapping-high-throughput", "lag-messages")
+    assert flapping["shrinks"] == flapping["expands"] >= 3  # out and back in, each time
+    assert isr("isr-flapping-high-throughput", "lag-time")["max_metadata_staleness_ms"] == 0
+    assert isr("isr-stale-follower-low-throughput", "lag-messages")["notifications"] == 0
+    stale = isr("isr-stale-follower-low-throughput", "lag-time")
+    # A lone change, 60 s after the last announcement: it goes out at the next 2.5 s tick.
+    assert 0 < stale["propagation_delay_ms"]["max"] <= 2600
+    crash = shipped_results["isr-follower-crash-timing"].run_dir
+    delays = orjson.loads((crash / "metrics" / "isr_propagation.json").read_bytes())
+    shrink_news = {(r["variant"], r["broker"], r["partition"]) for r in delays
+                   if r["written_ms"] < 30_000}
+    # Both partitions' new ISR reached both live brokers (broker 2 was down) in both variants.
+    assert shrink_news == {(v, b, p) for v in ("leader-shrinks", "controller-shrinks")
+                           for b in (0, 1) for p in (0, 1)}

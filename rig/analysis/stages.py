@@ -16,6 +16,7 @@ STAGES: tuple[str, ...] = (
     "rig.analysis.replication:analyze_replication",
     "rig.analysis.produce_timeline:analyze_produce_timeline",
     "rig.analysis.sessions:analyze_sessions",
+    "rig.analysis.isr:analyze_isr",
 )
 
 

@@ -38,6 +38,11 @@ if TYPE_CHECKING:
     from rig.cluster.fetcher import ReplicaFetcher
 
 
+# ReplicaManager's isr-change-propagation task: period, and the two throttle bounds.
+ISR_CHANGE_PROPAGATION_INTERVAL_MS = 2500
+ISR_CHANGE_PROPAGATION_BLACKOUT_MS = 5000  # no change for this long: announce
+ISR_CHANGE_PROPAGATION_MAX_DELAY_MS = 60_000  # last announcement this old: announce anyway
+
 Slot = tuple[Any, int]  # a fetch client's key: (follower broker, fetcher slot) or (client, 0)
 SESSION_SAMPLE_MS = 1000  # how often the session-cache gauges are looked at
 
@@ -71,6 +76,7 @@ class Broker:
         self._cache_sample: tuple[int, int | None] = (0, 0)
         self.alive = True
         self.stalled = False
+        self.fetch_stuck = False  # its fetchers fetch but cannot append (a fetcher-stuck fault)
         self.incarnation = 0
         self.replicas: dict[TopicPartition, Replica] = {}
         self.pending: dict[Slot, dict[TopicPartition, None]] = {}
@@ -84,6 +90,11 @@ class Broker:
         self.hw_behind: dict[TopicPartition, None] = {}  # led here, HW below the LEO
         self.dirty_logs: dict[TopicPartition, Replica] = {}  # logs with unflushed appends
         self.metadata: dict[TopicPartition, int] = {}  # partition → leader, as last told
+        self.metadata_isr: dict[TopicPartition, tuple[int, ...]] = {}  # partition → ISR, as told
+        # ISR changes this leader wrote and has not yet announced (ReplicaManager.isrChangeSet).
+        self.isr_change_set: dict[TopicPartition, None] = {}
+        self.last_isr_change_ms = 0.0
+        self.last_isr_propagation_ms = 0.0
         # Consumers (keyed by their fetch client): last known positions, and who watches what.
         self.consumer_positions: dict[Any, dict[TopicPartition, int]] = {}
         self.consumer_watchers: dict[TopicPartition, dict[Any, None]] = {}
@@ -105,6 +116,10 @@ class Broker:
                     self._expire_isr)
         self._every(self.config.replica_high_watermark_checkpoint_interval_ms,
                     self._checkpoint_hw)
+        # A new process starts with an empty change set and both clocks at its start.
+        self.isr_change_set.clear()
+        self.last_isr_change_ms = self.last_isr_propagation_ms = self.now_ms
+        self._every(ISR_CHANGE_PROPAGATION_INTERVAL_MS, self.maybe_propagate_isr_changes)
         if self.config.log_flush_interval_ms:
             self._every(self.config.log_flush_interval_ms, self._flush_by_time)
         if cluster.variant.os.dirty_expire_ms and cluster.variant.os.writeback_interval_ms:
@@ -168,6 +183,8 @@ class Broker:
         self.consumer_positions.clear()
         self.consumer_watchers.clear()
         self.cache.clear()
+        self.isr_change_set.clear()  # in memory only: a crash loses unannounced changes
+        self.metadata_isr.clear()  # the next UpdateMetadata refills the cache
         lost = 0
         for replica in self.replicas.values():
             if power_loss:
@@ -205,6 +222,23 @@ class Broker:
             replica.log.write_back(cutoff)
             if not replica.log.dirty:
                 del self.dirty_logs[key]
+
+    def record_isr_change(self, key: TopicPartition) -> None:
+        """This leader wrote a new ISR for `key` to ZooKeeper (ReplicaManager.recordIsrChange)."""
+        self.isr_change_set[key] = None
+        self.last_isr_change_ms = self.now_ms
+
+    def maybe_propagate_isr_changes(self) -> None:
+        """The `isr-change-propagation` task (every 2.5 s): announce the recorded changes when
+        there are some and either none came in the last 5 s or the last announcement is over
+        60 s old (ReplicaManager.maybePropagateIsrChanges; both comparisons strict)."""
+        now = self.now_ms
+        if self.isr_change_set and (
+                self.last_isr_change_ms + ISR_CHANGE_PROPAGATION_BLACKOUT_MS < now
+                or self.last_isr_propagation_ms + ISR_CHANGE_PROPAGATION_MAX_DELAY_MS < now):
+            self.cluster.propagate_isr_changes(self, tuple(self.isr_change_set))
+            self.isr_change_set.clear()
+            self.last_isr_propagation_ms = now
 
     def _expire_isr(self) -> None:
         """Only a follower that is behind can be out of sync (Kafka: LEOs differ and not caught
@@ -685,10 +719,25 @@ class Broker:
                 fetcher.stop()
                 del self.fetchers[slot]
 
-    def on_update_metadata(self, controller_epoch: int, leaders: dict[TopicPartition, int]) -> None:
-        if controller_epoch >= self.controller_epoch_seen:
-            self.controller_epoch_seen = controller_epoch
-            self.metadata = dict(leaders)
+    def on_update_metadata(self, controller_epoch: int, leaders: dict[TopicPartition, int],
+                           isrs: dict[TopicPartition, tuple[int, ...]] | None = None,
+                           quiet: bool = False) -> None:
+        """UpdateMetadata: the cache takes the listed partitions' leaders (and ISRs); a change
+        of a partition's cached state is a `metadata.updated` event (cost follows change)."""
+        if controller_epoch < self.controller_epoch_seen:
+            return
+        self.controller_epoch_seen = controller_epoch
+        for key, leader in leaders.items():
+            isr = isrs.get(key) if isrs is not None else None
+            changed = self.metadata.get(key) != leader or (
+                isr is not None and self.metadata_isr.get(key) != isr)
+            self.metadata[key] = leader
+            if isr is not None:
+                self.metadata_isr[key] = isr
+            if changed and not quiet:
+                self.cluster.log.emit(names.METADATA_UPDATED, broker=self.id, topic=key[0],
+                                      partition=key[1], leader=leader,
+                                      isr=list(self.metadata_isr.get(key, ())))
 
     # -- leader epochs (OffsetsForLeaderEpoch) ------------------------------------------------
     def on_epoch_request(self, key: TopicPartition, epoch: int) -> tuple[int, int] | None:

@@ -102,10 +102,11 @@ class Cluster:
         self.log.emit(names.CONTROLLER_ELECTED, broker=self.controller.broker,
                       epoch=self.controller.epoch)
         leaders = {key: state.leader for key, state in self.zk.partitions.items()}
+        isrs = {key: tuple(state.isr) for key, state in self.zk.partitions.items()}
         for broker in self.brokers.values():
             states = {key: self.zk.partitions[key] for key in broker.replicas}
             broker.on_leader_and_isr(self.controller.epoch, states, quiet=True)
-            broker.on_update_metadata(self.controller.epoch, leaders)
+            broker.on_update_metadata(self.controller.epoch, leaders, isrs, quiet=True)
             broker.start_tasks()
             self._heartbeats(broker)
 
@@ -238,6 +239,7 @@ class Cluster:
                 return  # the controller changed the partition first: its LeaderAndIsr wins
             replica.isr = isr
             replica.zk_version = written
+            broker.record_isr_change(key)
             if shrink:
                 self.log.emit(names.ISR_SHRINK, topic=key[0], partition=key[1],
                               leader=broker.id, isr=list(isr), removed=shrink, by="leader")
@@ -247,6 +249,18 @@ class Cluster:
             broker.maybe_advance_hw(replica)
 
         self.send(broker.id, ZK, ZK_MESSAGE_BYTES, at_zk)
+
+    def propagate_isr_changes(self, broker: Broker, keys: tuple[TopicPartition, ...]) -> None:
+        """`broker` creates an /isr_change_notification child for `keys`; the controller's
+        watch on that path fires when it is created."""
+
+        def at_zk() -> None:
+            seq = self.zk.add_isr_change_notification(keys)
+            self.log.emit(names.ISR_CHANGE_NOTIFICATION, broker=broker.id, notification=seq,
+                          partitions=len(keys))
+            self.notify_controller(lambda c: c.on_isr_change_notification())
+
+        self.send(broker.id, ZK, ZK_MESSAGE_BYTES + 30 * len(keys), at_zk)
 
     # -- the model's factories -----------------------------------------------------------------
     def new_fetcher(self, broker: Broker, leader: int, slot: int) -> ReplicaFetcher:

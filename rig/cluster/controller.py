@@ -12,7 +12,8 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from rig.cluster.replica import TopicPartition
-from rig.cluster.zookeeper import PartitionState
+from rig.cluster.zookeeper import NODE as ZK
+from rig.cluster.zookeeper import ZK_MESSAGE_BYTES, PartitionState
 from rig.events import names
 
 if TYPE_CHECKING:
@@ -40,6 +41,8 @@ class Controller:
         # A new controller tells every live broker the whole state.
         self._send_leader_and_isr(cluster.zk.partitions, self.live)
         self._update_metadata()
+        # Notifications left from before it was elected: its full UpdateMetadata covers them.
+        cluster.zk.take_isr_change_notifications()
 
     def on_broker_change(self, failed: Iterable[int], started: Iterable[int]) -> None:
         if not self.active:
@@ -112,7 +115,7 @@ class Controller:
                              previous=state.leader, election=how, reason=reason)
 
     def _write(self, key: TopicPartition, state: PartitionState) -> None:
-        self.cluster.zk.partitions[key] = state
+        self.cluster.zk.write_state(key, state)
 
     def _send_leader_and_isr(self, states: dict[TopicPartition, PartitionState],
                              brokers: Iterable[int]) -> None:
@@ -127,9 +130,37 @@ class Controller:
             cluster.send(self.broker, b, CONTROL_MESSAGE_BYTES + 30 * len(batch),
                          partial(cluster.brokers[b].on_leader_and_isr, self.epoch, batch))
 
-    def _update_metadata(self) -> None:
+    def _update_metadata(self, keys: Iterable[TopicPartition] | None = None) -> None:
+        """UpdateMetadata to every live broker: the state of `keys` (default: every partition)."""
         cluster = self.cluster
-        leaders = {k: s.leader for k, s in cluster.zk.partitions.items()}
+        partitions = cluster.zk.partitions
+        chosen = list(partitions) if keys is None else [k for k in keys if k in partitions]
+        leaders = {k: partitions[k].leader for k in chosen}
+        isrs = {k: tuple(partitions[k].isr) for k in chosen}
         for b in sorted(self.live):
-            cluster.send(self.broker, b, CONTROL_MESSAGE_BYTES,
-                         partial(cluster.brokers[b].on_update_metadata, self.epoch, leaders))
+            cluster.send(self.broker, b, CONTROL_MESSAGE_BYTES + (0 if keys is None else
+                                                                  30 * len(chosen)),
+                         partial(cluster.brokers[b].on_update_metadata, self.epoch, leaders,
+                                 isrs))
+
+    # -- ISR change notifications (the leaders' /isr_change_notification children) -------------
+    def on_isr_change_notification(self) -> None:
+        """The watch on /isr_change_notification fired: read the children and the /state of
+        their partitions from ZooKeeper (a round trip), delete them, and send UpdateMetadata
+        for those partitions to every live broker (Kafka's IsrChangeNotification event)."""
+        cluster = self.cluster
+
+        def at_zk() -> None:
+            taken = cluster.zk.take_isr_change_notifications()
+            if taken:
+                cluster.send(ZK, self.broker, ZK_MESSAGE_BYTES, lambda: read(taken))
+
+        def read(taken: dict[int, tuple[TopicPartition, ...]]) -> None:
+            if not self.active:
+                return
+            keys = list(dict.fromkeys(k for seq in sorted(taken) for k in taken[seq]))
+            cluster.log.emit(names.ISR_CHANGE_PROPAGATED, broker=self.broker,
+                             notifications=sorted(taken), partitions=len(keys))
+            self._update_metadata(keys)
+
+        cluster.send(self.broker, ZK, ZK_MESSAGE_BYTES, at_zk)

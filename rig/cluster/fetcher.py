@@ -41,6 +41,7 @@ class ReplicaFetcher(FetchClient):
         self.broker_id = broker.id
         self.slot = slot
         self.truncating: dict[TopicPartition, int] = {}  # partition → epoch asked about
+        self._backing_off = False  # records it could not append: wait replica.fetch.backoff.ms
 
     @property
     def slot_key(self) -> tuple[int | str, int]:
@@ -84,6 +85,11 @@ class ReplicaFetcher(FetchClient):
     # -- the loop ------------------------------------------------------------------------------
     def send(self) -> None:
         if self.in_flight or self.stopped or not self.up():
+            return
+        if self._backing_off:
+            # As Kafka's fetcher does with a partition it failed to process: retry later.
+            self._backing_off = False
+            self._retry_later()
             return
         if self.truncating:
             self._ask_epochs()
@@ -156,7 +162,9 @@ class ReplicaFetcher(FetchClient):
     def _apply(self, response: FetchResponseMsg) -> None:
         broker = self.broker
         now_ms = broker.now_ms
-        for key, (batches, _size) in response.records.items():
+        if broker.fetch_stuck and response.records:
+            self._backing_off = True  # stuck: the records are dropped, the offsets stay
+        for key, (batches, _size) in ({} if broker.fetch_stuck else response.records).items():
             state = self.partitions.get(key)
             replica = broker.replicas.get(key)
             if state is None or replica is None:

@@ -40,6 +40,9 @@ class ZooKeeper:
         self.controller: int | None = None
         self.controller_epoch = 0
         self.partitions: dict[TopicPartition, PartitionState] = {}
+        # /isr_change_notification: sequence number → the partitions a leader changed.
+        self.isr_notifications: dict[int, tuple[TopicPartition, ...]] = {}
+        self._notification_seq = 0
 
     def register_running(self, brokers: list[int]) -> None:
         """The state of a running cluster: every session open, the first broker controller."""
@@ -108,4 +111,26 @@ class ZooKeeper:
             return None
         state.isr = isr
         state.version += 1
+        self.wrote(key, state, "leader")
         return state.version
+
+    def write_state(self, key: TopicPartition, state: PartitionState) -> None:
+        """The controller's write of a partition's /state (elections, its own ISR shrinks)."""
+        self.partitions[key] = state
+        self.wrote(key, state, "controller")
+
+    def wrote(self, key: TopicPartition, state: PartitionState, writer: str) -> None:
+        self.cluster.log.emit(names.ZK_PARTITION_STATE, topic=key[0], partition=key[1],
+                              leader=state.leader, epoch=state.leader_epoch,
+                              isr=list(state.isr), version=state.version, writer=writer)
+
+    def add_isr_change_notification(self, partitions: tuple[TopicPartition, ...]) -> int:
+        """A leader creates the sequential child /isr_change_notification/isr_change_N."""
+        self._notification_seq += 1
+        self.isr_notifications[self._notification_seq] = partitions
+        return self._notification_seq
+
+    def take_isr_change_notifications(self) -> dict[int, tuple[TopicPartition, ...]]:
+        """The controller reads every child and deletes it."""
+        taken, self.isr_notifications = self.isr_notifications, {}
+        return taken

@@ -62,6 +62,14 @@ RECORD_LOST: Final = "record.lost"  # an acknowledged batch absent at the end: t
 #   id, offset, records, acks, acked_at_ms, leader
 CONSUMER_LAG: Final = "consumer.lag"  # group, lag (records below the HW), consumed
 RUN_QUIESCED: Final = "run.quiesced"  # settled (bool), waited_ms
+# ISR change propagation (ZooKeeper era, KAFKA.md §10):
+ZK_PARTITION_STATE: Final = "zk.partition_state"  # topic, partition, leader, epoch, isr,
+#   version, writer (leader | controller): a partition's /state znode as written
+ISR_CHANGE_NOTIFICATION: Final = "isr.change_notification"  # broker, notification, partitions
+ISR_CHANGE_PROPAGATED: Final = "isr.change_propagated"  # broker (controller), notifications,
+#   partitions: the controller read the notifications and sent UpdateMetadata to every broker
+METADATA_UPDATED: Final = "metadata.updated"  # broker, topic, partition, leader, isr: a broker's
+#   metadata cache changed for a partition (UpdateMetadata)
 
 ALL: Final = frozenset(
     value for name, value in dict(globals()).items() if name.isupper() and isinstance(value, str)

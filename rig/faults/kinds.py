@@ -117,6 +117,26 @@ class Stall(Fault):
             cluster.stall(cluster.brokers[int(broker)], False)
 
 
+class FetcherStuck(Fault):
+    """The broker's replica fetchers keep fetching but cannot append what they get (a record
+    larger than replica.fetch.max.bytes before KIP-74, a failing disk): its fetch requests keep
+    arriving at the same offsets, once per replica.fetch.backoff.ms, and its logs stop growing.
+    Everything else on the broker works (heartbeats, leading). Heal: it appends again."""
+
+    kind = "fetcher-stuck"
+
+    def inject(self, cluster: Cluster) -> None:
+        for broker in self.targets(cluster):
+            cluster.brokers[int(broker)].fetch_stuck = True
+
+    def heal(self, cluster: Cluster) -> None:
+        for broker in self.targets(cluster):
+            target = cluster.brokers[int(broker)]
+            target.fetch_stuck = False
+            for fetcher in list(target.fetchers.values()):
+                fetcher.wake()
+
+
 class ZkSessionExpiry(Fault):
     """ZooKeeper expires a broker's session; the broker registers again with a new one."""
 
@@ -147,5 +167,5 @@ class ControllerFailover(Fault):
 
 
 KINDS: dict[str, type[Fault]] = {k.kind: k for k in (
-    Crash, PowerLoss, RackFailure, NetworkPartition, Link, Stall, ZkSessionExpiry,
+    Crash, PowerLoss, RackFailure, NetworkPartition, Link, Stall, FetcherStuck, ZkSessionExpiry,
     ControllerFailover)}

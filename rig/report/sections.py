@@ -40,4 +40,5 @@ SECTIONS: tuple[Section, ...] = (
     Section("sessions", "Fetch-session cache", "rig.report.sessions:build_sessions",
             "_sessions.html.j2"),
     Section("recovery", "Recovery", "rig.report.recovery:build_recovery", "_recovery.html.j2"),
+    Section("isr", "ISR", "rig.report.isr:build_isr", "_isr.html.j2"),
 )

@@ -323,7 +323,7 @@ def _consumers(data: dict[str, Any], topics: Sequence[TopicSpec], config: Broker
 
 
 _FAULT_TARGETS = {
-    "crash": "brokers", "power-loss": "brokers", "stall": "brokers",
+    "crash": "brokers", "power-loss": "brokers", "stall": "brokers", "fetcher-stuck": "brokers",
     "zk-session-expiry": "brokers", "rack-failure": "rack", "network-partition": "groups",
     "link": "between", "controller-failover": None,
 }

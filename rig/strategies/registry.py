@@ -47,6 +47,7 @@ BUILTIN: dict[str, dict[str, str]] = {
     },
     "isr": {
         "lag-time": "rig.strategies.isr.lag_time:LagTime",
+        "lag-messages": "rig.strategies.isr.lag_messages:LagMessages",
     },
     "compaction": {},
 }

@@ -45,6 +45,35 @@ def test_shipped_scenario_report(
     chromium.screenshot(screenshot_dir(tmp_path) / f"scenario-{stem}.png")
 
 
+ISR_SCENARIOS = ("isr-flapping-high-throughput", "isr-stale-follower-low-throughput",
+                 "isr-follower-crash-timing")
+ISR_CHARTS = ("chart-isr-membership", "chart-isr-propagation", "chart-isr-staleness")
+
+
+@pytest.mark.parametrize("stem", ISR_SCENARIOS)
+def test_isr_section_of_the_isr_scenarios(
+    chromium: Any, shipped: dict[str, Path], stem: str, tmp_path: Path
+) -> None:
+    state = {c["id"]: c for c in _open_and_check(chromium, shipped[stem] / "report.html",
+                                                 charts=True)}
+    assert set(ISR_CHARTS) <= set(state), sorted(state)
+    section = chromium.driver.find_element("id", "isr")
+    assert section.find_element("css selector", "h2").text.startswith("ISR")
+    headline = section.find_element("id", "isr-headline").text
+    assert "ISR shrinks" in headline and "Propagation delay" in headline
+    membership = state["chart-isr-membership"]
+    # A strip per replica and variant: both variants' strips are drawn, with in and out bars.
+    labels = chromium.driver.execute_script(
+        "return document.getElementById('chart-isr-membership').layout.yaxis.categoryarray")
+    variants = {label.split(" · ")[0] for label in labels}
+    assert len(variants) == 2, labels
+    assert membership["traces"] >= 2 and membership["height"] >= 200
+    assert "SIMULATED" in state["chart-isr-propagation"]["title"]
+    assert "log scale" in state["chart-isr-propagation"]["ytitle"]
+    assert state["chart-isr-staleness"]["xtitle"] == "broker"
+    section.screenshot(str(screenshot_dir(tmp_path) / f"isr-{stem}.png"))
+
+
 def test_index_of_the_shipped_scenarios(
     chromium: Any, shipped: dict[str, Path], tmp_path: Path
 ) -> None:

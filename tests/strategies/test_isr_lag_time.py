@@ -123,3 +123,22 @@ def test_may_not_join_below_the_leaders_epoch_start() -> None:
 
 def test_follower_that_has_not_fetched_may_not_join() -> None:
     assert not LagTime().may_join(progress(leo=-1), high_watermark=0, epoch_start_offset=0)
+
+
+# -- lastCaughtUpTimeMs edge cases ------------------------------------------------------------
+def test_reaching_the_old_leo_after_a_long_silence_dates_back_to_the_previous_fetch() -> None:
+    # The follower reaches the LEO the leader had at its previous fetch, 20 s ago: it was caught
+    # up then, not now, so it is out of sync although its fetch just arrived.
+    p = progress(leo=5, caught_up=100.0, last_fetch=900.0, leader_leo_then=9)
+    strategy = LagTime()
+    strategy.on_fetch(p, fetch_offset=9, leader_leo=20, now_ms=20_900.0)
+    assert p.last_caught_up_ms == 900.0
+    assert strategy.out_of_sync(p, 20, 20_900.0, LAG)
+
+
+def test_a_fetch_past_the_leaders_leo_counts_as_caught_up() -> None:
+    # An offset beyond the leader's log end (answered with OFFSET_OUT_OF_RANGE) still compares
+    # as >= the LEO: the rule is a comparison, not an equality.
+    p = progress(leo=5, caught_up=100.0, last_fetch=900.0, leader_leo_then=9)
+    LagTime().on_fetch(p, fetch_offset=15, leader_leo=12, now_ms=1000.0)
+    assert p.last_caught_up_ms == 1000.0
