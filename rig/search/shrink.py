@@ -1,8 +1,8 @@
 """Shrinking a failing fault schedule to a small one that still fails.
 
 First delta debugging (Zeller's ddmin) over the list of faults: drop chunks while the failure
-stays. Then each fault's times and durations are made smaller and rounder (binary search towards
-the lower bound, then whole seconds or tenths). `fails` decides; it is called at most `budget`
+stays. Then each fault's times and durations are made smaller (its lower bound, else a binary
+search towards it, rounded to 100 ms). `fails` decides; it is called at most `budget`
 times, so shrinking always ends.
 """
 
@@ -55,19 +55,13 @@ def ddmin(faults: list[Fault], fails: Predicate) -> list[Fault]:
     return faults
 
 
-def _smaller_values(value: int, low: int) -> list[int]:
-    """Candidates below `value`, the simplest first: the lower bound, then round numbers."""
-    out = [low]
-    for unit in (1000, 100):
-        rounded = max(low, value // unit * unit)
-        if rounded not in out:
-            out.append(rounded)
-    return [v for v in out if v < value]
-
-
 def shrink_numbers(faults: list[Fault], fails: Predicate, low: dict[str, int],
-                   steps: int = 6) -> list[Fault]:
-    """Make each timed field smaller while `fails` holds; `low[field]` is its lower bound."""
+                   steps: int = 7) -> list[Fault]:
+    """Make each timed field smaller while `fails` holds; `low[field]` is its lower bound.
+
+    A field goes to its bound if that still fails; otherwise a binary search finds a smaller
+    value that fails, rounded up to a whole 100 ms when that fails too (easier to read).
+    """
     faults = copy.deepcopy(faults)
     for index in range(len(faults)):
         for name in TIMED_FIELDS:
@@ -79,14 +73,12 @@ def shrink_numbers(faults: list[Fault], fails: Predicate, low: dict[str, int],
                 trial[index][name] = value
                 return trial
 
-            value, bottom = faults[index][name], low[name]
-            for candidate in _smaller_values(value, bottom):
-                if fails(with_value(candidate)):
-                    value = candidate
-                    break
-            else:
-                # Binary search between the bound (passes) and the value (fails).
-                passing = bottom
+            original = value = faults[index][name]
+            bottom = low[name]
+            if value > bottom and fails(with_value(bottom)):
+                value = bottom
+            elif value > bottom:
+                passing = bottom  # the search keeps fails(value) and not fails(passing)
                 for _ in range(steps):
                     middle = (passing + value) // 2
                     if middle in (passing, value):
@@ -95,6 +87,9 @@ def shrink_numbers(faults: list[Fault], fails: Predicate, low: dict[str, int],
                         value = middle
                     else:
                         passing = middle
+                rounded = -(-value // 100) * 100
+                if value < rounded < original and fails(with_value(rounded)):
+                    value = rounded
             faults[index][name] = value
     return faults
 
