@@ -158,7 +158,13 @@ def sweep(file: Path, options: SweepOptions, echo: Echo) -> SweepOutcome:
               "wall_seconds": outcome.wall_s, "points": rows}
     write_json(out / MARKER, record)
     if options.report:
-        from rig.report.sweep import render_sweep
+        from rig.report.sweep import available_metrics, render_sweep
+
+        known = set(available_metrics(record))
+        for metric in options.metrics:
+            if metric not in known:
+                echo(f"  no run's summary has {metric!r} (a path below variants.<name>, e.g. "
+                     "produce.acked_lost); the report leaves it out")
 
         outcome.report = render_sweep(record, out / "report.html", options.metrics)
     return outcome
