@@ -47,3 +47,20 @@ def test_sweep_on_a_standalone_cluster(standalone_spark: Standalone, tmp_path: P
     assert by_rate[200] > 3 * by_rate[50]
     html = (out / "report.html").read_text()
     assert "heatmap" in html and "Sweep of fuzz-replication" in html
+
+
+@pytest.mark.slow
+@pytest.mark.spark
+def test_fuzz_on_a_standalone_cluster(standalone_spark: Standalone, tmp_path: Path) -> None:
+    out = tmp_path / "fuzz"
+    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable}
+    proc = subprocess.run(
+        [sys.executable, "-m", "rig", "fuzz", "scenarios/fuzz-replication.yaml", "--variant",
+         "hw-truncation", "--runs", "12", "--seed", "3", "--spark-master", standalone_spark.url,
+         "--out", str(out)],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=1200, check=False)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    entry = json.loads((out / "fuzz.json").read_text())["variants"]["hw-truncation"]
+    # The same schedule a local session finds first (tests/search/test_fuzz_cli.py).
+    assert entry["runs_done"] == 12 and entry["violation"]["index"] == 9
+    assert (out / "hw-truncation-minimal.yaml").is_file()
