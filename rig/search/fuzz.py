@@ -8,7 +8,6 @@ so both find the same schedule. That schedule is shrunk and written as a runnabl
 
 from __future__ import annotations
 
-import shutil
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -18,13 +17,13 @@ from typing import Any
 import orjson
 
 from rig._version import __version__
-from rig.errors import RunDirError
 from rig.scenario.load import load_scenario
 from rig.scenario.overrides import deep_merge
 from rig.scenario.source import Lines, load_yaml_file
 from rig.search.bounds import FuzzBounds, fuzz_bounds
 from rig.search.cases import CaseResult, case_document, dump_case, run_case
 from rig.search.draw import Fault, as_yaml_faults, draw_schedule, run_rng
+from rig.search.outdir import prepare_out
 from rig.search.shrink import shrink
 
 MARKER = "fuzz.json"
@@ -75,17 +74,6 @@ def run_task(task: tuple[dict[str, Any], str | None, list[Fault], int, int]) -> 
     """One fuzz run; module-level so Spark executors can import it by name."""
     data, variant, faults, seed, index = task
     return run_case(data, variant, faults, seed, index)
-
-
-def _prepare_out(out: Path) -> None:
-    if out.exists() and not out.is_dir():
-        raise RunDirError(f"{out} exists and is a file; choose another --out")
-    if out.is_dir() and any(out.iterdir()):
-        if not (out / MARKER).is_file():
-            raise RunDirError(f"{out} exists, is not empty and is not a rig fuzz folder; rig "
-                              "will not write into it: choose another --out or move it away")
-        shutil.rmtree(out)  # an earlier fuzz session's output, replaced as a whole
-    out.mkdir(parents=True, exist_ok=True)
 
 
 def _merged(data: dict[str, Any], variant: str | None) -> dict[str, Any]:
@@ -170,7 +158,9 @@ def fuzz(file: Path, options: FuzzOptions, echo: Echo) -> FuzzOutcome:
                                else [None])
     bounds = {name: fuzz_bounds(doc, _merged(data, name)) for name in names}
     options.out = options.out or Path("reports") / f"{scenario.name}-fuzz"
-    _prepare_out(options.out)
+    previous = prepare_out(options.out, MARKER, "fuzz")
+    if previous is not None:
+        echo(f"the previous results there were kept as {previous}")
     outcomes = []
     for name in names:
         b = bounds[name]

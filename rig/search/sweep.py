@@ -18,12 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from rig._version import __version__
-from rig.errors import RunDirError
 from rig.pipeline import RUN_MARKER, RunOptions, _run_json, summarise, write_json
 from rig.scenario.load import load_scenario
 from rig.scenario.model import Scenario
 from rig.scenario.resolve import resolved_yaml
 from rig.search.grid import Axis, Point, parse_grid, points
+from rig.search.outdir import prepare_out
 from rig.simulate import SimulationResult, simulate
 
 MARKER = "sweep.json"
@@ -81,17 +81,6 @@ def simulate_point(task: tuple[Scenario, str, str, dict[str, Any]]
             for variant in scenario.variants}
 
 
-def _prepare_out(out: Path) -> None:
-    if out.exists() and not out.is_dir():
-        raise RunDirError(f"{out} exists and is a file; choose another --out")
-    if out.is_dir() and any(out.iterdir()):
-        if not (out / MARKER).is_file():
-            raise RunDirError(f"{out} exists, is not empty and is not a rig sweep folder; rig "
-                              "will not write into it: choose another --out or move it away")
-        shutil.rmtree(out)  # an earlier sweep's output, replaced as a whole
-    out.mkdir(parents=True, exist_ok=True)
-
-
 def numeric_leaves(value: Any, prefix: str = "") -> dict[str, float]:
     """Every number below `value` by dotted path (booleans are not numbers here)."""
     out: dict[str, float] = {}
@@ -117,7 +106,9 @@ def sweep(file: Path, options: SweepOptions, echo: Echo) -> SweepOutcome:
     # Load every point on the driver first: a bad value is one clear error before any run.
     scenarios = [load_scenario(file, sets=p.sets(), seed=p.seed) for p in grid]
     out = (options.out or Path("reports") / f"{base.name}-sweep").resolve()
-    _prepare_out(out)
+    previous = prepare_out(out, MARKER, "sweep")
+    if previous is not None:
+        echo(f"the previous results there were kept as {previous}")
     tasks = []
     for point, scenario in zip(grid, scenarios, strict=True):
         run_dir = out / "runs" / point_folder(point)

@@ -92,3 +92,13 @@ def test_bad_input_exits_2(tmp_path: Path) -> None:
     result = runner.invoke(app, ["fuzz", SCENARIO, "--variant", "nope", "--runs", "1",
                                  "--out", str(tmp_path / "x")])
     assert result.exit_code == 2 and "no variant named nope" in result.output
+
+
+def test_an_earlier_session_is_kept_not_overwritten(tmp_path: Path) -> None:
+    out = tmp_path / "fz"
+    args = ["fuzz", SCENARIO, "--variant", "leader-epoch", "--runs", "1", "--out", str(out)]
+    assert runner.invoke(app, args).exit_code == 0
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0 and "the previous results there were kept as" in result.output
+    [kept] = tmp_path.glob("fz.previous-*")
+    assert (kept / "fuzz.json").is_file() and (out / "fuzz.json").is_file()
