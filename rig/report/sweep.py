@@ -132,7 +132,8 @@ def build_sweep_context(record: dict[str, Any], metrics: Sequence[str]) -> dict[
             charts.append(_line_chart(record, metric, keys[0], len(charts), []))
             continue
         for variant in _variants(record):
-            charts.append(_heatmap(record, metric, variant, keys, len(charts), keys[2:]))
+            if any(metric in row["metrics"].get(variant, {}) for row in record["points"]):
+                charts.append(_heatmap(record, metric, variant, keys, len(charts), keys[2:]))
     table = [{"index": row["index"], "run_dir": row["run_dir"], "seed": row["seed"],
               "params": [_label(row["params"][k]) for k in keys],
               "checks": row["checks"], "failed": row["expectations_failed"],
