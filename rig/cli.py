@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from rig._version import __version__
-from rig.commands import assign, plugins, report, run, validate
+from rig.commands import assign, fuzz, plugins, report, run, sweep, validate
 from rig.commands import partition_for as partition_for_command
 from rig.commands import protocol as protocol_command
 
@@ -41,6 +41,8 @@ app.command()(assign.assign)
 app.command()(plugins.plugins)
 app.add_typer(protocol_command.app, name="protocol")
 app.command("partition-for")(partition_for_command.partition_for)
+app.command()(fuzz.fuzz)
+app.command()(sweep.sweep)
 
 
 def main() -> None:

@@ -162,29 +162,7 @@ def run(file: Path, options: RunOptions, progress: Progress) -> RunOutcome:
             r = results[variant.name]
             progress.say(f"  {variant.name}: {r.events:,} events in {r.wall_s:.2f} s")
         progress.say("analysing the event logs with Spark …")
-        from rig.analysis import analyze_run  # Spark stays out of `import rig`
-        from rig.analysis.stages import run_stages
-
-        metrics = analyze_run(staging, spark_master=options.spark_master)
-        for name, extra in run_stages(staging, spark_master=options.spark_master).items():
-            metrics["variants"].setdefault(name, {}).update(extra)
-        summary: dict[str, Any] = {"scenario": scenario.name, "seed": scenario.seed,
-                                   "rig_version": __version__,
-                                   "scenario_sha256": scenario.source_sha256,
-                                   "variants": {}}
-        # A variant whose checks an expectation speaks about (e.g. "this variant must lose
-        # acknowledged records") is judged by that expectation, not by its checks' status.
-        judged = {e.metric.split(".")[1] for e in scenario.expectations
-                  if e.metric and e.metric.startswith("variants.")
-                  and e.metric.split(".")[2:3] == ["checks"]}
-        for name, result in results.items():
-            entry = dict(metrics["variants"].get(name, {}))
-            entry["checks"] = {**_checks_summary(result), "expected_by_scenario": name in judged}
-            entry["simulation"] = {"events": result.events, "steps": result.steps,
-                                   "wall_seconds": round(result.wall_s, 3)}
-            summary["variants"][name] = entry
-        summary["expectations"] = evaluate(scenario.expectations, summary)
-        write_json(staging / "summary.json", summary)
+        summary = summarise(staging, scenario, results, spark_master=options.spark_master)
         if options.report:
             from rig.report import render_report
 
@@ -201,3 +179,32 @@ def run(file: Path, options: RunOptions, progress: Progress) -> RunOutcome:
                      for c in [v["checks"]]
                      if c["status"] != Status.OK.value and not c["expected_by_scenario"]]
     return RunOutcome(target, summary, failed, failed_checks, previous)
+
+
+def summarise(run_dir: Path, scenario: Scenario, results: dict[str, SimulationResult], *,
+              spark_master: str | None = None) -> dict[str, Any]:
+    """Analyse `run_dir`'s event logs, judge the expectations, write and return summary.json."""
+    from rig.analysis import analyze_run  # Spark stays out of `import rig`
+    from rig.analysis.stages import run_stages
+
+    metrics = analyze_run(run_dir, spark_master=spark_master)
+    for name, extra in run_stages(run_dir, spark_master=spark_master).items():
+        metrics["variants"].setdefault(name, {}).update(extra)
+    summary: dict[str, Any] = {"scenario": scenario.name, "seed": scenario.seed,
+                               "rig_version": __version__,
+                               "scenario_sha256": scenario.source_sha256,
+                               "variants": {}}
+    # A variant whose checks an expectation speaks about (e.g. "this variant must lose
+    # acknowledged records") is judged by that expectation, not by its checks' status.
+    judged = {e.metric.split(".")[1] for e in scenario.expectations
+              if e.metric and e.metric.startswith("variants.")
+              and e.metric.split(".")[2:3] == ["checks"]}
+    for name, result in results.items():
+        entry = dict(metrics["variants"].get(name, {}))
+        entry["checks"] = {**_checks_summary(result), "expected_by_scenario": name in judged}
+        entry["simulation"] = {"events": result.events, "steps": result.steps,
+                               "wall_seconds": round(result.wall_s, 3)}
+        summary["variants"][name] = entry
+    summary["expectations"] = evaluate(scenario.expectations, summary)
+    write_json(run_dir / "summary.json", summary)
+    return summary

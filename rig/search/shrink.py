@@ -1,0 +1,104 @@
+"""Shrinking a failing fault schedule to a small one that still fails.
+
+First delta debugging (Zeller's ddmin) over the list of faults: drop chunks while the failure
+stays. Then each fault's times and durations are made smaller (its lower bound, else a binary
+search towards it, rounded to 100 ms). `fails` decides; it is called at most `budget`
+times, so shrinking always ends.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from rig.search.draw import TIMED_FIELDS, Fault
+
+Predicate = Callable[[list[Fault]], bool]
+
+
+@dataclass
+class Shrunk:
+    faults: list[Fault]
+    attempts: int
+
+
+class _Budget:
+    def __init__(self, fails: Predicate, budget: int):
+        self.fails, self.left, self.attempts = fails, budget, 0
+
+    def __call__(self, faults: list[Fault]) -> bool:
+        if self.left <= 0:
+            return False
+        self.left -= 1
+        self.attempts += 1
+        return self.fails(faults)
+
+
+def ddmin(faults: list[Fault], fails: Predicate) -> list[Fault]:
+    """A 1-minimal sublist of `faults` for which `fails` holds (it must hold for `faults`)."""
+    n = 2
+    while len(faults) >= 2:
+        size = -(-len(faults) // n)
+        chunks = [faults[i:i + size] for i in range(0, len(faults), size)]
+        for i in range(len(chunks)):
+            complement = [f for j, chunk in enumerate(chunks) if j != i for f in chunk]
+            if fails(complement):
+                faults, n = complement, max(n - 1, 2)
+                break
+        else:
+            if n >= len(faults):
+                break
+            n = min(len(faults), 2 * n)
+    if len(faults) == 1 and fails([]):
+        return []
+    return faults
+
+
+def shrink_numbers(faults: list[Fault], fails: Predicate, low: dict[str, int],
+                   steps: int = 7) -> list[Fault]:
+    """Make each timed field smaller while `fails` holds; `low[field]` is its lower bound.
+
+    A field goes to its bound if that still fails; otherwise a binary search finds a smaller
+    value that fails, rounded up to a whole 100 ms when that fails too (easier to read).
+    """
+    faults = copy.deepcopy(faults)
+    for index in range(len(faults)):
+        for name in TIMED_FIELDS:
+            if name not in faults[index]:
+                continue
+
+            def with_value(value: int, name: str = name, index: int = index) -> list[Fault]:
+                trial = copy.deepcopy(faults)
+                trial[index][name] = value
+                return trial
+
+            original = value = faults[index][name]
+            bottom = low[name]
+            if value > bottom and fails(with_value(bottom)):
+                value = bottom
+            elif value > bottom:
+                passing = bottom  # the search keeps fails(value) and not fails(passing)
+                for _ in range(steps):
+                    middle = (passing + value) // 2
+                    if middle in (passing, value):
+                        break
+                    if fails(with_value(middle)):
+                        value = middle
+                    else:
+                        passing = middle
+                rounded = -(-value // 100) * 100
+                if value < rounded < original and fails(with_value(rounded)):
+                    value = rounded
+            faults[index][name] = value
+    return faults
+
+
+def shrink(faults: list[Fault], fails: Predicate, low: dict[str, int],
+           budget: int = 120) -> Shrunk:
+    """Drop faults, then shrink times and durations; at most `budget` calls of `fails`."""
+    counted = _Budget(fails, budget)
+    smaller = ddmin(list(faults), counted)
+    smaller = shrink_numbers(smaller, counted, low)
+    smaller = ddmin(smaller, counted)  # a shorter fault may have made another one unneeded
+    return Shrunk(sorted(smaller, key=lambda f: f["at"]), counted.attempts)
