@@ -19,9 +19,14 @@ runner = CliRunner()
 
 def test_version_and_help() -> None:
     assert runner.invoke(app, ["--version"]).output.startswith("rig ")
-    for command in ("validate", "run", "report", "assign"):
+    commands = {c.name or c.callback.__name__ for c in app.registered_commands
+                if c.callback is not None} | {g.name for g in app.registered_groups if g.name}
+    # Every command the README lists is there and answers --help.
+    assert {"validate", "run", "report", "assign", "plugins", "protocol", "partition-for",
+            "sweep", "fuzz"} <= commands
+    for command in sorted(commands):
         result = runner.invoke(app, [command, "--help"])
-        assert result.exit_code == 0 and "Usage" in result.output
+        assert result.exit_code == 0 and "Usage" in result.output, command
 
 
 def test_validate_accepts_the_shipped_scenarios() -> None:
