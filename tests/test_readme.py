@@ -42,11 +42,11 @@ def test_the_workload_and_fault_fragments_validate_inside_the_tour(tmp_path: Pat
 
     blocks = re.findall(r"```yaml\n(.*?)```", README, re.S)
     [tour] = [b for b in blocks if b.startswith("name: my-scenario")]
-    [workload] = [b for b in blocks if b.startswith("workload:")]
+    [workload, consumers] = [b for b in blocks if b.startswith("workload:")]
     [trigger] = [b for b in blocks if b.startswith("faults:") and "after:" in b]
     document = yaml.safe_load(tour)
     fragment = yaml.safe_load(workload)
-    document["workload"] = fragment["workload"]
+    document["workload"] = fragment["workload"] | yaml.safe_load(consumers)["workload"]
     document["faults"] = fragment["faults"] + yaml.safe_load(trigger)["faults"]
     document["strategies"].update(fragment["strategies"])
     path = tmp_path / "tour.yaml"
@@ -57,3 +57,5 @@ def test_the_workload_and_fault_fragments_validate_inside_the_tour(tmp_path: Pat
     assert [f.kind for f in variant.faults] == ["crash", "crash"]
     assert variant.faults[1].after_event == "replica.become_follower"
     assert variant.strategies["replication"].name == "leader-epoch"
+    groups = [c.group for c in variant.consumers]
+    assert groups[:2] == ["readers", "app-0001"] and groups[-1] == "app-1100"

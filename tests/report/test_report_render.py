@@ -100,7 +100,8 @@ def test_expectations_and_checks_are_three_state(report_run: Path) -> None:
 def test_charts_are_embedded_as_json_with_a_div_each(report_run: Path) -> None:
     page = _page(render_report(report_run))
     figures = _figures(page)
-    assert len(figures) == 5
+    # Five fetch charts and, with two variants, the bandwidth ranking.
+    assert len(figures) == 6 and "chart-bandwidth-ranking" in figures
     for chart_id, figure in figures.items():
         assert f'id="{chart_id}"' in page
         assert figure["data"] and all(trace["y"] for trace in figure["data"])
@@ -173,7 +174,7 @@ def test_no_fault_section_without_faults(report_run: Path) -> None:
 def test_every_chart_says_what_it_shows(report_run_with_faults: Path) -> None:
     body = _without_plotly(_page(render_report(report_run_with_faults)))
     figures = body.count('<figure class="chart"')
-    assert figures == 5
+    assert figures == 6  # the five fetch charts and the bandwidth ranking
     assert body.count("<figcaption><strong>What this shows:</strong>") == figures
 
 
