@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from functools import partial
 from typing import TYPE_CHECKING
 
+from rig.cluster.rebalance import AutoLeaderRebalance
 from rig.cluster.replica import TopicPartition
 from rig.cluster.zookeeper import PartitionState
 from rig.events import names
@@ -29,6 +30,7 @@ class Controller:
         self.epoch = epoch
         self.live: set[int] = set(cluster.zk.sessions)
         self.active = True
+        self.rebalance = AutoLeaderRebalance(self)  # preferred leader election, periodic
 
     # -- events from ZooKeeper ---------------------------------------------------------------
     def on_elected(self) -> None:
