@@ -70,6 +70,11 @@ class ConsumerFetcher(FetchClient):
             consumed = [b for b in batches if b.end_offset > state.fetch_offset]
             if consumed:
                 member.consumed += sum(b.count for b in consumed)
+                member.cluster.log.emit(
+                    names.CONSUMER_READ, group=member.spec.group, client=member.client_id,
+                    topic=key[0], partition=key[1], broker=self.leader_id,
+                    batches=[[b.base_offset, b.end_offset, b.producer, b.sequence]
+                             for b in consumed])
                 state.fetch_offset = consumed[-1].end_offset
                 member.positions[key] = state.fetch_offset
                 self.dirty[key] = None
