@@ -683,9 +683,10 @@ def _lag_chart(
     layout = _layout(title, f"simulated time ({unit})", "lag (records behind the HW)",
                      log_y=False)
     _count_axis(layout["yaxis"], traces)
-    caption = ("How far each consumer group was behind the high watermark of its partitions, "
-               "summed over them: a leader failure shows as a step up until the consumers find "
-               "the new leaders.")
+    caption = ("How many records each consumer group was behind the high watermark, summed "
+               "over its partitions with a live leader: it falls to zero while a dead replica "
+               "still in the ISR holds every HW back (acks=all), and jumps when the HW moves on "
+               "or the consumers must find new leaders.")
     if len(groups) > 1:
         caption += " One line style per group (" + ", ".join(groups) + ")."
     caption += (" Each step shows the largest sample within "
