@@ -52,6 +52,13 @@ def duration_ms(value: int | float | str) -> int:
     return _duration(value, 1, "milliseconds")
 
 
+def seconds_ms(value: int | float | str) -> int:
+    """Milliseconds in `value` for a key Kafka counts in seconds: a plain number is seconds."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return _duration(value, 1000, "milliseconds")
+    return duration_ms(value)
+
+
 def duration_us(value: int | float | str) -> int:
     """Microseconds in `value`: a number of ms, or a string such as `250us`, `1ms`, `2s`."""
     return _duration(value, 1000, "microseconds")

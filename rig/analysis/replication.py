@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rig.analysis.fault_reaction import add_detection_and_catch_up
 from rig.analysis.fetch_metrics import _hadoop_path
 from rig.analysis.spark import get_spark
 from rig.analysis.tables import read_json, write_json_atomic
@@ -35,7 +36,8 @@ def _schema() -> StructType:
         ("topic", text), ("partition", long), ("records", long), ("acks", long),
         ("isr", T.ArrayType(long)), ("replicas", T.ArrayType(long)), ("check", text),
         ("election", text), ("fault", long), ("kind", text), ("targets", T.ArrayType(text)),
-        ("duration_ms", long),
+        ("duration_ms", long), ("removed", T.ArrayType(long)), ("previous", long),
+        ("role", text), ("source", text), ("wire_bytes", long), ("records_bytes", long),
     ]
     return T.StructType([T.StructField(n, k, nullable=True) for n, k in fields])
 
@@ -120,7 +122,8 @@ def _partition_seconds(points: list[dict[str, Any]], end_ms: float | None) -> tu
 
 
 def _recovery(events: DataFrame, points: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
-    """Per fault: injection, heal, first election after it, and full recovery after the heal."""
+    """Per fault: injection, heal, first election after it, and full recovery after the heal
+    (detection and catch-up bytes are added by rig.analysis.fault_reaction)."""
     from pyspark.sql import functions as F
 
     faults = (events.where(F.col("event").isin(names.FAULT_INJECT, names.FAULT_HEAL))
@@ -177,6 +180,8 @@ def analyze_replication(run_dir: Path, *, spark_master: str | None = None) -> di
         for point in timeline:
             by_variant.setdefault(point["variant"], []).append(point)
         recovery = _recovery(events, by_variant)
+        add_detection_and_catch_up(events, recovery,
+                                   {name: c.get("end_ms") for name, c in counts.items()})
     else:
         by_variant = {}
     out: dict[str, Any] = {"variants": {}}
@@ -185,6 +190,8 @@ def analyze_replication(run_dir: Path, *, spark_master: str | None = None) -> di
         under, offline = _partition_seconds(by_variant.get(name, []), c.get("end_ms"))
         recoveries = [r["recovery_seconds"] for r in recovery
                       if r["variant"] == name and r["recovery_seconds"] is not None]
+        detections = [r["detection_seconds"] for r in recovery
+                      if r["variant"] == name and r.get("detection_seconds") is not None]
         out["variants"][name] = {
             "produce": {key: int(c.get(key) or 0) for key in (
                 "acked", "acked_batches", "acked_all", "errors", "acked_lost",
@@ -197,6 +204,9 @@ def analyze_replication(run_dir: Path, *, spark_master: str | None = None) -> di
                 "offline_partition_seconds": round(offline, 3),
                 "max_recovery_seconds": round(max(recoveries), 3) if recoveries else None,
                 "faults": len([r for r in recovery if r["variant"] == name]),
+                "max_detection_seconds": round(max(detections), 3) if detections else None,
+                "catch_up_bytes": sum(r.get("catch_up_bytes", 0) for r in recovery
+                                      if r["variant"] == name),
             },
         }
     metrics = run_dir / "metrics"

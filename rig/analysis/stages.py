@@ -17,6 +17,7 @@ STAGES: tuple[str, ...] = (
     "rig.analysis.produce_timeline:analyze_produce_timeline",
     "rig.analysis.sessions:analyze_sessions",
     "rig.analysis.isr:analyze_isr",
+    "rig.analysis.consumer_lag:analyze_consumer_lag",
 )
 
 

@@ -5,7 +5,8 @@
   reported as `record.lost` events but are within Kafka's contract);
 - replicas agree below their high watermark: no follower holds, below its HW, a batch the
   leader does not hold at that offset (divergence);
-- at most one leader per partition and leader epoch.
+- at most one leader per partition and leader epoch;
+- (rig/checks/consumer_reads.py) no consumer reads a record that later disappears.
 A partition with no leader at the end cannot be judged: its result is unknown, not ok.
 """
 

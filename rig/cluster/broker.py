@@ -403,7 +403,11 @@ class Broker:
             if 0 <= position < new_hw:
                 self.pending.setdefault(slot, {})[replica.key] = None
                 delayed = self.delayed_fetches.get(slot)
-                if delayed is not None:
+                # Kafka's DelayedFetch completes once fetch.min.bytes are readable.
+                if delayed is not None and (
+                        delayed.request.min_bytes <= 1
+                        or self._readable(slot, delayed.request, delayed.request.min_bytes)
+                        >= delayed.request.min_bytes):
                     self._complete_fetch(slot, delayed)
 
     # -- fetch ---------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from functools import partial
 from typing import TYPE_CHECKING
 
+from rig.cluster.rebalance import AutoLeaderRebalance
 from rig.cluster.replica import TopicPartition
 from rig.cluster.zookeeper import NODE as ZK
 from rig.cluster.zookeeper import ZK_MESSAGE_BYTES, PartitionState
@@ -30,6 +31,7 @@ class Controller:
         self.epoch = epoch
         self.live: set[int] = set(cluster.zk.sessions)
         self.active = True
+        self.rebalance = AutoLeaderRebalance(self)  # preferred leader election, periodic
 
     # -- events from ZooKeeper ---------------------------------------------------------------
     def on_elected(self) -> None:

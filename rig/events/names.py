@@ -61,6 +61,9 @@ CHECK_VIOLATION: Final = "check.violation"  # check, and what it found
 RECORD_LOST: Final = "record.lost"  # an acknowledged batch absent at the end: topic, partition,
 #   id, offset, records, acks, acked_at_ms, leader
 CONSUMER_LAG: Final = "consumer.lag"  # group, lag (records below the HW), consumed
+# consumer.read: group, client, topic, partition, broker (the leader read from), batches: a list
+#   of [base_offset, end_offset, producer, sequence] a consumer accepted from one fetch response
+CONSUMER_READ: Final = "consumer.read"
 RUN_QUIESCED: Final = "run.quiesced"  # settled (bool), waited_ms
 # ISR change propagation (ZooKeeper era, KAFKA.md §10):
 ZK_PARTITION_STATE: Final = "zk.partition_state"  # topic, partition, leader, epoch, isr,

@@ -1,7 +1,8 @@
 """The report's "Recovery" section: produce and replication headline numbers, the fault table,
 partition health, produce and election timelines, and the records a run lost or let diverge.
 
-Reads summary.json, metrics/{recovery,partition_timeline,produce_timeline}.json and the tail of
+Reads summary.json, metrics/{recovery,partition_timeline,produce_timeline,consumer_lag}.json and
+the tail of
 each event log; a missing piece leaves its table or chart out, never an error.
 """
 
@@ -27,7 +28,7 @@ from rig.report.charts import (
     _time_unit,
     bucket_seconds,
 )
-from rig.report.format import DASH, fmt_int, fmt_number
+from rig.report.format import DASH, fmt_int, fmt_number, human_bytes
 from rig.report.inputs import RunInputs, dig
 
 __all__ = [
@@ -41,6 +42,7 @@ __all__ = [
 RECOVERY = "recovery.json"
 PARTITION_TIMELINE = "partition_timeline.json"
 PRODUCE_TIMELINE = "produce_timeline.json"
+CONSUMER_LAG = "consumer_lag.json"
 MAX_LOST_SHOWN = 100  # rows of the lost-or-diverged table; the event logs have them all
 MAX_FAULT_ROWS = 200  # rows of the per-fault table, as the fault table above it
 # record.lost is written by the end-of-run checks, after run.quiesced: reading the log backwards
@@ -78,8 +80,13 @@ RECOVERY_METRICS: tuple[tuple[str, str, tuple[str, ...], Fmt, bool], ...] = (
      True),
     ("Under-replicated", "partition-seconds",
      ("replication", "under_replicated_partition_seconds"), fmt_number, False),
+    ("Longest detection", "s, fault injected to the first reaction",
+     ("replication", "max_detection_seconds"), _fmt_seconds, False),
     ("Longest recovery", "s, fault injected to every ISR full",
      ("replication", "max_recovery_seconds"), _fmt_seconds, False),
+    ("Catch-up fetched", "bytes, healed to every ISR full",
+     ("replication", "catch_up_bytes"), fmt_int, False),
+    ("Largest consumer lag", "records behind the HW", ("consumers", "max_lag"), fmt_int, False),
     ("Faults", "", ("replication", "faults"), fmt_int, False),
 )
 
@@ -317,6 +324,9 @@ def _fault_rows(recovery: Sequence[Mapping[str, Any]], variants: Sequence[str]) 
             "inject": at(inject),
             "heal": at(r.get("heal_ms")),
             "leader_after": after,
+            "detected_after": (f"+{_fmt_seconds(r.get('detection_seconds'))}"
+                               if _num(r.get("detection_seconds")) is not None else DASH),
+            "catch_up": human_bytes(r.get("catch_up_bytes")) if "catch_up_bytes" in r else DASH,
             "recovered": at(r.get("recovered_ms")),
             "seconds": _fmt_seconds(r.get("recovery_seconds")),
             # A fault that never recovered before the run ended: the reader must see it.
@@ -638,6 +648,54 @@ def _events_chart(
                    len(variants) > 1)
 
 
+def _lag_chart(
+    rows: Sequence[Mapping[str, Any]], variants: Sequence[str], marks: Sequence[FaultMark],
+    span_s: float,
+) -> Chart | None:
+    """Each consumer group's largest lag per bucket: records between its positions and the HW."""
+    series: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    for row in rows:
+        if str(row.get("variant")) in variants and _num(row.get("second")) is not None:
+            series.setdefault((str(row.get("variant")), str(row.get("group") or "")),
+                              []).append(row)
+    if not series:
+        return None
+    bucket = _produce_bucket(rows)
+    unit, scale = _time_unit(span_s)
+    groups = sorted({g for _, g in series})
+    dashes = ("solid", "dot", "dash", "longdash", "dashdot")
+    traces = []
+    for i, v in enumerate(variants):
+        for j, group in enumerate(groups):
+            points = sorted(series.get((v, group), []), key=lambda r: _int(r.get("second")))
+            if not points:
+                continue
+            traces.append({
+                "type": "scatter", "mode": "lines", "name": v, "meta": f"group {group}",
+                "x": [round(_int(r.get("second")) / scale, 6) for r in points],
+                "y": [_int(r.get("lag_max")) for r in points],
+                "line": {"color": PALETTE[i % len(PALETTE)], "dash": dashes[j % len(dashes)],
+                         "shape": "hv", "width": max(1.5, 4.5 - 1.5 * i)},
+                "hovertemplate": f"%{{y:,}} records behind (group {group})<extra>{v}</extra>",
+            })
+    _variant_legend(traces)
+    title = "Consumer lag"
+    layout = _layout(title, f"simulated time ({unit})", "lag (records behind the HW)",
+                     log_y=False)
+    _count_axis(layout["yaxis"], traces)
+    caption = ("How many records each consumer group was behind the high watermark, summed "
+               "over its partitions with a live leader: it falls to zero while a dead replica "
+               "still in the ISR holds every HW back (acks=all), and jumps when the HW moves on "
+               "or the consumers must find new leaders.")
+    if len(groups) > 1:
+        caption += " One line style per group (" + ", ".join(groups) + ")."
+    caption += (" Each step shows the largest sample within "
+                + _duration_text(bucket) + "." if bucket > 1 else
+                " Samples are taken every second by default.")
+    return _finish("chart-consumer-lag", title, caption, traces, layout, marks, span_s, scale,
+                   len(variants) > 1)
+
+
 # The section ------------------------------------------------------------------------------------
 
 
@@ -663,6 +721,7 @@ def build_recovery(
     recovery = _table(run_dir, RECOVERY)
     points = _table(run_dir, PARTITION_TIMELINE)
     produce = _table(run_dir, PRODUCE_TIMELINE) or []
+    lag = _table(run_dir, CONSUMER_LAG) if with_consumers else []
     numbers = any(has_recovery_numbers(inputs.summary, v) for v in variants)
     if not (numbers or recovery or points or produce):
         return None
@@ -671,6 +730,7 @@ def build_recovery(
     ends = [(_num(p.get("t_ms")) or 0.0) / 1000 for p in points or []]
     ends += [float(_int(r.get("second")) + 1) for r in produce]
     ends += [m.t_s for m in marks]
+    ends += [float(_int(r.get("second")) + 1) for r in lag or []]
     span_s = _span_seconds(inputs, variants, *ends)
     marks = _shared_marks(marks, variants)
     charts = [
@@ -679,6 +739,7 @@ def build_recovery(
             _partition_chart(points, variants, marks, span_s) if points is not None else None,
             _produce_chart(produce, variants, marks, span_s),
             _events_chart(produce, variants, marks, span_s),
+            _lag_chart(lag or [], variants, marks, span_s),
         )
         if chart is not None
     ]
@@ -692,6 +753,6 @@ def build_recovery(
         "missing": [name for name, table in ((RECOVERY, recovery),
                                              (PARTITION_TIMELINE, points))
                     if table is None]
-        + ([] if (run_dir / "metrics" / PRODUCE_TIMELINE).exists() else [PRODUCE_TIMELINE]),
-        "consumer_lag_note": with_consumers,
+        + ([] if (run_dir / "metrics" / PRODUCE_TIMELINE).exists() else [PRODUCE_TIMELINE])
+        + ([CONSUMER_LAG] if lag is None else []),
     }

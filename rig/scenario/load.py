@@ -64,7 +64,8 @@ _CONFIG_KEYS: dict[str, tuple[str, Any]] = {
     "replica.socket.timeout.ms": ("replica_socket_timeout_ms", units.duration_ms),
     "auto.leader.rebalance.enable": ("auto_leader_rebalance_enable", bool),
     "leader.imbalance.check.interval.seconds": ("leader_imbalance_check_interval_ms",
-                                                units.duration_ms),
+                                                units.seconds_ms),
+    "leader.imbalance.per.broker.percentage": ("leader_imbalance_per_broker_percentage", int),
 }
 _TOPIC_CONFIG: dict[str, Any] = {
     "min.insync.replicas": int, "flush.messages": int, "segment.bytes": units.size_bytes,

@@ -62,6 +62,7 @@ class BrokerConfig:
     replica_socket_timeout_ms: int = 30_000
     auto_leader_rebalance_enable: bool = True
     leader_imbalance_check_interval_ms: int = 300_000
+    leader_imbalance_per_broker_percentage: int = 10
     # Behaviour that changed across releases, set by the version profile:
     hw_holds_below_min_isr: bool = True  # 3.7+: the HW waits for min.insync.replicas
     isr_rejoin_needs_epoch_start: bool = True  # 2.1+: rejoin only past the epoch's start

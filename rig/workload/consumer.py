@@ -56,10 +56,10 @@ class ConsumerFetcher(FetchClient):
         return (self.client_id, 0)
 
     def _disconnected(self) -> None:
-        # Kafka's consumer marks the node unavailable and refreshes metadata: the partitions
-        # move to whoever leads them now.
+        # Kafka's consumer marks the node unavailable and refreshes metadata after
+        # retry.backoff.ms: the partitions move to whoever leads them then.
         for key in list(self.partitions):
-            self.member.relocate(key)
+            self.member.relocate(key, backoff=True)
 
     def _apply(self, response: FetchResponseMsg) -> None:
         member = self.member
@@ -70,6 +70,11 @@ class ConsumerFetcher(FetchClient):
             consumed = [b for b in batches if b.end_offset > state.fetch_offset]
             if consumed:
                 member.consumed += sum(b.count for b in consumed)
+                member.cluster.log.emit(
+                    names.CONSUMER_READ, group=member.spec.group, client=member.client_id,
+                    topic=key[0], partition=key[1], broker=self.leader_id,
+                    batches=[[b.base_offset, b.end_offset, b.producer, b.sequence]
+                             for b in consumed])
                 state.fetch_offset = consumed[-1].end_offset
                 member.positions[key] = state.fetch_offset
                 self.dirty[key] = None
@@ -112,11 +117,16 @@ class ConsumerMember:
         fetcher.fetch(key, FetchState(self.positions[key]))
         fetcher.wake()
 
-    def relocate(self, key: TopicPartition) -> None:
-        """The partition's leader moved: drop it here and ask a live broker who leads now."""
+    def relocate(self, key: TopicPartition, backoff: bool = False) -> None:
+        """The partition's leader moved: drop it here and ask a live broker who leads now
+        (after retry.backoff.ms when the old leader's connection failed: no busy loop while
+        the metadata still names a dead leader)."""
         for fetcher in self.fetchers.values():
             fetcher.remove_partition(key)
-        self._refresh()
+        if backoff:
+            self.cluster.sim.after(self.spec.retry_backoff_ms * 1000, self._refresh)
+        else:
+            self._refresh()
 
     def _refresh(self) -> None:
         cluster = self.cluster

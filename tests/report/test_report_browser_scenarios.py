@@ -122,3 +122,22 @@ def test_session_pressure_reads_in_the_report(
     assert "Sessions evicted" in summary and "without a session" in summary
     driver.find_element("id", "sessions").screenshot(
         str(screenshot_dir(tmp_path) / "scenario-consumer-sessions-at-scale-sessions.png"))
+
+
+def test_broker_crash_recovery_shows_detection_catch_up_and_consumer_lag(
+    chromium: Any, shipped: dict[str, Path], tmp_path: Path
+) -> None:
+    state = _open_and_check(chromium, shipped["broker-crash-recovery"] / "report.html",
+                            charts=True)
+    charts = {c["id"]: c for c in state}
+    lag = charts["chart-consumer-lag"]
+    assert lag["traces"] >= 2 and all(n > 0 for n in lag["points"]), lag  # v6 and v7
+    assert "lag" in lag["ytitle"] and lag["shapes"] >= 1, lag  # the crash is marked
+    driver = chromium.driver
+    headline = driver.find_element("id", "recovery-headline").text
+    assert "Longest detection" in headline and "Largest consumer lag" in headline
+    assert "Catch-up fetched" in headline
+    faults = driver.find_element("id", "recovery-faults").text
+    assert "Detected" in faults and "Catch-up" in faults and "MiB" in faults
+    driver.execute_script("document.getElementById('chart-consumer-lag').scrollIntoView()")
+    chromium.screenshot(screenshot_dir(tmp_path) / "scenario-broker-crash-recovery-lag.png")

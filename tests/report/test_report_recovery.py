@@ -73,7 +73,8 @@ def write_recovery_run(root: Path, *, faults: bool = True, lost: int = LOST_BATC
     recovery: list[dict[str, Any]] = [
         {"variant": v, "fault": 0, "kind": HOSTILE_KIND, "targets": ["1"], "inject_ms": 60_000.0,
          "heal_ms": 90_500.0, "new_leader_ms": 64_001.002, "recovered_ms": 90_509.828,
-         "recovery_seconds": 30.509828}
+         "recovery_seconds": 30.509828, "detected_ms": 64_000.4, "detection_seconds": 4.0004,
+         "catch_up_bytes": 27_520_377, "catch_up_record_bytes": 27_517_985}
         for v in ("v6", "v7")
     ] if faults else []
     if faults:
@@ -150,8 +151,9 @@ def test_section_with_numbers_faults_and_lost_records(recovery_run: Path) -> Non
     assert re.search(r'<span class="badge fail">130</span>', section)
     assert '<span class="badge fail">0</span>' not in section
     # Fault by fault: seconds to the millisecond, targets named, an open fault called out.
-    assert "broker 1 60.000 90.500 +4.001 90.510 30.510" in text
-    assert "network-partition #1 nodes 0, zk 200.000 — — — not recovered" in text
+    assert "broker 1 60.000 90.500 +4.000 +4.001 90.510 30.510 26.2 MiB" in text
+    # An older recovery.json (no detection, no catch-up) shows dashes, as an open fault does.
+    assert "network-partition #1 nodes 0, zk 200.000 — — — — not recovered —" in text
     # Lost records: grouped by partition, batch by batch capped at 100 with a note; the
     # record.lost before run.quiesced is not read; the diverged replica is listed.
     assert "131 batches lost or diverged, in 3 partitions of v7." in text
@@ -232,12 +234,40 @@ def test_producers_without_faults_show_the_section(tmp_path: Path) -> None:
     assert set(RECOVERY_CHARTS) <= set(_figures(page))
 
 
-def test_consumer_lag_note_only_with_consumers(tmp_path: Path) -> None:
+def _lag_rows() -> list[dict[str, Any]]:
+    rows = []
+    for v in ("v6", "v7"):
+        for second in range(300):
+            lag = 900 if 60 <= second < 65 else 40
+            rows.append({"variant": v, "group": "readers", "second": second, "bucket_s": 1,
+                         "lag_max": lag + (7 if v == "v7" else 0), "consumed": 2_000 * second})
+    return rows
+
+
+def test_consumer_lag_chart_only_with_consumers(tmp_path: Path) -> None:
     run = write_recovery_run(tmp_path / "consumers")
     write_report_run(run, consumers=True, faults=True, timeline=True)
-    _edit_summary(run, {"v6": _numbers(10, 0, []), "v7": _numbers(10, 0, [])})
-    text = _text(_section(render_report(run).read_text(encoding="utf-8")))
-    assert "Consumer lag is not measured yet." in text
+    _edit_summary(run, {v: {**_numbers(10, 0, []), "consumers": {"max_lag": 907 if v == "v7"
+                                                                  else 900, "consumed": 598_000}}
+                        for v in ("v6", "v7")})
+    # Consumers, but no lag table (a run analysed before rig measured lag): said, not drawn.
+    page = render_report(run).read_text(encoding="utf-8")
+    assert "Not found: metrics/consumer_lag.json" in _text(_section(page))
+    assert "chart-consumer-lag" not in _figures(page)
+    (run / "metrics" / "consumer_lag.json").write_bytes(orjson.dumps(_lag_rows()))
+    page = render_report(run).read_text(encoding="utf-8")
+    text = _text(_section(page))
+    assert "Largest consumer lag records behind the HW 900 907" in text
+    figure = _figures(page)["chart-consumer-lag"]
+    assert "SIMULATED" in figure["layout"]["title"]["text"]
+    lines = {t["name"]: t for t in figure["data"] if t["name"] != "faults"}
+    assert set(lines) == {"v6", "v7"}
+    assert lines["v7"]["y"][58:66] == [47, 47, 907, 907, 907, 907, 907, 47]
+    assert lines["v7"]["line"]["shape"] == "hv" and figure["layout"]["xaxis"]["range"] == [0, 300]
+    # Without consumers the table is not read and no chart is drawn.
+    plain = write_recovery_run(tmp_path / "plain")
+    (plain / "metrics" / "consumer_lag.json").write_bytes(orjson.dumps(_lag_rows()))
+    assert "chart-consumer-lag" not in _figures(render_report(plain).read_text(encoding="utf-8"))
 
 
 def test_missing_and_broken_tables_leave_out_only_their_part(recovery_run: Path) -> None:

@@ -1,0 +1,103 @@
+"""Consumer lag over time: per variant, consumer group and time bucket, the most records a group
+was behind the high watermark (from its `consumer.lag` samples) and what it had consumed.
+
+Spark takes the largest sample per (variant, group, second); Python buckets those few rows with
+the fetch timeline's rule (at most MAX_POINTS buckets), so the chart lines up with the others.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rig.analysis.fetch_metrics import _hadoop_path
+from rig.analysis.spark import get_spark
+from rig.analysis.tables import read_json, write_json_atomic
+from rig.events import names
+from rig.report.charts import MAX_POINTS, bucket_seconds
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+    from pyspark.sql.types import StructType
+
+__all__ = ["CONSUMER_LAG", "analyze_consumer_lag", "lag_timeline"]
+
+CONSUMER_LAG = "consumer_lag.json"
+
+
+def _schema() -> StructType:
+    from pyspark.sql import types as T
+
+    fields: list[tuple[str, Any]] = [
+        ("t_ms", T.DoubleType()), ("event", T.StringType()), ("variant", T.StringType()),
+        ("group", T.StringType()), ("lag", T.LongType()), ("consumed", T.LongType()),
+    ]
+    return T.StructType([T.StructField(n, k, nullable=True) for n, k in fields])
+
+
+def _per_second(events: DataFrame) -> list[dict[str, Any]]:
+    from pyspark.sql import functions as F
+
+    rows = (events.where((F.col("event") == names.CONSUMER_LAG) & F.col("t_ms").isNotNull()
+                         & F.col("variant").isNotNull() & F.col("lag").isNotNull())
+            .groupBy("variant", F.coalesce(F.col("group"), F.lit("")).alias("group"),
+                     F.floor(F.col("t_ms") / 1000).cast("long").alias("second"))
+            .agg(F.max("lag").alias("lag"), F.max("consumed").alias("consumed"))
+            .collect())
+    return [row.asDict() for row in rows]
+
+
+def lag_timeline(rows: Iterable[Mapping[str, Any]], durations_ms: Mapping[str, Any],
+                 variants: Sequence[str] = (), *, max_points: int = MAX_POINTS
+                 ) -> list[dict[str, Any]]:
+    """(variant, group, second) rows → (variant, group, bucket) rows: `lag_max` the largest
+    sample in the bucket, `consumed` the records consumed by its end. One bucket width for the
+    run (from the longest variant); rows in `variants` order, then group, then time."""
+    rows = [r for r in rows if r.get("variant") is not None
+            and isinstance(r.get("second"), int | float)]
+    declared = [math.ceil(d / 1000) for d in durations_ms.values()
+                if isinstance(d, int | float) and not isinstance(d, bool) and d > 0]
+    span = max([*declared, *(int(r["second"]) + 1 for r in rows), 0])
+    bucket = bucket_seconds(span, max_points)
+    out: dict[tuple[str, str, int], dict[str, int]] = {}
+    for row in rows:
+        start = int(row["second"]) // bucket * bucket
+        entry = out.setdefault((str(row["variant"]), str(row.get("group") or ""), start),
+                               {"lag_max": 0, "consumed": 0})
+        entry["lag_max"] = max(entry["lag_max"], int(row.get("lag") or 0))
+        entry["consumed"] = max(entry["consumed"], int(row.get("consumed") or 0))
+    index = {name: i for i, name in enumerate(variants)}
+    ordered = sorted(out, key=lambda k: (index.get(k[0], len(index)), k[0], k[1], k[2]))
+    return [{"variant": v, "group": g, "second": s, "bucket_s": bucket, **out[(v, g, s)]}
+            for v, g, s in ordered]
+
+
+def analyze_consumer_lag(run_dir: Path, *, spark_master: str | None = None) -> dict[str, Any]:
+    """Write RUN_DIR/metrics/consumer_lag.json; return `variants.<v>.consumers.{max_lag,
+    consumed}` for the variants that had consumers."""
+    run_dir = Path(run_dir)
+    run: dict[str, Any] = read_json(run_dir / "run.json") or {}
+    declared = run.get("variants") or {}
+    durations = {str(v): (info or {}).get("duration_ms") for v, info in declared.items()}
+    files = sorted((run_dir / "events").glob("*.jsonl"))
+    per_second: list[dict[str, Any]] = []
+    if files:
+        events = (get_spark(spark_master).read.schema(_schema()).option("mode", "PERMISSIVE")
+                  .json([_hadoop_path(f) for f in files]))
+        per_second = _per_second(events)
+    rows = lag_timeline(per_second, durations, [str(v) for v in declared])
+    write_json_atomic(run_dir / "metrics" / CONSUMER_LAG, rows)
+    summary: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        entry = summary.setdefault(row["variant"], {"consumers": {"max_lag": 0, "consumed": 0}})
+        numbers = entry["consumers"]
+        numbers["max_lag"] = max(numbers["max_lag"], row["lag_max"])
+    consumed: dict[tuple[str, str], int] = {}
+    for row in rows:
+        key = (row["variant"], row["group"])
+        consumed[key] = max(consumed.get(key, 0), row["consumed"])
+    for (variant, _), count in consumed.items():
+        summary[variant]["consumers"]["consumed"] += count
+    return {"variants": summary}
