@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from rig.cluster.log import Batch
 from rig.cluster.messages import FetchRequestMsg, FetchResponseMsg, topic_runs
 from rig.cluster.replica import Replica, Role, TopicPartition
+from rig.cluster.storage import BrokerStorage
 from rig.engine import Timer
 from rig.events import names
 from rig.protocol import ResponsePartitionShape, ResponseShape, ResponseTopicShape
@@ -86,6 +87,7 @@ class Broker:
         self.consumer_positions: dict[Any, dict[TopicPartition, int]] = {}
         self.consumer_watchers: dict[TopicPartition, dict[Any, None]] = {}
         self.tasks: list[Timer] = []
+        self.storage = BrokerStorage(self)  # the cleaner, retention, log samples
 
     # -- life cycle ------------------------------------------------------------------------
     @property
@@ -107,6 +109,7 @@ class Broker:
             self._every(self.config.log_flush_interval_ms, self._flush_by_time)
         if cluster.variant.os.dirty_expire_ms and cluster.variant.os.writeback_interval_ms:
             self._every(cluster.variant.os.writeback_interval_ms, self._os_writeback)
+        self.storage.start()
 
     def _every(self, period_ms: int, action: Callable[[], None]) -> None:
         incarnation = self.incarnation
@@ -246,7 +249,8 @@ class Broker:
 
     def append_as_leader(self, replica: Replica, batch: Batch) -> Batch:
         placed = Batch(replica.leo, batch.count, replica.leader_epoch, batch.size,
-                       batch.producer, batch.sequence, batch.timestamp_ms)
+                       batch.producer, batch.sequence, batch.timestamp_ms, batch.keys,
+                       batch.tombstones)
         replica.log.append(placed, self.now_ms)
         self._after_append(replica)
         for follower in replica.assignment:
@@ -272,6 +276,7 @@ class Broker:
 
     def _after_append(self, replica: Replica) -> None:
         self.dirty_logs[replica.key] = replica
+        self.storage.touched[replica.key] = replica
         limit = self.cluster.flush_messages(replica.key, self.config)
         if limit and replica.log.unflushed_records() >= limit:
             replica.log.flush()
@@ -500,6 +505,8 @@ class Broker:
                     continue
                 batches, size = replica.log.read(offset, min(partition_max, max(budget, 1)),
                                                  self._visible_end(request, replica))
+                if batches:
+                    self.storage.touched[key] = replica
                 if batches and (size <= budget or not records):
                     records[key] = (batches, size)
                     budget -= size

@@ -65,10 +65,28 @@ _CONFIG_KEYS: dict[str, tuple[str, Any]] = {
     "auto.leader.rebalance.enable": ("auto_leader_rebalance_enable", bool),
     "leader.imbalance.check.interval.seconds": ("leader_imbalance_check_interval_ms",
                                                 units.duration_ms),
+    "log.cleaner.enable": ("log_cleaner_enable", bool),
+    "log.cleaner.threads": ("log_cleaner_threads", int),
+    "log.cleaner.dedupe.buffer.size": ("log_cleaner_dedupe_buffer_size", units.size_bytes),
+    "log.cleaner.io.buffer.load.factor": ("log_cleaner_io_buffer_load_factor", float),
+    "log.cleaner.io.max.bytes.per.second": ("log_cleaner_io_max_bytes_per_second",
+                                            units.bandwidth_bytes_per_s),
+    "log.cleaner.backoff.ms": ("log_cleaner_backoff_ms", units.duration_ms),
+    "log.index.interval.bytes": ("log_index_interval_bytes", units.size_bytes),
+    "log.retention.ms": ("log_retention_ms", units.duration_ms),
+    "log.retention.bytes": ("log_retention_bytes", int),
+    "log.retention.check.interval.ms": ("log_retention_check_interval_ms", units.duration_ms),
+    "offsets.topic.num.partitions": ("offsets_topic_num_partitions", int),
+    "offsets.topic.replication.factor": ("offsets_topic_replication_factor", int),
 }
 _TOPIC_CONFIG: dict[str, Any] = {
     "min.insync.replicas": int, "flush.messages": int, "segment.bytes": units.size_bytes,
     "unclean.leader.election.enable": bool,
+    "cleanup.policy": str, "min.cleanable.dirty.ratio": float,
+    "delete.retention.ms": units.duration_ms, "min.compaction.lag.ms": units.duration_ms,
+    "max.compaction.lag.ms": units.duration_ms, "segment.ms": units.duration_ms,
+    "index.interval.bytes": units.size_bytes, "retention.ms": units.duration_ms,
+    "retention.bytes": int,
 }
 
 
@@ -309,7 +327,9 @@ def _consumers(data: dict[str, Any], topics: Sequence[TopicSpec], config: Broker
             max_partition_fetch_bytes=units.size_bytes(raw.get("max_partition_fetch_bytes",
                                                                "1MiB")),
             fetch_max_bytes=units.size_bytes(raw.get("fetch_max_bytes", "50MiB")),
-            start_ms=units.duration_ms(raw.get("start_at", 0))))
+            start_ms=units.duration_ms(raw.get("start_at", 0)),
+            commit=raw.get("commit", "none"),
+            auto_commit_interval_ms=units.duration_ms(raw.get("auto_commit_interval", "5s"))))
     return tuple(result)
 
 
