@@ -15,6 +15,7 @@ from typing import Any
 STAGES: tuple[str, ...] = (
     "rig.analysis.replication:analyze_replication",
     "rig.analysis.produce_timeline:analyze_produce_timeline",
+    "rig.analysis.storage:analyze_storage",
 )
 
 
