@@ -562,6 +562,18 @@ class Broker:
             return ResponseShape(request.version, ())
         if context.full:
             runs = request.topic_runs
+            if len({topic for topic, _ in runs}) != len(runs):
+                # A topic in several runs (partitions of two topics interleaved after
+                # leadership moved): each run carries its own partitions, in request order.
+                keys = iter(request.partitions)
+                shaped = []
+                for topic, n in runs:
+                    run = [next(keys) for _ in range(n)]
+                    sizes = [records[k][1] for k in run if k in records]
+                    shaped.append(ResponseTopicShape(
+                        topic, idle=n - len(sizes),
+                        partitions=tuple(ResponsePartitionShape(records=s) for s in sizes)))
+                return ResponseShape(request.version, tuple(shaped))
             busy_by_topic: dict[str, list[int]] = {}
             for (topic, _), (_, size) in records.items():
                 busy_by_topic.setdefault(topic, []).append(size)
@@ -573,8 +585,10 @@ class Broker:
                     partitions=tuple(ResponsePartitionShape(records=s) for s in sizes)))
             return ResponseShape(request.version, tuple(topics))
         topics = []
+        keys = iter(listed)  # a topic may come back in a later run: walk the runs in order
         for topic, n in topic_runs(listed):
-            sizes = [records[k][1] for k in listed if k[0] == topic and k in records]
+            run = [next(keys) for _ in range(n)]
+            sizes = [records[k][1] for k in run if k in records]
             topics.append(ResponseTopicShape(
                 topic, idle=n - len(sizes),
                 partitions=tuple(ResponsePartitionShape(records=s) for s in sizes)))

@@ -16,6 +16,7 @@ from rig.cluster.broker import Broker
 from rig.cluster.controller import Controller
 from rig.cluster.fetcher import ReplicaFetcher
 from rig.cluster.network import Network, Node
+from rig.cluster.offsets import OffsetStore
 from rig.cluster.replica import Replica, Role, TopicPartition
 from rig.cluster.storage import new_log
 from rig.cluster.wire import Meter
@@ -58,6 +59,7 @@ class Cluster:
         self._stalled_outbox: dict[int, list[Callable[[], None]]] = {}
         self.producers: list[Any] = []
         self.clients: list[Any] = []  # every fetch client (followers and consumers)
+        self.offset_store = OffsetStore()  # values of __consumer_offsets records
 
     # -- building ------------------------------------------------------------------------------
     def build(self) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 
 from rig import units
 from rig.errors import Problem, ScenarioError
+from rig.hashing import OFFSETS_TOPIC
 from rig.scenario import profiles
 from rig.scenario.model import (
     STRATEGY_KINDS,
@@ -440,6 +441,13 @@ def _variant(name: str, doc: Document, out: _Collector) -> VariantSpec | None:
     producers = _producers(data, topics, out)
     faults = _faults(data, brokers, out)
     consumers = _consumers(data, topics, config, strategies, out)
+    topics = _with_offsets_topic(topics, consumers, config, len(brokers))
+    if config.log_cleaner_dedupe_buffer_size // config.log_cleaner_threads <= 1 << 20:
+        # KafkaConfig: require(dedupeBufferSize / threads > 1024 * 1024)
+        out.add(("cluster", "config", "log.cleaner.dedupe.buffer.size"),
+                f"must be more than 1MiB per cleaner thread, as Kafka requires (got "
+                f"{config.log_cleaner_dedupe_buffer_size} bytes over "
+                f"{config.log_cleaner_threads} threads)")
     try:
         quiesce = units.duration_ms(data.get("quiesce", "2m"))
     except ValueError as exc:
@@ -457,6 +465,20 @@ def _variant(name: str, doc: Document, out: _Collector) -> VariantSpec | None:
                        topics=topics, strategies=strategies, document=data,
                        broker_configs=broker_configs, os=os_spec, producers=producers,
                        faults=faults, quiesce_ms=quiesce, consumers=consumers)
+
+
+def _with_offsets_topic(topics: tuple[TopicSpec, ...], consumers: Sequence[ConsumerSpec],
+                        config: BrokerConfig, brokers: int) -> tuple[TopicSpec, ...]:
+    """Add __consumer_offsets (compacted, 100 MiB segments) when a group commits offsets and the
+    scenario did not declare it; its replication factor is at most the brokers."""
+    if not any(c.commit != "none" for c in consumers):
+        return topics
+    if any(t.name == OFFSETS_TOPIC for t in topics):
+        return topics
+    rf = max(1, min(config.offsets_topic_replication_factor, brokers))
+    return (*topics, TopicSpec(OFFSETS_TOPIC, config.offsets_topic_num_partitions, rf,
+                               config={"cleanup.policy": "compact",
+                                       "segment.bytes": 100 << 20}))
 
 
 def _expectations(doc: Document, variants: Sequence[str],
