@@ -78,6 +78,13 @@ def new_log(config: Mapping[str, Any], broker: BrokerConfig, *, internal: bool =
                                                    broker.log_index_interval_bytes)))
 
 
+def apply_pass(log: Log, plan: CleanPass) -> None:
+    """Swap a finished pass into `log` and move its cleaner checkpoint (LogCleanerManager
+    .doneCleaning)."""
+    log.replace_segments(plan.segments_replaced, plan.group_bases, plan.batches)
+    log.clean_offset = plan.end_offset
+
+
 class BrokerStorage:
     def __init__(self, broker: Broker):
         self.broker = broker
@@ -163,8 +170,7 @@ class BrokerStorage:
         layout, size_before, segments_before = before
         aborted = log.layout != layout
         if not aborted:
-            log.replace_segments(plan.segments_replaced, plan.group_bases, plan.batches)
-            log.clean_offset = plan.end_offset
+            apply_pass(log, plan)
         replica = self.broker.replicas.get(key)
         if replica is not None:
             self.touched[key] = replica
