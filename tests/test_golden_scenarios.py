@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 from typing import Any
 
@@ -60,3 +61,37 @@ def test_a_failed_expectation_exits_1_with_a_table(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert "FAIL    variants.v6.fetch.follower.request_bytes.min == 12031   (measured 12007)" in (
         result.output)
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_the_dedupe_buffer_decides_the_passes(shipped_results: Any) -> None:
+    run = shipped_results["compaction-dedupe-buffer"]
+    summary = orjson.loads((run.run_dir / "summary.json").read_bytes())
+    storage = {name: v["storage"] for name, v in summary["variants"].items()}
+    assert storage["default-128MiB-1-thread"]["cleaner_passes"] == 1
+    assert storage["1GiB-5-threads"]["cleaner_passes"] == 1
+    tiny = storage["tiny-1536KiB"]
+    assert tiny["cleaner_passes"] == tiny["partial_passes"] >= 3
+    assert tiny["max_keys_mapped"] == int((1536 << 10) // 24 * 0.9)
+    # Same records, same keys: the big buffers clean to the same size, the tiny one leaves more.
+    assert (storage["default-128MiB-1-thread"]["final_compacted_log_bytes"]
+            == storage["1GiB-5-threads"]["final_compacted_log_bytes"]
+            < tiny["final_compacted_log_bytes"])
+    passes = orjson.loads((run.run_dir / "metrics" / "storage.json").read_bytes())
+    tiny_passes = passes["tiny-1536KiB"]["passes"]
+    # Each partial pass continues where the previous one stopped.
+    for before, after in itertools.pairwise(tiny_passes):
+        assert after["first_dirty_offset"] == before["end_offset"]
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_offsets_fail_over_with_their_coordinator(shipped_results: Any) -> None:
+    run = shipped_results["consumer-offsets-coordinator-failover"]
+    summary = orjson.loads((run.run_dir / "summary.json").read_bytes())
+    offsets = summary["variants"]["default"]["offsets"]
+    assert offsets["coordinator_failovers"] == 6 and offsets["duplicates"] > 0
+    assert {g: (info["offsets_partition"], info["coordinators"])
+            for g, info in offsets["groups"].items()} == {
+        "analytics": (10, [0, 2]), "fraud": (10, [0, 2]), "inventory": (10, [0, 2])}

@@ -36,4 +36,5 @@ class Section:
 
 SECTIONS: tuple[Section, ...] = (
     Section("recovery", "Recovery", "rig.report.recovery:build_recovery", "_recovery.html.j2"),
+    Section("storage", "Storage", "rig.report.storage:build_storage", "_storage.html.j2"),
 )
