@@ -442,6 +442,12 @@ def _variant(name: str, doc: Document, out: _Collector) -> VariantSpec | None:
     faults = _faults(data, brokers, out)
     consumers = _consumers(data, topics, config, strategies, out)
     topics = _with_offsets_topic(topics, consumers, config, len(brokers))
+    compacted = {t.name for t in topics if "compact" in str(t.config.get("cleanup.policy", ""))}
+    for i, producer in enumerate(producers):
+        if producer.topic in compacted and producer.keys == "none":
+            out.add(("workload", "producers", i, "keys"),
+                    f"topic {producer.topic!r} is compacted (cleanup.policy compact) and Kafka "
+                    "refuses records without a key there: give keys, e.g. {uniform: 1000}")
     if config.log_cleaner_dedupe_buffer_size // config.log_cleaner_threads <= 1 << 20:
         # KafkaConfig: require(dedupeBufferSize / threads > 1024 * 1024)
         out.add(("cluster", "config", "log.cleaner.dedupe.buffer.size"),
