@@ -235,6 +235,8 @@ class Log:
 
     def segment_of(self, offset: int) -> Segment:
         """The segment holding `offset`: the one with the largest base ≤ offset."""
+        if offset >= self.segments[-1].base_offset:
+            return self.segments[-1]  # most reads are at the tail
         i = bisect.bisect_right(self.segments, offset, key=lambda s: s.base_offset) - 1
         return self.segments[max(0, i)]
 

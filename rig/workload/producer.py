@@ -60,6 +60,9 @@ class Producer:
                          if key[0] == spec.topic}
         self.sequence = 0
         self.sent = 0
+        # Key ids travel with the batches only where the cleaner needs them: compacted topics.
+        policy = str(cluster.topic_config.get(spec.topic, {}).get("cleanup.policy", ""))
+        self._keep_keys = "compact" in policy
         self.stopped = False
         self._carry = 1.0  # the first record goes out at `start`
         self._round_robin = itertools.count()
@@ -180,7 +183,7 @@ class Producer:
                                                       now_ms)
         batch.size += size or record_size(batch.records, 0, key_size, value_size)
         batch.records += 1
-        if key is not None:
+        if key is not None and self._keep_keys:
             batch.keys.append(key)
         self.sequence += 1
 
