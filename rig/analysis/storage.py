@@ -1,10 +1,11 @@
 """Storage, compaction and consumer-offset metrics from a run's event log, computed with Spark.
 
-Spark filters the storage events (log samples, cleaner passes, retention, offset commits,
-coordinator changes, resumes) and sums them per variant; Python orders the few rows left into
-timelines. Writes RUN_DIR/metrics/storage.json (per variant: log size, dirty ratio and segment
-count over time per partition, disk per broker over time, every cleaner pass, where each group's
-offsets live) and returns `variants.<v>.storage` and `variants.<v>.offsets` for summary.json.
+Spark filters the storage events (compacted-log and broker samples, cleaner passes, retention,
+offset commits, coordinator changes, resumes) and sums them per variant; Python orders the few
+rows left into timelines. Writes RUN_DIR/metrics/storage.json (per variant: log size, dirty
+ratio and segment count over time per compacted partition, disk per broker over time, every
+cleaner pass, where each group's offsets live) and returns `variants.<v>.storage` and
+`variants.<v>.offsets` for summary.json.
 """
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ if TYPE_CHECKING:
 __all__ = ["STORAGE_TABLE", "analyze_storage", "storage_summary"]
 
 STORAGE_TABLE = "storage.json"
-_EVENTS = (names.LOG_SAMPLE, names.CLEANER_PASS, names.LOG_RETENTION, names.OFFSETS_COMMIT,
-           names.COORDINATOR_FOUND, names.CONSUMER_RESUME)
+_EVENTS = (names.LOG_SAMPLE, names.BROKER_STORAGE, names.CLEANER_PASS, names.LOG_RETENTION,
+           names.OFFSETS_COMMIT, names.COORDINATOR_FOUND, names.CONSUMER_RESUME)
 _PASS_FIELDS = ("broker", "thread", "topic", "partition", "keys_mapped", "map_capacity",
                 "map_full", "records_read", "records_removed", "tombstones_removed",
                 "bytes_read", "bytes_written", "duration_ms", "dirty_ratio",
@@ -53,6 +54,7 @@ def _schema() -> StructType:
         ("reason", text), ("group", text), ("member", text), ("coordinator", long),
         ("offsets_partition", long), ("partitions", long), ("error_code", long),
         ("previous", long), ("committed", long), ("position", long), ("duplicates", long),
+        ("logs", long), ("changed", long),
     ]
     return T.StructType([T.StructField(n, k, nullable=True) for n, k in fields])
 
@@ -81,10 +83,10 @@ def _totals(events: DataFrame) -> dict[str, dict[str, Any]]:
         total(cleaned, "bytes_written").alias("cleaner_bytes_written"),
         F.max(F.when(cleaned, F.col("keys_mapped"))).alias("max_keys_mapped"),
         F.max(F.when(event == names.LOG_SAMPLE, F.col("dirty_ratio"))).alias("max_dirty_ratio"),
-        total(event == names.LOG_SAMPLE, "lookups").alias("lookups"),
-        F.min(F.when((event == names.LOG_SAMPLE) & (F.col("lookups") > 0),
+        total(event == names.BROKER_STORAGE, "lookups").alias("lookups"),
+        F.min(F.when((event == names.BROKER_STORAGE) & (F.col("lookups") > 0),
                      F.col("lookup_min"))).alias("lookup_min"),
-        F.max(F.when(event == names.LOG_SAMPLE, F.col("lookup_max"))).alias("lookup_max"),
+        F.max(F.when(event == names.BROKER_STORAGE, F.col("lookup_max"))).alias("lookup_max"),
         total(event == names.LOG_RETENTION, "segments_deleted").alias("segments_deleted"),
         count(commit & (F.coalesce(F.col("error_code"), F.lit(0)) == 0)).alias("commits"),
         count(commit & (F.coalesce(F.col("error_code"), F.lit(0)) != 0)).alias(
@@ -107,24 +109,23 @@ def _percentile(values: list[int], q: float) -> int | None:
 def storage_summary(rows: list[dict[str, Any]], totals: dict[str, Any]) -> dict[str, Any]:
     """The storage, offsets and timeline entries of one variant from its storage events."""
     samples = [r for r in rows if r["event"] == names.LOG_SAMPLE]
+    brokers = [r for r in rows if r["event"] == names.BROKER_STORAGE]
     passes = [r for r in rows if r["event"] == names.CLEANER_PASS]
     last: dict[tuple[int, str, int], dict[str, Any]] = {}
     partitions: dict[str, list[dict[str, Any]]] = {}
-    disk: dict[int, dict[tuple[str, int], int]] = {}
+    for row in samples:
+        last[(row["broker"], row["topic"], row["partition"])] = row
+        partitions.setdefault(f"{row['topic']}-{row['partition']}@{row['broker']}", []).append(
+            {k: row.get(k) for k in ("t_ms", "size_bytes", "dirty_ratio", "segments",
+                                     "records", "log_start_offset", "log_end_offset")})
+    disk: dict[int, int] = {}
     disk_points: list[dict[str, Any]] = []
     scanned: list[int] = []
-    for row in samples:
-        key = (row["broker"], row["topic"], row["partition"])
-        last[key] = row
-        scanned.extend(row.get("lookup_samples") or [])
-        on_broker = disk.setdefault(row["broker"], {})
-        on_broker[(row["topic"], row["partition"])] = row["size_bytes"] or 0
+    for row in brokers:
+        disk[row["broker"]] = row["size_bytes"] or 0
         disk_points.append({"t_ms": row["t_ms"], "broker": row["broker"],
-                            "bytes": sum(on_broker.values())})
-        if row.get("leader") or row.get("dirty_ratio") is not None:
-            partitions.setdefault(f"{row['topic']}-{row['partition']}@{row['broker']}", []).append(
-                {k: row.get(k) for k in ("t_ms", "size_bytes", "dirty_ratio", "segments",
-                                         "records", "log_start_offset", "log_end_offset")})
+                            "bytes": row["size_bytes"] or 0})
+        scanned.extend(row.get("lookup_samples") or [])
     compacted = [r for r in last.values() if r.get("dirty_ratio") is not None]
     lookups = int(totals.get("lookups") or 0)
     storage = {
@@ -138,9 +139,9 @@ def storage_summary(rows: list[dict[str, Any]], totals: dict[str, Any]) -> dict[
         "max_keys_mapped": int(totals.get("max_keys_mapped") or 0),
         "max_dirty_ratio": totals.get("max_dirty_ratio"),
         "final_dirty_ratio": max((r["dirty_ratio"] for r in compacted), default=None),
-        "final_log_bytes": sum(r["size_bytes"] or 0 for r in last.values()),
+        "final_log_bytes": sum(disk.values()),
         "final_compacted_log_bytes": sum(r["size_bytes"] or 0 for r in compacted),
-        "final_segments": sum(r["segments"] or 0 for r in last.values()),
+        "final_segments": sum(r["segments"] or 0 for r in compacted),
         "segments_deleted": int(totals.get("segments_deleted") or 0),
         "lookups": lookups,
         "lookup_bytes_scanned": {

@@ -80,6 +80,16 @@ class LookupStats:
         if self.seen % LOOKUP_SAMPLE_EVERY == 1:
             self.samples.append(scanned)
 
+    def merge(self, other: LookupStats) -> None:
+        """Add another log's lookups (its kept samples are kept too)."""
+        if not other.count:
+            return
+        self.count += other.count
+        self.total += other.total
+        self.low = other.low if self.low < 0 else min(self.low, other.low)
+        self.high = max(self.high, other.high)
+        self.samples.extend(other.samples)
+
     def reset(self) -> None:
         self.count = self.total = self.high = 0
         self.low = -1

@@ -19,7 +19,7 @@ import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from rig.cluster.log import Log
+from rig.cluster.log import Log, LookupStats
 from rig.events import names
 from rig.scenario.model import BrokerConfig
 from rig.strategies.compaction.base import (
@@ -92,6 +92,8 @@ class BrokerStorage:
         self.in_progress: set[tuple[str, int]] = set()
         self.busy = 0
         self.settings = cleaner_settings(broker.config)
+        self.sizes: dict[tuple[str, int], int] = {}  # each log's size at its last sample
+        self.disk = 0  # their sum: the broker's disk, kept without visiting idle logs
 
     @property
     def strategy(self) -> Any:
@@ -236,29 +238,38 @@ class BrokerStorage:
 
     # -- samples --------------------------------------------------------------------------
     def sample(self) -> None:
+        """Every STORAGE_SAMPLE_MS: one log.sample per compacted log that changed, and one
+        broker.storage with the broker's disk and its lookups — never one event per fetch."""
         if not self.touched:
             return
         broker = self.broker
         now_ms = broker.now_ms
         emit = broker.cluster.log.emit
+        total = LookupStats()
         for key, replica in sorted(self.touched.items()):
             log = replica.log
+            self.disk += log.size_bytes - self.sizes.get(key, 0)
+            self.sizes[key] = log.size_bytes
+            stats = log.lookups
+            total.merge(stats)
             config = self._topic_config(key[0])
-            ratio = None
             if compacted(config):
                 ratio = round(log_to_clean(CompactedLog(
                     key[0], key[1], log, cleaning_config(config, broker.config),
                     replica.high_watermark), now_ms).cleanable_ratio, 6)
-            stats = log.lookups
-            emit(names.LOG_SAMPLE, broker=broker.id, topic=key[0], partition=key[1],
-                 leader=replica.role.name == "LEADER", size_bytes=log.size_bytes,
-                 segments=len(log.segments),
-                 index_bytes=sum(s.index_bytes for s in log.segments),
-                 time_index_bytes=sum(s.time_index_bytes for s in log.segments),
-                 log_start_offset=log.log_start_offset, log_end_offset=log.log_end_offset,
-                 records=sum(b.records for b in log.batches) if ratio is not None else None,
-                 dirty_ratio=ratio, lookups=stats.count, lookup_bytes=stats.total,
-                 lookup_min=max(0, stats.low), lookup_max=stats.high,
-                 lookup_samples=list(stats.samples))
+                emit(names.LOG_SAMPLE, broker=broker.id, topic=key[0], partition=key[1],
+                     leader=replica.role.name == "LEADER", size_bytes=log.size_bytes,
+                     segments=len(log.segments),
+                     index_bytes=sum(s.index_bytes for s in log.segments),
+                     time_index_bytes=sum(s.time_index_bytes for s in log.segments),
+                     log_start_offset=log.log_start_offset, log_end_offset=log.log_end_offset,
+                     records=sum(b.records for b in log.batches), dirty_ratio=ratio,
+                     lookups=stats.count, lookup_bytes=stats.total,
+                     lookup_min=max(0, stats.low), lookup_max=stats.high,
+                     lookup_samples=list(stats.samples))
             stats.reset()
+        emit(names.BROKER_STORAGE, broker=broker.id, size_bytes=self.disk, logs=len(self.sizes),
+             changed=len(self.touched), lookups=total.count, lookup_bytes=total.total,
+             lookup_min=max(0, total.low), lookup_max=total.high,
+             lookup_samples=list(total.samples))
         self.touched.clear()

@@ -61,10 +61,14 @@ RUN_QUIESCED: Final = "run.quiesced"  # settled (bool), waited_ms
 
 # Storage, compaction and consumer offsets (issue 5) -------------------------------------------
 # log.sample: broker, topic, partition, leader (bool), size_bytes, segments, index_bytes,
-#   time_index_bytes, log_start_offset, log_end_offset, records, dirty_ratio (compacted logs),
-#   lookups, lookup_bytes (sum), lookup_min, lookup_max, lookup_samples (every 16th lookup's
-#   bytes scanned) — every few seconds for each log that changed or was read
+#   time_index_bytes, log_start_offset, log_end_offset, records, dirty_ratio, lookups,
+#   lookup_bytes (sum), lookup_min, lookup_max, lookup_samples (every 16th lookup's bytes
+#   scanned) — every 2 s for each compacted log that changed or was read
 LOG_SAMPLE: Final = "log.sample"
+# broker.storage: broker, size_bytes (every log it holds), logs, changed (logs written or read
+#   since the last one), lookups, lookup_bytes, lookup_min, lookup_max, lookup_samples — every
+#   2 s while any of its logs changed
+BROKER_STORAGE: Final = "broker.storage"
 # log.retention: broker, topic, partition, segments_deleted, records_deleted, log_start_offset,
 #   reason ("retention.ms" | "retention.bytes")
 LOG_RETENTION: Final = "log.retention"

@@ -53,7 +53,7 @@ def _headline(summary: Mapping[str, Any], variants: Sequence[str]) -> list[dict[
         row("Dirty ratio at the end", "", ("storage", "final_dirty_ratio"), _ratio),
         row("Compacted logs at the end", "MiB", ("storage", "final_compacted_log_bytes"), _mib,
             True),
-        row("All logs at the end (every replica)", "MiB", ("storage", "final_log_bytes"), _mib),
+        row("All logs at the end (every broker)", "MiB", ("storage", "final_log_bytes"), _mib),
         row("Segments at the end", "", ("storage", "final_segments"), fmt_int),
         row("Offset lookups", "", ("storage", "lookups"), fmt_int),
         row("Bytes scanned per lookup, min", "B", ("storage", "lookup_bytes_scanned", "min"),

@@ -25,6 +25,13 @@ def _sample(seq: int, t_ms: float, broker: int, size: int, ratio: float | None, 
                lookup_samples=samples or [])
 
 
+def _broker(seq: int, t_ms: float, broker: int, size: int, lookups: int, low: int, high: int,
+            samples: list[int]) -> dict[str, Any]:
+    return _ev(seq, t_ms, "broker.storage", broker=broker, size_bytes=size, logs=2, changed=1,
+               lookups=lookups, lookup_bytes=lookups * high, lookup_min=low, lookup_max=high,
+               lookup_samples=samples)
+
+
 def _pass(seq: int, t_ms: float, keys: int, full: bool, removed: int,
           aborted: bool = False) -> dict[str, Any]:
     return _ev(seq, t_ms, "cleaner.pass", broker=0, thread=0, topic="t", partition=0,
@@ -38,11 +45,13 @@ def _pass(seq: int, t_ms: float, keys: int, full: bool, removed: int,
 EVENTS = [
     _ev(0, 0.0, "run.start", duration_ms=10_000),
     _sample(1, 2000.0, 0, 5000, 0.9, lookups=3, low=10, high=400, samples=[10]),
-    _sample(2, 2000.0, 1, 7000, None, lookups=2, low=0, high=900, samples=[900]),
+    _broker(2, 2000.0, 0, 5000, 3, 10, 400, [10]),
+    _broker(2, 2000.0, 1, 7000, 2, 0, 900, [900]),  # a broker without compacted logs
     _pass(3, 3000.0, 10, True, 7),
     _pass(4, 3100.0, 4, False, 3),
     _pass(5, 3200.0, 9, False, 99, aborted=True),
     _sample(6, 4000.0, 0, 3000, 0.2, lookups=1, low=50, high=50, samples=[50]),
+    _broker(6, 4000.0, 0, 3000, 1, 50, 50, [50]),
     _ev(7, 5000.0, "coordinator.found", group="g", member="m0", coordinator=1,
         offsets_partition=7, previous=-1),
     _ev(8, 6000.0, "offsets.commit", group="g", member="m0", coordinator=1,
@@ -62,8 +71,8 @@ def test_the_summary_of_one_variant_without_spark() -> None:
               "lookup_max": 900, "commits": 1, "coordinator_failovers": 1, "duplicates": 15}
     result = storage_summary([e for e in EVENTS if e["event"] != "run.start"], totals)
     storage = result["storage"]
-    assert storage["final_log_bytes"] == 3000 + 7000  # the last sample of each log
-    assert storage["final_compacted_log_bytes"] == 3000
+    assert storage["final_log_bytes"] == 3000 + 7000  # the last sample of each broker
+    assert storage["final_compacted_log_bytes"] == 3000 and storage["final_segments"] == 3
     assert storage["final_dirty_ratio"] == 0.2
     assert storage["lookup_bytes_scanned"] == {"min": 0, "p50": 50, "max": 900}
     assert result["offsets"]["groups"] == {"g": {"offsets_partition": 7, "coordinators": [1, 2]}}
