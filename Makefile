@@ -48,6 +48,7 @@ lint: setup
 bench: setup
 	$(BIN)/python benchmarks/engine.py
 	$(BIN)/python benchmarks/protocol.py
+	$(BIN)/python benchmarks/compaction.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -22,6 +22,15 @@ def kafka_abs(value: int) -> int:
     return 0 if value == -(1 << 31) else abs(value)
 
 
+OFFSETS_TOPIC = "__consumer_offsets"
+
+
+def offsets_partition(group: str, partitions: int = 50) -> int:
+    """The __consumer_offsets partition of a group (GroupMetadataManager.partitionFor):
+    Utils.abs(groupId.hashCode) % offsets.topic.num.partitions."""
+    return kafka_abs(java_string_hash(group)) % partitions
+
+
 def fetcher_id(topic: str, partition: int, num_fetchers: int) -> int:
     """Which replica fetcher thread serves a partition (AbstractFetcherManager.getFetcherId)."""
     return kafka_abs(_int32(31 * java_string_hash(topic) + partition)) % num_fetchers

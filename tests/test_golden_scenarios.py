@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +85,28 @@ def test_every_scenario_reports_its_isr_numbers(stem: str, shipped_results: Any)
 
 @pytest.mark.spark
 @pytest.mark.slow
+def test_the_dedupe_buffer_decides_the_passes(shipped_results: Any) -> None:
+    run = shipped_results["compaction-dedupe-buffer"]
+    summary = orjson.loads((run.run_dir / "summary.json").read_bytes())
+    storage = {name: v["storage"] for name, v in summary["variants"].items()}
+    assert storage["default-128MiB-1-thread"]["cleaner_passes"] == 1
+    assert storage["1GiB-5-threads"]["cleaner_passes"] == 1
+    tiny = storage["tiny-1536KiB"]
+    assert tiny["cleaner_passes"] == tiny["partial_passes"] >= 3
+    assert tiny["max_keys_mapped"] == int((1536 << 10) // 24 * 0.9)
+    # Same records, same keys: the big buffers clean to the same size, the tiny one leaves more.
+    assert (storage["default-128MiB-1-thread"]["final_compacted_log_bytes"]
+            == storage["1GiB-5-threads"]["final_compacted_log_bytes"]
+            < tiny["final_compacted_log_bytes"])
+    passes = orjson.loads((run.run_dir / "metrics" / "storage.json").read_bytes())
+    tiny_passes = passes["tiny-1536KiB"]["passes"]
+    # Each partial pass continues where the previous one stopped.
+    for before, after in itertools.pairwise(tiny_passes):
+        assert after["first_dirty_offset"] == before["end_offset"]
+
+
+@pytest.mark.spark
+@pytest.mark.slow
 def test_isr_scenarios_tell_the_strategies_apart(shipped_results: Any) -> None:
     def isr(stem: str, variant: str) -> dict[str, Any]:
         summary = orjson.loads((shipped_results[stem].run_dir / "summary.json").read_bytes())
@@ -103,3 +126,15 @@ def test_isr_scenarios_tell_the_strategies_apart(shipped_results: Any) -> None:
     # Both partitions' new ISR reached both live brokers (broker 2 was down) in both variants.
     assert shrink_news == {(v, b, p) for v in ("leader-shrinks", "controller-shrinks")
                            for b in (0, 1) for p in (0, 1)}
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_offsets_fail_over_with_their_coordinator(shipped_results: Any) -> None:
+    run = shipped_results["consumer-offsets-coordinator-failover"]
+    summary = orjson.loads((run.run_dir / "summary.json").read_bytes())
+    offsets = summary["variants"]["default"]["offsets"]
+    assert offsets["coordinator_failovers"] == 6 and offsets["duplicates"] > 0
+    assert {g: (info["offsets_partition"], info["coordinators"])
+            for g, info in offsets["groups"].items()} == {
+        "analytics": (10, [0, 2]), "fraud": (10, [0, 2]), "inventory": (10, [0, 2])}

@@ -18,6 +18,7 @@ STAGES: tuple[str, ...] = (
     "rig.analysis.sessions:analyze_sessions",
     "rig.analysis.isr:analyze_isr",
     "rig.analysis.consumer_lag:analyze_consumer_lag",
+    "rig.analysis.storage:analyze_storage",
 )
 
 

@@ -79,8 +79,10 @@ class NoAckedLoss(_Base):
                 continue
             committed = {b.identity for b in replica.log.batches
                          if b.end_offset <= replica.high_watermark}
+            # Compaction and retention remove records by policy: not a loss.
+            committed |= replica.log.removed
             for ack in acks:
-                if tuple(ack["id"]) in committed:
+                if tuple(ack["id"]) in committed or ack["offset"] < replica.log.log_start_offset:
                     continue
                 details = dict(topic=key[0], partition=key[1], id=ack["id"],
                                offset=ack["offset"], records=ack["records"], acks=ack["acks"],
@@ -111,6 +113,9 @@ class ReplicasAgree(_Base):
                     if batch.end_offset > limit:
                         break
                     theirs = lead.log.identity_at(batch.base_offset)
+                    if theirs is None and (batch.identity in lead.log.removed
+                                           or batch.end_offset <= lead.log.log_start_offset):
+                        continue  # the leader's cleaner or retention removed it: no divergence
                     if theirs != batch.identity:
                         self._violate(cluster, topic=key[0], partition=key[1],
                                       broker=broker_id, leader=state.leader,

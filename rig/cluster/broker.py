@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from rig.cluster.log import Batch
 from rig.cluster.messages import FetchRequestMsg, FetchResponseMsg, topic_runs
 from rig.cluster.replica import Replica, Role, TopicPartition
+from rig.cluster.storage import BrokerStorage
 from rig.engine import Timer
 from rig.events import names
 from rig.protocol import ResponsePartitionShape, ResponseShape, ResponseTopicShape
@@ -99,6 +100,7 @@ class Broker:
         self.consumer_positions: dict[Any, dict[TopicPartition, int]] = {}
         self.consumer_watchers: dict[TopicPartition, dict[Any, None]] = {}
         self.tasks: list[Timer] = []
+        self.storage = BrokerStorage(self)  # the cleaner, retention, log samples
 
     # -- life cycle ------------------------------------------------------------------------
     @property
@@ -125,6 +127,7 @@ class Broker:
         if cluster.variant.os.dirty_expire_ms and cluster.variant.os.writeback_interval_ms:
             self._every(cluster.variant.os.writeback_interval_ms, self._os_writeback)
         self._every(SESSION_SAMPLE_MS, self._sample_session_cache)
+        self.storage.start()
 
     def _every(self, period_ms: int, action: Callable[[], None]) -> None:
         incarnation = self.incarnation
@@ -300,7 +303,8 @@ class Broker:
 
     def append_as_leader(self, replica: Replica, batch: Batch) -> Batch:
         placed = Batch(replica.leo, batch.count, replica.leader_epoch, batch.size,
-                       batch.producer, batch.sequence, batch.timestamp_ms)
+                       batch.producer, batch.sequence, batch.timestamp_ms, batch.keys,
+                       batch.tombstones)
         replica.log.append(placed, self.now_ms)
         self._after_append(replica)
         for follower in replica.assignment:
@@ -326,6 +330,7 @@ class Broker:
 
     def _after_append(self, replica: Replica) -> None:
         self.dirty_logs[replica.key] = replica
+        self.storage.touched[replica.key] = replica
         limit = self.cluster.flush_messages(replica.key, self.config)
         if limit and replica.log.unflushed_records() >= limit:
             replica.log.flush()
@@ -558,6 +563,8 @@ class Broker:
                     continue
                 batches, size = replica.log.read(offset, min(partition_max, max(budget, 1)),
                                                  self._visible_end(request, replica))
+                if batches:
+                    self.storage.touched[key] = replica
                 if batches and (size <= budget or not records):
                     records[key] = (batches, size)
                     budget -= size
@@ -613,6 +620,18 @@ class Broker:
             return ResponseShape(request.version, ())
         if context.full:
             runs = request.topic_runs
+            if len({topic for topic, _ in runs}) != len(runs):
+                # A topic in several runs (partitions of two topics interleaved after
+                # leadership moved): each run carries its own partitions, in request order.
+                keys = iter(request.partitions)
+                shaped = []
+                for topic, n in runs:
+                    run = [next(keys) for _ in range(n)]
+                    sizes = [records[k][1] for k in run if k in records]
+                    shaped.append(ResponseTopicShape(
+                        topic, idle=n - len(sizes),
+                        partitions=tuple(ResponsePartitionShape(records=s) for s in sizes)))
+                return ResponseShape(request.version, tuple(shaped))
             busy_by_topic: dict[str, list[int]] = {}
             for (topic, _), (_, size) in records.items():
                 busy_by_topic.setdefault(topic, []).append(size)
@@ -624,8 +643,10 @@ class Broker:
                     partitions=tuple(ResponsePartitionShape(records=s) for s in sizes)))
             return ResponseShape(request.version, tuple(topics))
         topics = []
+        keys = iter(listed)  # a topic may come back in a later run: walk the runs in order
         for topic, n in topic_runs(listed):
-            sizes = [records[k][1] for k in listed if k[0] == topic and k in records]
+            run = [next(keys) for _ in range(n)]
+            sizes = [records[k][1] for k in run if k in records]
             topics.append(ResponseTopicShape(
                 topic, idle=n - len(sizes),
                 partitions=tuple(ResponsePartitionShape(records=s) for s in sizes)))

@@ -15,16 +15,17 @@ from typing import Any
 from rig.cluster.broker import Broker
 from rig.cluster.controller import Controller
 from rig.cluster.fetcher import ReplicaFetcher
-from rig.cluster.log import Log
 from rig.cluster.network import Network, Node
+from rig.cluster.offsets import OffsetStore
 from rig.cluster.replica import Replica, Role, TopicPartition
+from rig.cluster.storage import new_log
 from rig.cluster.wire import Meter
 from rig.cluster.zookeeper import NODE as ZK
 from rig.cluster.zookeeper import ZK_MESSAGE_BYTES, PartitionState, ZooKeeper
 from rig.engine import Simulation, Streams
 from rig.errors import PluginError
 from rig.events import EventLog, names
-from rig.hashing import fetcher_id
+from rig.hashing import OFFSETS_TOPIC, fetcher_id
 from rig.scenario.model import BrokerConfig, VariantSpec
 from rig.strategies.placement import PlacementError, check_assignment
 from rig.strategies.placement.explicit import ExplicitPlacement
@@ -58,6 +59,7 @@ class Cluster:
         self._stalled_outbox: dict[int, list[Callable[[], None]]] = {}
         self.producers: list[Any] = []
         self.clients: list[Any] = []  # every fetch client (followers and consumers)
+        self.offset_store = OffsetStore()  # values of __consumer_offsets records
 
     # -- building ------------------------------------------------------------------------------
     def build(self) -> None:
@@ -82,15 +84,15 @@ class Cluster:
             self.assignments[topic.name] = assignment
             self.log.emit(names.TOPIC_CREATED, topic=topic.name, partitions=topic.partitions,
                           replication_factor=topic.replication_factor, placement=chooser.name)
-            segment_bytes = topic.config.get("segment.bytes", self.config.log_segment_bytes)
             for partition, replicas in enumerate(assignment):
                 key = (topic.name, partition)
                 slot = fetcher_id(topic.name, partition, self.config.num_replica_fetchers)
                 self.log.emit(names.PARTITION_ASSIGNED, topic=topic.name, partition=partition,
                               replicas=list(replicas), leader=replicas[0])
                 for b in replicas:
-                    self.brokers[b].add_replica(Replica(key, b, replicas,
-                                                        Log(segment_bytes=segment_bytes), slot))
+                    log = new_log(topic.config, self.variant.broker_config(b),
+                                  internal=topic.name == OFFSETS_TOPIC)
+                    self.brokers[b].add_replica(Replica(key, b, replicas, log, slot))
                 self.zk.partitions[key] = PartitionState(replicas[0], 0, tuple(replicas))
 
     def start(self) -> None:

@@ -44,6 +44,7 @@ class FetchClient:
         self.keys: dict[TopicPartition, None] = {}
         self.dirty: dict[TopicPartition, None] = {}
         self._runs: tuple[tuple[str, int], ...] | None = None
+        self._keys_sent = False  # a request in flight holds `keys`: copy before changing it
         self.in_flight = False
         self.stopped = False
         self._timeout: Timer | None = None
@@ -72,7 +73,14 @@ class FetchClient:
         return True
 
     # -- membership ------------------------------------------------------------------------
+    def _own_keys(self) -> None:
+        # The request in flight keeps the partitions it was sent with (its topic runs say so).
+        if self._keys_sent:
+            self.keys = dict(self.keys)
+            self._keys_sent = False
+
     def fetch(self, key: TopicPartition, state: FetchState) -> None:
+        self._own_keys()
         self.partitions[key] = state
         self.keys[key] = None
         self.dirty[key] = None
@@ -80,6 +88,7 @@ class FetchClient:
 
     def remove_partition(self, key: TopicPartition) -> None:
         if self.partitions.pop(key, None) is not None:
+            self._own_keys()
             del self.keys[key]
             self.dirty[key] = None  # an incremental session forgets it in the next request
             self._runs = None
@@ -123,6 +132,7 @@ class FetchClient:
             session_epoch=session.epoch, full=session.full, partitions=listed,
             forgotten=len(session.forgotten), body_bytes=body, header_bytes=header,
             wire_bytes=wire)
+        self._keys_sent = True
         request = FetchRequestMsg(self, self.version, session, self.keys, self._runs, updates,
                                   self.max_wait_ms, self.min_bytes,
                                   max_bytes=self.max_bytes,

@@ -170,8 +170,8 @@ class ReplicaFetcher(FetchClient):
             if state is None or replica is None:
                 continue
             for batch in batches:
-                if batch.base_offset == replica.leo:
-                    replica.log.append(batch, now_ms)
+                if batch.base_offset >= replica.leo:  # a compacted log has gaps
+                    replica.log.append(batch, now_ms, gap_ok=True)
             broker.after_follower_append(replica)
             if state.fetch_offset != replica.leo:
                 state.fetch_offset = replica.leo

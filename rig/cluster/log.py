@@ -6,15 +6,28 @@ hold different identities at one offset have diverged.
 
 Disk: writes land in the page cache; `flushed` is the offset below which data survives a power
 loss. A crash keeps the page cache; a power loss truncates the log to `flushed`.
+
+Keys: a keyed batch carries its records' key ids in one compact array (4 bytes a record, a
+tombstone stored as ~key), never one Python object per record. The log cleaner rewrites batches
+keeping their base and last offsets (the v2 format does) and lists the records it kept in
+`kept`; a batch it empties goes, and its identity is remembered in `removed` (so the checks
+tell compaction from loss). Reading an offset looks it up as Kafka does (segment by base, sparse
+index floor entry, scan) and the bytes scanned are counted per log.
 """
 
 from __future__ import annotations
 
 import bisect
+from array import array
 from collections import deque
 from dataclasses import dataclass, field
 
+from rig.cluster.segment import INDEX_INTERVAL_BYTES, Segment
+
+__all__ = ["UNDEFINED", "Batch", "Log", "LookupStats", "Segment"]
+
 UNDEFINED = -1
+LOOKUP_SAMPLE_EVERY = 16  # keep one lookup in this many for percentiles (the rest are counted)
 
 
 @dataclass(slots=True)
@@ -26,10 +39,21 @@ class Batch:
     producer: int
     sequence: int  # the producer's sequence of the first record
     timestamp_ms: float = 0.0  # the producer's create time
+    keys: array | None = None  # key id per record ('i'; a tombstone is ~key); None: unkeyed
+    tombstones: int = 0  # records among `keys` with a null value
+    kept: array | None = None  # after cleaning: relative offsets of the records kept
+    delete_horizon_ms: float = -1.0  # KIP-534: set when the cleaner first sees its tombstones
 
     @property
     def end_offset(self) -> int:
         return self.base_offset + self.count
+
+    @property
+    def records(self) -> int:
+        """Records held (the offsets span `count`; cleaning can leave fewer)."""
+        if self.kept is not None:
+            return len(self.kept)
+        return self.count
 
     @property
     def identity(self) -> tuple[int, int]:
@@ -37,10 +61,39 @@ class Batch:
 
 
 @dataclass(slots=True)
-class Segment:
-    base_offset: int
-    size: int = 0
-    created_ms: float = 0.0
+class LookupStats:
+    """Offset lookups of one log since the last sample: count, bytes scanned, a few kept."""
+
+    count: int = 0
+    total: int = 0
+    low: int = -1
+    high: int = 0
+    seen: int = 0
+    samples: list[int] = field(default_factory=list)
+
+    def add(self, scanned: int) -> None:
+        self.count += 1
+        self.total += scanned
+        self.low = scanned if self.low < 0 else min(self.low, scanned)
+        self.high = max(self.high, scanned)
+        self.seen += 1
+        if self.seen % LOOKUP_SAMPLE_EVERY == 1:
+            self.samples.append(scanned)
+
+    def merge(self, other: LookupStats) -> None:
+        """Add another log's lookups (its kept samples are kept too)."""
+        if not other.count:
+            return
+        self.count += other.count
+        self.total += other.total
+        self.low = other.low if self.low < 0 else min(self.low, other.low)
+        self.high = max(self.high, other.high)
+        self.samples.extend(other.samples)
+
+    def reset(self) -> None:
+        self.count = self.total = self.high = 0
+        self.low = -1
+        self.samples = []
 
 
 @dataclass
@@ -49,8 +102,10 @@ class Log:
 
     segment_bytes: int = 1 << 30
     segment_ms: int = 7 * 24 * 3600 * 1000
+    index_interval_bytes: int = INDEX_INTERVAL_BYTES
     batches: list[Batch] = field(default_factory=list)
     bases: list[int] = field(default_factory=list)  # batches[i].base_offset, for bisect
+    positions: list[int] = field(default_factory=list)  # batches[i]'s position in its segment
     log_start_offset: int = 0
     log_end_offset: int = 0
     flushed: int = 0
@@ -58,11 +113,17 @@ class Log:
     segments: list[Segment] = field(default_factory=lambda: [Segment(0)])
     size_bytes: int = 0
     dirty: deque[tuple[float, int]] = field(default_factory=deque)  # (append time, end offset)
+    clean_offset: int = 0  # the cleaner's checkpoint: the first dirty offset
+    removed: set[tuple[int, int]] = field(default_factory=set)  # identities cleaned away
+    layout: int = 0  # bumped when batches are removed (truncation, retention, cleaning)
+    lookups: LookupStats = field(default_factory=LookupStats)
 
     # -- writing -------------------------------------------------------------------------------
-    def append(self, batch: Batch, now_ms: float) -> None:
-        """Append a batch at the log end (its base offset must be the LEO)."""
-        if batch.base_offset != self.log_end_offset:
+    def append(self, batch: Batch, now_ms: float, gap_ok: bool = False) -> None:
+        """Append a batch at the log end (its base offset must be the LEO; past it only with
+        `gap_ok`: a follower copies a compacted leader's offsets, gaps included)."""
+        if batch.base_offset < self.log_end_offset or (
+                batch.base_offset > self.log_end_offset and not gap_ok):
             raise ValueError(f"batch at {batch.base_offset} appended at LEO {self.log_end_offset}")
         active = self.segments[-1]
         # LogSegment.shouldRoll: over segment.bytes, or strictly older than segment.ms.
@@ -70,11 +131,13 @@ class Log:
                             or now_ms - active.created_ms > self.segment_ms):
             # Kafka flushes a segment when it rolls: what precedes the new one is on disk.
             self.flushed = max(self.flushed, self.log_end_offset)
-            active = Segment(self.log_end_offset, 0, now_ms)
+            active = Segment(batch.base_offset, 0, now_ms)
             self.segments.append(active)
         elif not active.size:
             active.created_ms = now_ms
-        active.size += batch.size
+        self.positions.append(active.size)
+        active.add_batch(batch.end_offset - 1, batch.size, batch.timestamp_ms,
+                         self.index_interval_bytes)
         self.size_bytes += batch.size
         if not self.epochs or batch.epoch > self.epochs[-1][0]:
             self.epochs.append((batch.epoch, batch.base_offset))
@@ -121,6 +184,9 @@ class Log:
             self.size_bytes -= batch.size
         del self.batches[keep:]
         del self.bases[keep:]
+        del self.positions[keep:]
+        self.layout += 1
+        self.clean_offset = min(self.clean_offset, max(offset, self.log_start_offset))
         self.log_end_offset = max(offset, self.log_start_offset)
         self.flushed = min(self.flushed, self.log_end_offset)
         while self.dirty and self.dirty[-1][1] > self.log_end_offset:
@@ -138,6 +204,8 @@ class Log:
         active = self.segments[-1]
         first = bisect.bisect_left(self.bases, active.base_offset)
         active.size = sum(b.size for b in self.batches[first:])
+        active.truncate_index(self.log_end_offset)
+        active.since_index = 0  # LogSegment.truncateTo resets it
 
     def lose_unflushed(self) -> int:
         """A power loss: only flushed data survives. Returns the records lost."""
@@ -153,6 +221,9 @@ class Log:
         if from_offset >= end:
             return [], 0
         start = max(0, bisect.bisect_right(self.bases, from_offset) - 1)
+        if start < len(self.batches) and self.batches[start].end_offset <= from_offset:
+            start += 1  # the offset fell in a gap the cleaner left: read from the next batch
+        self.lookups.add(self._scanned(start))
         out: list[Batch] = []
         total = 0
         for i in range(start, len(self.batches)):
@@ -162,6 +233,80 @@ class Log:
             out.append(batch)
             total += batch.size
         return out, total
+
+    def _scanned(self, index: int) -> int:
+        """Bytes a lookup scans to reach batch `index`: from the floor index entry of its
+        segment to the batch's position (OffsetIndex.lookup, then FileRecords' scan)."""
+        if index >= len(self.batches):
+            return 0
+        batch = self.batches[index]
+        segment = self.segment_of(batch.base_offset)
+        return max(0, self.positions[index] - segment.floor_position(batch.base_offset))
+
+    def segment_of(self, offset: int) -> Segment:
+        """The segment holding `offset`: the one with the largest base ≤ offset."""
+        if offset >= self.segments[-1].base_offset:
+            return self.segments[-1]  # most reads are at the tail
+        i = bisect.bisect_right(self.segments, offset, key=lambda s: s.base_offset) - 1
+        return self.segments[max(0, i)]
+
+    def lookup(self, offset: int) -> tuple[int, int, int]:
+        """Find `offset` as Kafka does: (segment base, index entry position, bytes scanned)."""
+        segment = self.segment_of(offset)
+        floor = segment.floor_position(offset)
+        i = max(0, bisect.bisect_right(self.bases, offset) - 1)
+        if i < len(self.batches) and self.batches[i].end_offset <= offset:
+            i += 1
+        target = self.positions[i] if i < len(self.batches) else segment.size
+        return segment.base_offset, floor, max(0, target - floor)
+
+    # -- storage management -------------------------------------------------------------------
+    def delete_oldest_segments(self, count: int, reason: str = "retention") -> int:
+        """Delete the `count` oldest segments (never the active one); the log start offset moves
+        to the next segment's base. Returns the records deleted."""
+        count = min(count, len(self.segments) - 1)
+        if count <= 0:
+            return 0
+        new_start = self.segments[count].base_offset
+        cut = bisect.bisect_left(self.bases, new_start)
+        removed = sum(b.records for b in self.batches[:cut])
+        self.size_bytes -= sum(b.size for b in self.batches[:cut])
+        del self.batches[:cut]
+        del self.bases[:cut]
+        del self.positions[:cut]
+        del self.segments[:count]
+        self.log_start_offset = max(self.log_start_offset, new_start)
+        self.clean_offset = max(self.clean_offset, self.log_start_offset)
+        self.layout += 1
+        return removed
+
+    def replace_segments(self, count: int, group_bases: list[int], batches: list[Batch]) -> None:
+        """The cleaner swaps its output in: the `count` oldest segments become one segment per
+        entry of `group_bases` holding `batches` (which must cover exactly their offsets)."""
+        end = self.segments[count].base_offset
+        cut = bisect.bisect_left(self.bases, end)
+        kept = {b.identity for b in batches}
+        self.removed.update(b.identity for b in self.batches[:cut] if b.identity not in kept)
+        old = self.segments[:count]
+        created = {s.base_offset: s.created_ms for s in old}
+        segments: list[Segment] = []
+        positions: list[int] = []
+        g = 0
+        for batch in batches:
+            while g < len(group_bases) and batch.base_offset >= group_bases[g]:
+                segments.append(Segment(group_bases[g], 0, created.get(group_bases[g], 0.0)))
+                g += 1
+            positions.append(segments[-1].size)
+            segments[-1].add_batch(batch.end_offset - 1, batch.size, batch.timestamp_ms,
+                                   self.index_interval_bytes)
+        for base in group_bases[g:]:
+            segments.append(Segment(base, 0, created.get(base, 0.0)))
+        self.size_bytes += sum(b.size for b in batches) - sum(b.size for b in self.batches[:cut])
+        self.batches[:cut] = batches
+        self.bases[:cut] = [b.base_offset for b in batches]
+        self.positions[:cut] = positions
+        self.segments[:count] = segments
+        self.layout += 1
 
     def bytes_after(self, offset: int, limit: int, end: int | None = None) -> int:
         """Bytes readable from `offset` below `end` (default: the log end), counting no further

@@ -10,9 +10,8 @@ import typer
 
 from rig.commands._common import fail
 from rig.errors import UserError
-from rig.hashing import java_string_hash, kafka_abs, murmur2
+from rig.hashing import OFFSETS_TOPIC, java_string_hash, kafka_abs, murmur2, offsets_partition
 
-OFFSETS_TOPIC = "__consumer_offsets"
 OFFSETS_TOPIC_PARTITIONS = 50  # offsets.topic.num.partitions
 
 
@@ -26,8 +25,7 @@ def key_partition(key: str, partitions: int) -> tuple[int, int]:
 def group_partition(group: str, partitions: int = OFFSETS_TOPIC_PARTITIONS) -> tuple[int, int]:
     """(String.hashCode of the group id, the partition): the group coordinator's
     partitionFor, Utils.abs(groupId.hashCode) % offsets.topic.num.partitions."""
-    h = java_string_hash(group)
-    return h, kafka_abs(h) % partitions
+    return java_string_hash(group), offsets_partition(group, partitions)
 
 
 def partition_for(
@@ -51,7 +49,7 @@ def partition_for(
             raise UserError(f"--partitions must be ≥ 1 (got {count})")
     except UserError as error:
         fail(error)
-    doc: dict[str, Any]
+    doc: dict[str, Any]  # OFFSETS_TOPIC: re-exported for callers of this module
     if key is not None:
         h, p = key_partition(key, count)
         doc = {"key": key, "partitions": count, "murmur2": h, "positive": h & 0x7FFFFFFF,

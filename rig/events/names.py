@@ -74,6 +74,32 @@ ISR_CHANGE_PROPAGATED: Final = "isr.change_propagated"  # broker (controller), n
 METADATA_UPDATED: Final = "metadata.updated"  # broker, topic, partition, leader, isr: a broker's
 #   metadata cache changed for a partition (UpdateMetadata)
 
+# Storage, compaction and consumer offsets (issue 5) -------------------------------------------
+# log.sample: broker, topic, partition, leader (bool), size_bytes, segments, index_bytes,
+#   time_index_bytes, log_start_offset, log_end_offset, records, dirty_ratio, lookups,
+#   lookup_bytes (sum), lookup_min, lookup_max, lookup_samples (every 16th lookup's bytes
+#   scanned) — every 2 s for each compacted log that changed or was read
+LOG_SAMPLE: Final = "log.sample"
+# broker.storage: broker, size_bytes (every log it holds), logs, changed (logs written or read
+#   since the last one), lookups, lookup_bytes, lookup_min, lookup_max, lookup_samples — every
+#   2 s while any of its logs changed
+BROKER_STORAGE: Final = "broker.storage"
+# log.retention: broker, topic, partition, segments_deleted, records_deleted, log_start_offset,
+#   reason ("retention.ms" | "retention.bytes")
+LOG_RETENTION: Final = "log.retention"
+# cleaner.pass: broker, thread, topic, partition, keys_mapped, map_capacity, map_full (a partial
+#   pass), records_read, records_removed, tombstones_removed, bytes_read, bytes_written,
+#   duration_ms, dirty_ratio (at selection), first_dirty_offset, end_offset, segments_before,
+#   segments_after, log_bytes_before, log_bytes_after, aborted (bool)
+CLEANER_PASS: Final = "cleaner.pass"
+# offsets.commit: group, member, coordinator, offsets_partition, partitions, error_code
+OFFSETS_COMMIT: Final = "offsets.commit"
+# coordinator.found: group, member, coordinator, offsets_partition, previous (−1: none)
+COORDINATOR_FOUND: Final = "coordinator.found"
+# consumer.resume: group, member, topic, partition, committed, position, duplicates (records
+#   read again because the position goes back to the committed offset)
+CONSUMER_RESUME: Final = "consumer.resume"
+
 ALL: Final = frozenset(
     value for name, value in dict(globals()).items() if name.isupper() and isinstance(value, str)
 )

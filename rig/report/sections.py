@@ -41,4 +41,5 @@ SECTIONS: tuple[Section, ...] = (
             "_sessions.html.j2"),
     Section("recovery", "Recovery", "rig.report.recovery:build_recovery", "_recovery.html.j2"),
     Section("isr", "ISR", "rig.report.isr:build_isr", "_isr.html.j2"),
+    Section("storage", "Storage", "rig.report.storage:build_storage", "_storage.html.j2"),
 )

@@ -14,6 +14,7 @@ from typing import Any
 
 from rig import units
 from rig.errors import Problem, ScenarioError
+from rig.hashing import OFFSETS_TOPIC
 from rig.scenario import profiles
 from rig.scenario.model import (
     STRATEGY_KINDS,
@@ -66,10 +67,28 @@ _CONFIG_KEYS: dict[str, tuple[str, Any]] = {
     "leader.imbalance.check.interval.seconds": ("leader_imbalance_check_interval_ms",
                                                 units.seconds_ms),
     "leader.imbalance.per.broker.percentage": ("leader_imbalance_per_broker_percentage", int),
+    "log.cleaner.enable": ("log_cleaner_enable", bool),
+    "log.cleaner.threads": ("log_cleaner_threads", int),
+    "log.cleaner.dedupe.buffer.size": ("log_cleaner_dedupe_buffer_size", units.size_bytes),
+    "log.cleaner.io.buffer.load.factor": ("log_cleaner_io_buffer_load_factor", float),
+    "log.cleaner.io.max.bytes.per.second": ("log_cleaner_io_max_bytes_per_second",
+                                            units.bandwidth_bytes_per_s),
+    "log.cleaner.backoff.ms": ("log_cleaner_backoff_ms", units.duration_ms),
+    "log.index.interval.bytes": ("log_index_interval_bytes", units.size_bytes),
+    "log.retention.ms": ("log_retention_ms", units.duration_ms),
+    "log.retention.bytes": ("log_retention_bytes", int),
+    "log.retention.check.interval.ms": ("log_retention_check_interval_ms", units.duration_ms),
+    "offsets.topic.num.partitions": ("offsets_topic_num_partitions", int),
+    "offsets.topic.replication.factor": ("offsets_topic_replication_factor", int),
 }
 _TOPIC_CONFIG: dict[str, Any] = {
     "min.insync.replicas": int, "flush.messages": int, "segment.bytes": units.size_bytes,
     "unclean.leader.election.enable": bool,
+    "cleanup.policy": str, "min.cleanable.dirty.ratio": float,
+    "delete.retention.ms": units.duration_ms, "min.compaction.lag.ms": units.duration_ms,
+    "max.compaction.lag.ms": units.duration_ms, "segment.ms": units.duration_ms,
+    "index.interval.bytes": units.size_bytes, "retention.ms": units.duration_ms,
+    "retention.bytes": int,
 }
 
 
@@ -319,7 +338,10 @@ def _consumers(data: dict[str, Any], topics: Sequence[TopicSpec], config: Broker
                     raw.get("max_partition_fetch_bytes", "1MiB")),
                 fetch_max_bytes=units.size_bytes(raw.get("fetch_max_bytes", "50MiB")),
                 start_ms=start_ms + ramp_ms * n // len(names),
-                lag_sample_ms=units.duration_ms(raw.get("lag_sample", "1s"))))
+                lag_sample_ms=units.duration_ms(raw.get("lag_sample", "1s")),
+                commit=raw.get("commit", "none"),
+                auto_commit_interval_ms=units.duration_ms(
+                    raw.get("auto_commit_interval", "5s"))))
     return tuple(result)
 
 
@@ -430,6 +452,19 @@ def _variant(name: str, doc: Document, out: _Collector) -> VariantSpec | None:
     producers = _producers(data, topics, out)
     faults = _faults(data, brokers, out)
     consumers = _consumers(data, topics, config, strategies, out)
+    topics = _with_offsets_topic(topics, consumers, config, len(brokers))
+    compacted = {t.name for t in topics if "compact" in str(t.config.get("cleanup.policy", ""))}
+    for i, producer in enumerate(producers):
+        if producer.topic in compacted and producer.keys == "none":
+            out.add(("workload", "producers", i, "keys"),
+                    f"topic {producer.topic!r} is compacted (cleanup.policy compact) and Kafka "
+                    "refuses records without a key there: give keys, e.g. {uniform: 1000}")
+    if config.log_cleaner_dedupe_buffer_size // config.log_cleaner_threads <= 1 << 20:
+        # KafkaConfig: require(dedupeBufferSize / threads > 1024 * 1024)
+        out.add(("cluster", "config", "log.cleaner.dedupe.buffer.size"),
+                f"must be more than 1MiB per cleaner thread, as Kafka requires (got "
+                f"{config.log_cleaner_dedupe_buffer_size} bytes over "
+                f"{config.log_cleaner_threads} threads)")
     try:
         quiesce = units.duration_ms(data.get("quiesce", "2m"))
     except ValueError as exc:
@@ -447,6 +482,20 @@ def _variant(name: str, doc: Document, out: _Collector) -> VariantSpec | None:
                        topics=topics, strategies=strategies, document=data,
                        broker_configs=broker_configs, os=os_spec, producers=producers,
                        faults=faults, quiesce_ms=quiesce, consumers=consumers)
+
+
+def _with_offsets_topic(topics: tuple[TopicSpec, ...], consumers: Sequence[ConsumerSpec],
+                        config: BrokerConfig, brokers: int) -> tuple[TopicSpec, ...]:
+    """Add __consumer_offsets (compacted, 100 MiB segments) when a group commits offsets and the
+    scenario did not declare it; its replication factor is at most the brokers."""
+    if not any(c.commit != "none" for c in consumers):
+        return topics
+    if any(t.name == OFFSETS_TOPIC for t in topics):
+        return topics
+    rf = max(1, min(config.offsets_topic_replication_factor, brokers))
+    return (*topics, TopicSpec(OFFSETS_TOPIC, config.offsets_topic_num_partitions, rf,
+                               config={"cleanup.policy": "compact",
+                                       "segment.bytes": 100 << 20}))
 
 
 def _expectations(doc: Document, variants: Sequence[str],

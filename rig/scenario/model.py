@@ -63,6 +63,19 @@ class BrokerConfig:
     auto_leader_rebalance_enable: bool = True
     leader_imbalance_check_interval_ms: int = 300_000
     leader_imbalance_per_broker_percentage: int = 10
+    # Storage: the log cleaner, indexes, retention, __consumer_offsets (KAFKA.md §5–§7).
+    log_cleaner_enable: bool = True
+    log_cleaner_threads: int = 1
+    log_cleaner_dedupe_buffer_size: int = 128 << 20
+    log_cleaner_io_buffer_load_factor: float = 0.9
+    log_cleaner_io_max_bytes_per_second: float = float("inf")
+    log_cleaner_backoff_ms: int = 15_000
+    log_index_interval_bytes: int = 4096
+    log_retention_ms: int = 7 * 24 * 3600 * 1000
+    log_retention_bytes: int = -1
+    log_retention_check_interval_ms: int = 300_000
+    offsets_topic_num_partitions: int = 50
+    offsets_topic_replication_factor: int = 3
     # Behaviour that changed across releases, set by the version profile:
     hw_holds_below_min_isr: bool = True  # 3.7+: the HW waits for min.insync.replicas
     isr_rejoin_needs_epoch_start: bool = True  # 2.1+: rejoin only past the epoch's start
@@ -129,6 +142,8 @@ class ConsumerSpec:
     retry_backoff_ms: int = 100
     start_ms: int = 0
     lag_sample_ms: int = 1000  # 0: no lag samples
+    commit: str = "none"  # none | auto (enable.auto.commit) | poll (after each poll with records)
+    auto_commit_interval_ms: int = 5000
 
 
 @dataclass(frozen=True)

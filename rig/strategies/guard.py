@@ -17,6 +17,7 @@ from typing import Any
 from rig.errors import PluginError, StrategyFailure
 from rig.scenario.model import BrokerSpec, TopicSpec, VariantSpec
 from rig.strategies import registry
+from rig.strategies.compaction.base import CleanPass, LogToClean
 from rig.strategies.fetch_session.base import SessionContext, SessionRequest
 from rig.strategies.placement.base import PlacementError, check_assignment, check_leaders
 
@@ -218,10 +219,58 @@ class GuardedCache(_Proxy):
                                    f"session {context.session_id}", exc) from exc
 
 
+class GuardedCompaction(_Proxy):
+    """select must name one of the logs it was given (or None); clean must return a CleanPass
+    that rewrites only non-active segments and never moves the cleaner checkpoint backwards."""
+
+    def select(self, logs: list[Any], now_ms: float) -> Any:
+        during = f"while choosing among {len(logs)} compacted logs"
+        try:
+            chosen = self._inner.select(logs, now_ms)
+        except Exception as exc:
+            raise self._who.raised(during, exc) from exc
+        if chosen is None:
+            return None
+        if not isinstance(chosen, LogToClean):
+            raise self._who.failure(during, f"returned a {type(chosen).__name__}, expected a "
+                                            "LogToClean or None")
+        if not any(chosen.target is log for log in logs):
+            raise self._who.failure(during, "returned a log it was not offered (one in "
+                                            "progress, or not compacted)")
+        return chosen
+
+    def clean(self, chosen: LogToClean, settings: Any, now_ms: float) -> CleanPass:
+        target = chosen.target
+        during = f"while cleaning {target.topic}-{target.partition}"
+        try:
+            plan = self._inner.clean(chosen, settings, now_ms)
+        except Exception as exc:
+            raise self._who.raised(during, exc) from exc
+        if not isinstance(plan, CleanPass):
+            raise self._who.failure(during, f"returned a {type(plan).__name__}, expected a "
+                                            "CleanPass")
+        segments = target.log.segments
+        problems = []
+        if not 0 <= plan.segments_replaced < len(segments):
+            problems.append(f"replaces {plan.segments_replaced} of {len(segments)} segments "
+                            "(the active segment is never cleaned)")
+        elif plan.segments_replaced:
+            end = segments[plan.segments_replaced].base_offset
+            if any(b.base_offset >= end or b.base_offset < segments[0].base_offset
+                   for b in plan.batches):
+                problems.append("returned batches outside the segments it replaces")
+        if plan.end_offset < min(chosen.first_dirty_offset, target.log.clean_offset):
+            problems.append(f"moves the cleaner checkpoint back to {plan.end_offset}")
+        if problems:
+            raise self._who.failure(during, "; ".join(problems))
+        return plan
+
+
 # How each kind is guarded; kinds not listed run unguarded until their contract is written here.
 GUARDS: dict[str, Callable[[Any, _Identity], Any]] = {
     "placement": GuardedPlacement,
     "fetch_session": GuardedSessions,
+    "compaction": GuardedCompaction,
 }
 
 

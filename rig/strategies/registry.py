@@ -49,7 +49,10 @@ BUILTIN: dict[str, dict[str, str]] = {
         "lag-time": "rig.strategies.isr.lag_time:LagTime",
         "lag-messages": "rig.strategies.isr.lag_messages:LagMessages",
     },
-    "compaction": {},
+    "compaction": {
+        "kafka-cleaner": "rig.strategies.compaction.kafka_cleaner:KafkaCleaner",
+        "none": "rig.strategies.compaction.none:NoCompaction",
+    },
 }
 
 # The default of each kind; kinds whose default is None are not modelled by this rig version.
@@ -58,7 +61,7 @@ DEFAULTS: dict[str, str | None] = {
     "fetch_session": "incremental",
     "replication": "leader-epoch",
     "isr": "lag-time",
-    "compaction": None,
+    "compaction": "kafka-cleaner",
 }
 
 # The methods each kind must provide: name → parameter names after `self`.
@@ -71,7 +74,7 @@ REQUIRED_METHODS: dict[str, dict[str, tuple[str, ...]]] = {
             "on_fetch": ("progress", "fetch_offset", "leader_leo", "now_ms"),
             "out_of_sync": ("progress", "leader_leo", "now_ms", "lag_time_ms"),
             "may_join": ("progress", "high_watermark", "epoch_start_offset")},
-    "compaction": {},
+    "compaction": {"select": ("logs", "now_ms"), "clean": ("chosen", "settings", "now_ms")},
 }
 
 # Class attributes a kind requires besides name and description: attribute → type.

@@ -3,7 +3,9 @@
 A member keeps one fetch in flight per leader broker (Kafka's consumer fetches from every node
 at once), reads only below the high watermark, uses fetch sessions like a follower (but its
 sessions are not privileged), and follows leadership changes through metadata refreshes.
-Group coordination and offset commits are not modelled: the assignment is fixed at start.
+The assignment is fixed at start; with `commit: auto | poll` a member commits its positions to
+the group coordinator and resumes from the committed offsets after a coordinator failover
+(rig.workload.offsets).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from rig.cluster.partition import FetchState, TopicPartition
 from rig.events import names
 from rig.protocol.errors import NOT_LEADER_OR_FOLLOWER
 from rig.scenario.model import ConsumerSpec
+from rig.workload.offsets import Committer
 
 if TYPE_CHECKING:
     from rig.cluster.cluster import Cluster
@@ -69,7 +72,7 @@ class ConsumerFetcher(FetchClient):
                 continue
             consumed = [b for b in batches if b.end_offset > state.fetch_offset]
             if consumed:
-                member.consumed += sum(b.count for b in consumed)
+                member.consumed += sum(b.records for b in consumed)
                 member.cluster.log.emit(
                     names.CONSUMER_READ, group=member.spec.group, client=member.client_id,
                     topic=key[0], partition=key[1], broker=self.leader_id,
@@ -81,6 +84,8 @@ class ConsumerFetcher(FetchClient):
         for key, error in response.errors.items():
             if key in self.partitions and error == NOT_LEADER_OR_FOLLOWER:
                 member.relocate(key)
+        if member.committer is not None and response.records:
+            member.committer.polled()
 
 
 class ConsumerMember:
@@ -96,6 +101,7 @@ class ConsumerMember:
         self.fetchers: dict[int, ConsumerFetcher] = {}
         self.consumed = 0
         self._refreshing = False
+        self.committer = Committer(self) if spec.commit != "none" else None
 
     def start(self) -> None:
         cluster = self.cluster
@@ -107,6 +113,8 @@ class ConsumerMember:
                 start = leader.replicas[key].high_watermark
             self.positions[key] = start
             self._fetch_from(state.leader, key)
+        if self.committer is not None:
+            self.committer.start()
 
     def _fetch_from(self, leader: int, key: TopicPartition) -> None:
         if leader < 0:

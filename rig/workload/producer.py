@@ -11,8 +11,9 @@ from __future__ import annotations
 import bisect
 import itertools
 import random
+from array import array
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from rig.cluster.log import Batch
@@ -43,6 +44,7 @@ class OpenBatch:
     sequence: int
     created_ms: float
     attempts: int = 0
+    keys: array = field(default_factory=lambda: array("i"))  # key id per keyed record
 
 
 class Producer:
@@ -58,6 +60,9 @@ class Producer:
                          if key[0] == spec.topic}
         self.sequence = 0
         self.sent = 0
+        # Key ids travel with the batches only where the cleaner needs them: compacted topics.
+        policy = str(cluster.topic_config.get(spec.topic, {}).get("cleanup.policy", ""))
+        self._keep_keys = "compact" in policy
         self.stopped = False
         self._carry = 1.0  # the first record goes out at `start`
         self._round_robin = itertools.count()
@@ -194,6 +199,8 @@ class Producer:
                                                       now_ms)
         batch.size += size or record_size(batch.records, 0, key_size, value_size)
         batch.records += 1
+        if key is not None and self._keep_keys:
+            batch.keys.append(key)
         self.sequence += 1
 
     def _close(self, partition: int, now_ms: float) -> None:
@@ -250,7 +257,8 @@ class Producer:
         records = sum(b.records for b in group.values())
         cluster.log.emit(names.PRODUCE_REQUEST, producer=spec.name, broker=leader,
                          partitions=len(group), records=records, bytes=size, acks=spec.acks)
-        wire = {key: Batch(0, b.records, -1, b.size, self.id, b.sequence, b.created_ms)
+        wire = {key: Batch(0, b.records, -1, b.size, self.id, b.sequence, b.created_ms,
+                           b.keys if len(b.keys) == b.records else None)
                 for key, b in group.items()}
         for batch in group.values():
             batch.attempts += 1

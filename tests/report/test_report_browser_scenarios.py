@@ -141,3 +141,36 @@ def test_broker_crash_recovery_shows_detection_catch_up_and_consumer_lag(
     assert "Detected" in faults and "Catch-up" in faults and "MiB" in faults
     driver.execute_script("document.getElementById('chart-consumer-lag').scrollIntoView()")
     chromium.screenshot(screenshot_dir(tmp_path) / "scenario-broker-crash-recovery-lag.png")
+
+
+@pytest.mark.parametrize(("stem", "charts", "tables"), [
+    ("compaction-dedupe-buffer",
+     ("storage-log-size", "storage-dirty-ratio", "storage-keys-per-pass", "storage-disk"),
+     ("storage-headline", "storage-passes")),
+    ("consumer-offsets-coordinator-failover",
+     ("storage-log-size", "storage-dirty-ratio", "storage-disk"),
+     ("storage-headline", "storage-groups")),
+])
+def test_storage_section_of_the_storage_scenarios(
+    chromium: Any, shipped: dict[str, Path], stem: str, charts: tuple[str, ...],
+    tables: tuple[str, ...], tmp_path: Path
+) -> None:
+    state = _open_and_check(chromium, shipped[stem] / "report.html", charts=True)
+    drawn = {chart["id"] for chart in state}
+    assert set(charts) <= drawn, drawn
+    section = chromium.driver.find_element("id", "storage")
+    for table in tables:
+        assert chromium.driver.find_element("id", table).is_displayed()
+    text = section.text
+    assert "Storage" in text and "SIMULATED" in text
+    if stem == "compaction-dedupe-buffer":
+        rows = chromium.driver.find_elements("css selector", "#storage-passes tbody tr")
+        assert len(rows) >= 5  # one pass each for the big buffers, several for the tiny one
+        assert "partial" in chromium.driver.find_element("id", "storage-passes").text
+        assert "58,982" in text  # the tiny map's capacity: 1.5 MiB / 24 × 0.9
+    else:
+        groups = chromium.driver.find_element("id", "storage-groups").text
+        for group in ("analytics", "fraud", "inventory"):
+            assert group in groups
+        assert "__consumer_offsets-10" in groups and "0 → 2" in groups
+    section.screenshot(str(screenshot_dir(tmp_path) / f"storage-{stem}.png"))

@@ -1,0 +1,78 @@
+"""A log segment and its sparse indexes, sized as Kafka's (LogSegment, OffsetIndex, TimeIndex).
+
+A segment is named by its base offset. Its offset index gets an 8-byte entry (relative offset,
+file position) for a batch appended when more than `index.interval.bytes` have gone in since the
+last entry; the entry names the batch's last offset and the position where the batch starts.
+The time index appends a 12-byte entry (timestamp, relative offset) at the same moments when
+the largest timestamp grew. Memory is two machine-word arrays per segment, never per record.
+"""
+
+from __future__ import annotations
+
+import bisect
+from array import array
+from dataclasses import dataclass, field
+
+INDEX_ENTRY_BYTES = 8  # OffsetIndex: relative offset int32 + position int32
+TIME_INDEX_ENTRY_BYTES = 12  # TimeIndex: timestamp int64 + relative offset int32
+INDEX_INTERVAL_BYTES = 4096  # index.interval.bytes
+
+
+def _offsets() -> array:
+    return array("q")
+
+
+@dataclass(slots=True)
+class Segment:
+    base_offset: int
+    size: int = 0
+    created_ms: float = 0.0
+    largest_timestamp_ms: float = 0.0
+    first_timestamp_ms: float = -1.0  # of its first batch (max.compaction.lag.ms)
+    since_index: int = 0  # bytesSinceLastIndexEntry
+    index_offsets: array = field(default_factory=_offsets)  # absolute last offset per entry
+    index_positions: array = field(default_factory=_offsets)
+    time_entries: int = 0
+    time_index_last_ms: float = -1.0
+
+    @property
+    def name(self) -> str:
+        """The file name Kafka gives it: the base offset in 20 digits."""
+        return f"{self.base_offset:020d}.log"
+
+    @property
+    def index_bytes(self) -> int:
+        return len(self.index_offsets) * INDEX_ENTRY_BYTES
+
+    @property
+    def time_index_bytes(self) -> int:
+        return self.time_entries * TIME_INDEX_ENTRY_BYTES
+
+    def add_batch(self, last_offset: int, size: int, timestamp_ms: float,
+                  interval_bytes: int = INDEX_INTERVAL_BYTES) -> None:
+        """Account a batch appended at position `self.size` (LogSegment.append, per batch)."""
+        if self.first_timestamp_ms < 0:
+            self.first_timestamp_ms = timestamp_ms
+        if timestamp_ms > self.largest_timestamp_ms:
+            self.largest_timestamp_ms = timestamp_ms
+        if self.since_index > interval_bytes:
+            self.index_offsets.append(last_offset)
+            self.index_positions.append(self.size)
+            if self.largest_timestamp_ms > self.time_index_last_ms:  # TimeIndex.maybeAppend
+                self.time_entries += 1
+                self.time_index_last_ms = self.largest_timestamp_ms
+            self.since_index = 0
+        self.size += size
+        self.since_index += size
+
+    def floor_position(self, offset: int) -> int:
+        """OffsetIndex.lookup: the position of the largest entry ≤ `offset` (0 if none)."""
+        i = bisect.bisect_right(self.index_offsets, offset) - 1
+        return self.index_positions[i] if i >= 0 else 0
+
+    def truncate_index(self, end_offset: int) -> None:
+        """Drop the entries at or past `end_offset` (OffsetIndex.truncateTo)."""
+        keep = bisect.bisect_left(self.index_offsets, end_offset)
+        del self.index_offsets[keep:]
+        del self.index_positions[keep:]
+        self.time_entries = min(self.time_entries, keep)

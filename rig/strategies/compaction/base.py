@@ -1,0 +1,109 @@
+"""The compaction Protocol: a broker's cleaner threads ask `select` for the next log to clean
+among its compacted logs, then `clean` computes one pass over it.
+
+The model (rig.cluster.cleaner) owns the threads, the shared I/O throttle and simulated time:
+a pass is computed when it starts, takes (bytes read + written) / throughput, and its output
+is swapped into the log when it ends (unless the log was truncated meanwhile). A strategy never
+changes the log itself; it returns a CleanPass.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, ClassVar, Protocol
+
+if TYPE_CHECKING:
+    from rig.cluster.log import Batch, Log
+
+LONG_MAX = (1 << 63) - 1
+
+
+@dataclass(frozen=True)
+class CleaningConfig:
+    """A compacted topic's settings (Kafka's topic configs and defaults)."""
+
+    min_cleanable_dirty_ratio: float = 0.5
+    delete_retention_ms: int = 86_400_000  # delete.retention.ms, 1 day
+    min_compaction_lag_ms: int = 0
+    max_compaction_lag_ms: int = LONG_MAX
+    segment_bytes: int = 1 << 30
+
+
+@dataclass(frozen=True)
+class CleanerSettings:
+    """A broker's cleaner: log.cleaner.* settings as one thread sees them."""
+
+    threads: int = 1  # log.cleaner.threads
+    dedupe_buffer_bytes: int = 128 << 20  # log.cleaner.dedupe.buffer.size, shared by threads
+    load_factor: float = 0.9  # log.cleaner.io.buffer.load.factor
+    io_bytes_per_second: float = float("inf")  # log.cleaner.io.max.bytes.per.second
+    backoff_ms: int = 15_000  # log.cleaner.backoff.ms
+
+    @property
+    def memory_per_thread(self) -> int:
+        """LogCleaner: min(dedupeBufferSize / numThreads, Int.MaxValue) for each offset map."""
+        return min(self.dedupe_buffer_bytes // self.threads, (1 << 31) - 1)
+
+
+@dataclass
+class CompactedLog:
+    """One replica's compacted log as the cleaner sees it."""
+
+    topic: str
+    partition: int
+    log: Log
+    config: CleaningConfig
+    high_watermark: int
+
+
+@dataclass(frozen=True)
+class LogToClean:
+    """LogCleanerManager's LogToClean: the dirty range of a log and its cleanable ratio."""
+
+    target: CompactedLog
+    first_dirty_offset: int
+    first_uncleanable_offset: int  # a segment base: the cleanable range ends there
+    clean_bytes: int
+    cleanable_bytes: int
+    need_compaction_now: bool = False  # max.compaction.lag.ms passed
+
+    @property
+    def total_bytes(self) -> int:
+        return self.clean_bytes + self.cleanable_bytes
+
+    @property
+    def cleanable_ratio(self) -> float:
+        return self.cleanable_bytes / self.total_bytes if self.total_bytes else 0.0
+
+
+@dataclass
+class CleanPass:
+    """The output of one pass, to be swapped in when the pass ends."""
+
+    segments_replaced: int  # the oldest segments it rewrote
+    group_bases: list[int]  # base offset of each new segment
+    batches: list[Batch]  # what those segments hold now
+    end_offset: int  # the new cleaner checkpoint (first dirty offset of the next pass)
+    keys_mapped: int = 0
+    map_capacity: int = 0  # entries the offset map may hold (slots × load factor)
+    map_full: bool = False  # a partial pass: the dirty section had more keys than fit
+    records_read: int = 0
+    records_removed: int = 0
+    tombstones_removed: int = 0
+    bytes_read: int = 0
+    bytes_written: int = 0
+    segments_before: int = 0
+    details: dict[str, float] = field(default_factory=dict)
+
+
+class CompactionStrategy(Protocol):
+    name: ClassVar[str]
+    description: ClassVar[str]
+
+    def select(self, logs: list[CompactedLog], now_ms: float) -> LogToClean | None:
+        """The log to clean next (LogCleanerManager.grabFilthiestCompactedLog), or None."""
+        ...
+
+    def clean(self, chosen: LogToClean, settings: CleanerSettings, now_ms: float) -> CleanPass:
+        """One pass over `chosen` with one thread's offset map."""
+        ...

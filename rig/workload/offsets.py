@@ -1,0 +1,193 @@
+"""A consumer member's offset commits: find the group coordinator, commit, and fail over.
+
+FindCoordinator goes to a live broker, which answers from its metadata cache with the leader of
+the group's __consumer_offsets partition. Commits go there every auto.commit.interval.ms
+(`commit: auto`) or after each poll that returned records (`commit: poll`), one at a time.
+A connection reset, NOT_COORDINATOR or a timeout sends the member back to FindCoordinator.
+
+When the coordinator it finds is a different broker from the one it had (a failover), the member
+rejoins the group: rig models the rebalance that follows as every member fetching its committed
+offsets from the new coordinator (OffsetFetch) and resuming from them, so the records it had
+consumed past its last durable commit are read again — counted as duplicates. (Kafka's classic
+protocol avoids that rebalance when members find the new coordinator within
+session.timeout.ms; this is the case where they do not.)
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rig.cluster.offsets import handle_offset_commit, handle_offset_fetch
+from rig.events import names
+from rig.hashing import offsets_partition
+
+if TYPE_CHECKING:
+    from rig.workload.consumer import ConsumerMember
+
+REQUEST_BYTES = 120  # FindCoordinator / OffsetFetch / a small OffsetCommit on the wire
+PER_PARTITION_BYTES = 30
+
+
+class Committer:
+    def __init__(self, member: ConsumerMember):
+        self.member = member
+        self.cluster = member.cluster
+        self.group = member.spec.group
+        self.node = member.node
+        self.partition = offsets_partition(self.group,
+                                           self.cluster.config.offsets_topic_num_partitions)
+        self.coordinator = -1
+        self.previous = -1
+        self.finding = False
+        self.in_flight = False
+        self.again = False
+        self.request = 0  # the current commit's number (a late answer is ignored)
+        self.stopped = False  # as a client the cluster tells of connection resets
+
+    # -- discovery ------------------------------------------------------------------------
+    def start(self) -> None:
+        self.cluster.clients.append(self)
+        self.find()
+        if self.member.spec.commit == "auto":
+            self._every(self.member.spec.auto_commit_interval_ms)
+
+    def _every(self, period_ms: int) -> None:
+        def tick() -> None:
+            self.commit()
+            self.cluster.sim.after(period_ms * 1000, tick)
+
+        self.cluster.sim.after(period_ms * 1000, tick)
+
+    def _retry_find(self) -> None:
+        self.finding = False
+        self.cluster.sim.after(self.member.spec.retry_backoff_ms * 1000, self.find)
+
+    def find(self) -> None:
+        cluster = self.cluster
+        if self.finding or self.coordinator >= 0:
+            return
+        live = [b for b in sorted(cluster.brokers) if cluster.brokers[b].alive]
+        if not live:
+            self._retry_find()
+            return
+        self.finding = True
+        source = live[0]
+        key = ("__consumer_offsets", self.partition)
+
+        def at_broker() -> None:
+            leader = cluster.brokers[source].metadata.get(key, -1)
+            cluster.send(source, self.node, REQUEST_BYTES, lambda: answer(leader))
+
+        def answer(leader: int) -> None:
+            # A dead coordinator refuses the connection at once: ask again after the backoff.
+            if leader < 0 or not cluster.brokers[leader].alive:
+                self._retry_find()
+                return
+            self.finding = False
+            self.coordinator = leader
+            cluster.log.emit(names.COORDINATOR_FOUND, group=self.group,
+                             member=self.member.client_id, coordinator=leader,
+                             offsets_partition=self.partition, previous=self.previous)
+            changed = self.previous >= 0 and self.previous != leader
+            self.previous = leader
+            if changed:
+                self._resume()
+
+        cluster.send(self.node, source, REQUEST_BYTES, at_broker)
+        cluster.sim.after(self.member.spec.request_timeout_ms * 1000,
+                          lambda: self._retry_find() if self.finding else None)
+
+    def _lost(self) -> None:
+        self.coordinator = -1
+        self.in_flight = False
+        self.find()
+
+    def connection_reset(self, broker: int) -> None:
+        if broker == self.coordinator:
+            self._lost()
+
+    # -- commits --------------------------------------------------------------------------
+    def polled(self) -> None:
+        if self.member.spec.commit == "poll":
+            self.commit()
+
+    def commit(self) -> None:
+        member = self.member
+        if self.coordinator < 0:
+            self.find()
+            return
+        if self.in_flight:
+            self.again = True
+            return
+        offsets = {key: member.positions[key] for key in member.assigned
+                   if key in member.positions}
+        if not offsets:
+            return
+        cluster = self.cluster
+        coordinator = self.coordinator
+        self.in_flight = True
+        self.request += 1
+        number = self.request
+        size = REQUEST_BYTES + PER_PARTITION_BYTES * len(offsets)
+
+        def at_coordinator() -> None:
+            handle_offset_commit(cluster.brokers[coordinator], cluster.offset_store, self.group,
+                                 offsets, lambda error: cluster.send(
+                                     coordinator, self.node, REQUEST_BYTES,
+                                     lambda: answered(error)))
+
+        def answered(error: int) -> None:
+            if number != self.request:
+                return
+            self.in_flight = False
+            cluster.log.emit(names.OFFSETS_COMMIT, group=self.group, member=member.client_id,
+                             coordinator=coordinator, offsets_partition=self.partition,
+                             partitions=len(offsets), error_code=error)
+            if error:
+                self._lost()
+                return
+            if self.again:
+                self.again = False
+                self.commit()
+
+        def timed_out() -> None:
+            if number == self.request and self.in_flight:
+                cluster.log.emit(names.OFFSETS_COMMIT, group=self.group,
+                                 member=member.client_id, coordinator=coordinator,
+                                 offsets_partition=self.partition, partitions=len(offsets),
+                                 error_code=7)  # REQUEST_TIMED_OUT
+                self._lost()
+
+        cluster.send(self.node, coordinator, size, at_coordinator)
+        cluster.sim.after(member.spec.request_timeout_ms * 1000, timed_out)
+
+    # -- failover -------------------------------------------------------------------------
+    def _resume(self) -> None:
+        """Rejoin after a coordinator change: fetch the committed offsets and go back to them."""
+        cluster = self.cluster
+        coordinator = self.coordinator
+        member = self.member
+
+        def at_coordinator() -> None:
+            error, committed = handle_offset_fetch(cluster.brokers[coordinator],
+                                                   cluster.offset_store, self.group)
+            cluster.send(coordinator, self.node, REQUEST_BYTES,
+                         lambda: answered(error, committed))
+
+        def answered(error: int, committed: dict[tuple[str, int], int]) -> None:
+            if error:
+                self._lost()
+                return
+            for key in member.assigned:
+                if key not in committed:
+                    continue  # nothing committed yet: keep the position (auto.offset.reset)
+                position = member.positions.get(key, 0)
+                duplicates = max(0, position - committed[key])
+                cluster.log.emit(names.CONSUMER_RESUME, group=self.group,
+                                 member=member.client_id, topic=key[0], partition=key[1],
+                                 committed=committed[key], position=position,
+                                 duplicates=duplicates)
+                member.positions[key] = committed[key]
+                member.relocate(key)
+
+        cluster.send(self.node, coordinator, REQUEST_BYTES, at_coordinator)
