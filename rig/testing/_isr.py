@@ -20,6 +20,7 @@ rule for "in sync" is:
   hold the ISR);
 - no call raises; `out_of_sync` and `may_join` answer a bool; the same calls give the same
   answers, on one instance and on a fresh one.
+Then the same promises in a short run of the real model (rig/testing/_isr_run.py).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from typing import Any
 from rig.strategies import registry
 from rig.strategies.isr.base import FollowerProgress
 from rig.testing._common import ConformanceError, Report, create, static_problems
+from rig.testing._isr_run import CASE, check_isr_model
 
 LAG_TIMES = (1, 2, 3, 10, 100, 500, 1_000, 10_000, 30_000, 3_600_000)
 DEAD_LAG_TIMES = (10, 1_000, 10_000, 30_000)  # replica.lag.time.max.ms: 10 s ≤ 2.4, 30 s 2.5+
@@ -316,6 +318,9 @@ def check_isr(cls: Any, **options: Any) -> Report:
        traffic, a burst) is out of sync within ten lag times, and stays out.
     5. No call raises, out_of_sync and may_join answer bools, a repeated question gets the same
        answer, and a fresh instance (global random reseeded) answers everything the same.
+    6. The real model: a follower crashes for 15 lag times under acks=all traffic; each leader
+       removes it within ten lag times, it rejoins after its restart (the run ends settled), the
+       safety checks pass, and the run twice writes the same event log.
     """
     problems = static_problems("isr", cls)
     if problems:
@@ -342,6 +347,9 @@ def check_isr(cls: Any, **options: Any) -> Report:
     report.cases.append(f"check_interval_ms for lag times {', '.join(map(str, LAG_TIMES))} ms")
     report.cases += [label for label, _ in STEPS]
     report.cases.append("the same calls on a fresh instance, answer for answer")
+    problems += check_isr_model(cls, options)
+    report.cases += [f"{CASE[1:-1]}: out within ten lag times, back in, settled, safe",
+                     "the model run twice, byte for byte"]
     if problems:
         raise ConformanceError("isr", cls, problems)
     return report

@@ -18,6 +18,7 @@ hold for every era's rule of where to truncate, high watermark and leader epoch 
   end offset (§9: "truncates to min(that, its LEO)"): the follower's records past it are not the
   leader's;
 - the same view gives the same decisions, on one instance and on a fresh one.
+Then the same rules on the decisions of a short run of the real model (_replication_run.py).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from typing import Any
 from rig.strategies import registry
 from rig.strategies.replication.base import AskLeader, FollowerView, TruncateTo
 from rig.testing._common import ConformanceError, Report, create, static_problems
+from rig.testing._replication_run import CASE, check_replication_model
 
 UNDEFINED = -1
 MAX_ROUNDS = 64  # OffsetsForLeaderEpoch round trips before the kit calls it a loop
@@ -100,6 +102,8 @@ def _run_case(instance: Any, case: LogPair, problems: list[str]) -> list[Any]:
     tag = f"[{case.label}]"
     follower, leader = _logs(case)
     view = _view(case, follower)
+    own = (f"its epochs are {', '.join(str(e) for e, _ in case.follower_epochs)}"
+           if case.follower_epochs else "its log has no epoch")
     decisions: list[Any] = []
 
     def call(what: str, method: str, *args: Any) -> Any:
@@ -126,10 +130,10 @@ def _run_case(instance: Any, case: LogPair, problems: list[str]) -> list[Any]:
         answer: tuple[int, int] | None = None
         for _round in range(MAX_ROUNDS):
             if isinstance(decision, TruncateTo):
-                _check_truncation(tag, case, decision, answer, problems)
+                _check_truncation(tag, view, case.follower_log_start, decision, answer, problems)
                 return decisions
             asked = decision.epoch
-            _check_question(tag, case, view, asked, previous, problems)
+            _check_question(tag, view, own, asked, previous, problems)
             answer = leader.end_offset_for_epoch(asked)
             what = (f"on_epoch_end(view, asked={asked}, leader_epoch={answer[0]}, "
                     f"leader_end_offset={answer[1]})")
@@ -142,15 +146,13 @@ def _run_case(instance: Any, case: LogPair, problems: list[str]) -> list[Any]:
     return decisions
 
 
-def _check_question(tag: str, case: LogPair, view: FollowerView, asked: Any,
+def _check_question(tag: str, view: FollowerView, own_epochs: str, asked: Any,
                     previous: int | None, problems: list[str]) -> None:
     if not isinstance(asked, int) or isinstance(asked, bool):
         problems.append(f"{tag} AskLeader({asked!r}): the epoch must be an int")
         raise _Stop
     if not 0 <= asked <= view.latest_epoch:
-        own = (f"its epochs are {', '.join(str(e) for e, _ in case.follower_epochs)}"
-               if case.follower_epochs else "its log has no epoch")
-        problems.append(f"{tag} asked the leader about epoch {asked}, but {own}: "
+        problems.append(f"{tag} asked the leader about epoch {asked}, but {own_epochs}: "
                         "OffsetsForLeaderEpoch asks where one of the follower's own epochs "
                         "ends (KAFKA.md §9)")
         raise _Stop
@@ -161,22 +163,23 @@ def _check_question(tag: str, case: LogPair, view: FollowerView, asked: Any,
         raise _Stop
 
 
-def _check_truncation(tag: str, case: LogPair, decision: TruncateTo,
+def _check_truncation(tag: str, view: FollowerView, log_start: int, decision: TruncateTo,
                       answer: tuple[int, int] | None, problems: list[str]) -> None:
     offset = decision.offset
     if not isinstance(offset, int) or isinstance(offset, bool):
         problems.append(f"{tag} TruncateTo({offset!r}): the offset must be an int")
         return
-    leo, start = case.follower_leo, case.follower_log_start
+    leo = view.log_end_offset
     if offset > leo:
         problems.append(f"{tag} truncates to {offset}, above the follower's LEO {leo}: a "
                         "truncation offset is never above the LEO (the model clamps it)")
     if offset < 0:
         problems.append(f"{tag} truncates to {offset}: offsets are never negative")
-    elif offset < start:
+    elif offset < log_start:
         problems.append(f"{tag} truncates to {offset}, below the follower's log start offset "
-                        f"{start}: retention deleted what lies below it, and its HW "
-                        f"({case.follower_hw}) and the leader's answers are all at or above it")
+                        f"{log_start}: retention deleted what lies below it, and its HW "
+                        f"({view.high_watermark}) and the leader's answers are all at or above "
+                        "it")
     if answer is not None and answer[0] != UNDEFINED and answer[1] != UNDEFINED \
             and offset > answer[1]:
         problems.append(f"{tag} truncates to {offset} after the leader said its epoch "
@@ -196,7 +199,10 @@ def check_replication(cls: Any, **options: Any) -> Report:
     answer, and judges the truncation: between the log start offset and the LEO, at or below
     the leader's end offset when the leader gave one, after questions about the follower's own
     epochs, each older than the last. Then every case again on a fresh instance with the global
-    random reseeded: the same decisions.
+    random reseeded: the same decisions. Last, the real model: leaders crash and lose power
+    under acks=all traffic; every decision the model asks for is judged by the same rules,
+    every follower must be back in sync at the end, no epoch may have two leaders, and the run
+    twice must write the same event log.
     """
     problems = static_problems("replication", cls)
     if problems:
@@ -219,6 +225,13 @@ def check_replication(cls: Any, **options: Any) -> Report:
                             "the global random or the clock)")
     report.cases += [case.label for case in STANDARD_CASES]
     report.cases.append("every case again on a fresh instance, decision for decision")
+    found, calls = check_replication_model(cls, options)
+    problems += found
+    asked = sum(call.startswith("on_epoch_end") for call in calls)
+    report.cases += [f"{CASE[1:-1]}: {len(calls) - asked} on_become_follower and {asked} "
+                     "on_epoch_end decisions judged, every follower back in sync, one leader "
+                     "per epoch",
+                     "the model run twice, byte for byte"]
     if problems:
         raise ConformanceError("replication", cls, problems)
     return report

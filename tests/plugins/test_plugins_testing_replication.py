@@ -4,6 +4,7 @@ caught with a message that says what is wrong (a check that cannot fail is worse
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 
@@ -24,7 +25,11 @@ from rig.testing._replication import _logs
 def test_builtin_replication_strategies_pass(cls: type) -> None:
     report = check_strategy("replication", cls)
     assert report.kind == "replication" and report.strategy == getattr(cls, "name", None)
-    assert len(report.cases) == len(STANDARD_CASES) + 1
+    assert len(report.cases) == len(STANDARD_CASES) + 3  # + fresh instance, model run, again
+    model = report.cases[-2]
+    assert model.startswith("model: ") and "every follower back in sync" in model
+    asked = int(re.search(r"(\d+) on_epoch_end", model).group(1))  # type: ignore[union-attr]
+    assert (asked > 0) == (cls is LeaderEpoch)  # the model made leader-epoch ask its leaders
 
 
 def test_the_standard_cases_are_histories_the_leader_epoch_rule_resolves() -> None:
@@ -162,3 +167,17 @@ def test_planted_replication_bugs_are_caught(cls: type, expected: str) -> None:
     assert str(caught.value).startswith(f"{cls.__qualname__} does not honour the replication "
                                         "contract")
     assert any(expected in problem for problem in caught.value.problems)
+
+
+@pytest.mark.parametrize(("cls", "expected"), [
+    (BareOffset, "the run raised AttributeError: 'int' object has no attribute 'offset'"),
+    (OffByOne, "on_become_follower for a follower with LEO 0, HW 0, latest epoch -1: truncates "
+               "to -1: offsets are never negative"),
+    (AsksNewer, "asked the leader about epoch 1, but its latest epoch is 0"),
+    (CoinFlip, "not deterministic: the same run twice wrote different event logs"),
+])
+def test_the_model_run_judges_the_decisions_the_model_asks_for(cls: type, expected: str) -> None:
+    with pytest.raises(ConformanceError) as caught:
+        check_replication(cls)
+    assert any(problem.startswith("[model: 3 brokers") and expected in problem
+               for problem in caught.value.problems)
