@@ -132,7 +132,8 @@ def _check_intervals(probe: _Probe) -> dict[int, int]:
     return intervals
 
 
-# (label, history) — what the follower did before the case: fetches (offset, leader LEO, time).
+# (label, in the ISR when the leader took over, history): what the follower did before the case,
+# as fetches (offset, leader LEO, time) from a given leader LEO and time span.
 Histories = tuple[tuple[str, bool, Callable[[int, float], list[tuple[int, int, float]]]], ...]
 HISTORIES: Histories = (
     ("new leader, follower in the ISR, no fetch yet", True, lambda leo, t: []),
@@ -158,9 +159,8 @@ def _check_caught_up(probe: _Probe) -> None:
         for leo in LEOS:
             for label, in_isr, history in HISTORIES:
                 for silent in (0.0, lag / 2, 5.0 * lag, 100.0 * lag):
-                    case = (f"[caught up: {label}; lag {lag} ms, leader LEO {leo}, last fetch "
-                            f"{silent:g} ms before]")
                     now = silent + 1.0
+                    case = f"[caught up: {label}; lag {lag} ms, leader LEO {leo}, at {now:g} ms]"
                     try:
                         progress = _replay(probe, case, in_isr, history(leo, silent))
                         probe.fetch(case, progress, leo, leo, now)
