@@ -6,6 +6,8 @@ against its kind's contract on rig's standard scenarios.
     def test_my_placement_honours_the_contract():
         check_strategy("placement", MyPlacement)      # or check_placement(MyPlacement)
 
+Kits: check_placement, check_fetch_session, check_replication, check_isr.
+
 A failing check raises ConformanceError (an AssertionError) listing every problem found.
 """
 
@@ -17,27 +19,35 @@ from typing import Any
 from rig.scenario.model import STRATEGY_KINDS
 from rig.testing._common import ConformanceError, Report, static_problems
 from rig.testing._fetch_session import check_fetch_session
+from rig.testing._isr import check_isr
 from rig.testing._placement import STANDARD_CLUSTERS, StandardCluster, check_placement
+from rig.testing._replication import STANDARD_CASES, LogPair, check_replication
 
 __all__ = [
     "KITS",
+    "STANDARD_CASES",
     "STANDARD_CLUSTERS",
     "ConformanceError",
+    "LogPair",
     "Report",
     "StandardCluster",
     "check_fetch_session",
+    "check_isr",
     "check_placement",
+    "check_replication",
     "check_strategy",
 ]
 
 # Shown as rig.testing.ConformanceError in tracebacks, where authors import it from.
 ConformanceError.__module__ = Report.__module__ = __name__
 
-# The behavioural check of each kind. Kinds without one (replication, isr and compaction, whose
-# contracts are still being written) are refused rather than passed on their signatures alone.
+# The behavioural check of each kind. Kinds without one (compaction, whose contract is still
+# being written) are refused rather than passed on their signatures alone.
 KITS: dict[str, Callable[..., Report]] = {
     "placement": check_placement,
     "fetch_session": check_fetch_session,
+    "replication": check_replication,
+    "isr": check_isr,
 }
 
 
