@@ -48,12 +48,13 @@ def _chart(rows: Sequence[Mapping[str, Any]], roles: Sequence[str]) -> Chart:
                      log_y=False)
     layout["barmode"] = "group"
     layout["hovermode"] = "closest"
-    layout["yaxis"] = {**layout["yaxis"], "type": "category", "title": {"text": ""}}
+    layout["yaxis"] = {**layout["yaxis"], "type": "category",
+                       "title": {"text": "variant (cheapest on top)"}}
     if log_x:
         layout["xaxis"].update(type="log", dtick=1, tickformat="~s")
     else:
         layout["xaxis"].update(rangemode="tozero", tickformat="~s")
-    layout["height"] = max(260, 90 + 34 * len(rows) * max(1, len(roles)))
+    layout["height"] = max(320, 90 + 34 * len(rows) * max(1, len(roles)))
     caption = ("Each variant's Fetch body bytes per simulated second, cheapest variant on top; "
                "bars split followers from consumers and requests from responses, so a version "
                "that only saves on requests (fetch sessions) or only costs on one side (v15's "

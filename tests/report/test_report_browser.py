@@ -59,7 +59,7 @@ def test_report_renders_offline_with_fault_markers(
 ) -> None:
     page = render_report(report_run_with_faults)
     state = chromium.open(page)
-    _check_charts(state, 5)
+    _check_charts(state, 6)  # five fetch charts and the bandwidth ranking
     timelines = [c for c in state if c["id"] in
                  ("chart-request-rate", "chart-response-rate", "chart-cumulative")]
     assert len(timelines) == 3 and all(c["shapes"] >= 3 for c in timelines), timelines
@@ -79,7 +79,7 @@ def test_report_on_a_phone_and_in_print(
 ) -> None:
     page = render_report(report_run_with_faults)
     state = chromium.open(page, width=390)
-    _check_charts(state, 5)
+    _check_charts(state, 6)
     _no_sideways_scroll(chromium)
     shots = screenshot_dir(tmp_path)
     chromium.screenshot(shots / "report-narrow.png")
@@ -90,7 +90,7 @@ def test_report_on_a_phone_and_in_print(
         "return Array.from(document.querySelectorAll('img.print-plot')).map("
         "function (i) { var r = i.getBoundingClientRect(); return [r.width, r.height]; })"
     )
-    assert len(printed) == 5 and all(700 <= w <= 760 and h > 200 for w, h in printed), printed
+    assert len(printed) == 6 and all(700 <= w <= 760 and h > 200 for w, h in printed), printed
     live = chromium.driver.execute_script(
         "return Array.from(document.querySelectorAll('.plot')).filter("
         "function (p) { return p.offsetParent !== null; }).length"
