@@ -30,6 +30,10 @@ from rig.scenario.model import BrokerConfig, VariantSpec
 from rig.strategies.placement import PlacementError, check_assignment
 from rig.strategies.placement.explicit import ExplicitPlacement
 
+# How often a reliable message (a ZooKeeper watch, a controller request) is tried again while
+# the link is cut: the reconnect backoff of ZooKeeper's client and the controller's channel.
+RESEND_MS = 100
+
 
 class Cluster:
     """The model of one variant; strategies are instances chosen by the caller."""
@@ -139,8 +143,15 @@ class Cluster:
         broker = self.brokers.get(node) if isinstance(node, int) else None
         return broker.alive if broker is not None else True
 
-    def send(self, src: Node, dst: Node, nbytes: int, deliver: Callable[[], None]) -> None:
-        """Carry a message of `nbytes` from `src` to `dst`; `deliver` runs on arrival."""
+    def send(self, src: Node, dst: Node, nbytes: int, deliver: Callable[[], None], *,
+             reliable: bool = False) -> None:
+        """Carry a message of `nbytes` from `src` to `dst`; `deliver` runs on arrival.
+
+        A message meeting a cut link or a lossy one is lost, unless `reliable`: then it is
+        sent again every RESEND_MS while both ends live, as ZooKeeper re-delivers a watch to
+        a client that reconnects within its session and the controller's channel retries a
+        request until it gets through (each end's incarnation must stay the same: a restarted
+        process starts a new conversation)."""
         if not self._up(src):
             return
         sender = self.brokers.get(src) if isinstance(src, int) else None
@@ -148,16 +159,28 @@ class Cluster:
             # A paused process sends nothing (its purgatory timers fire into the pause too):
             # the message leaves when the stall ends.
             self._stalled_outbox.setdefault(sender.id, []).append(
-                lambda: self.send(src, dst, nbytes, deliver))
+                lambda: self.send(src, dst, nbytes, deliver, reliable=reliable))
             return
-        arrival = self.network.arrival_us(src, dst, nbytes, self.sim.now_us)
-        if arrival is None:
-            return  # lost on a lossy link
         incarnation = self._incarnation(dst)
+        source_incarnation = self._incarnation(src)
+
+        def resend() -> None:
+            if (self._up(src) and self._incarnation(src) == source_incarnation
+                    and self._up(dst) and self._incarnation(dst) == incarnation):
+                self.send(src, dst, nbytes, deliver, reliable=True)
+
+        arrival = self.network.arrival_us(src, dst, nbytes, self.sim.now_us)
+        if arrival is None:  # lost on a lossy link
+            if reliable:
+                self.sim.after(RESEND_MS * 1000, resend)
+            return
 
         def arrive() -> None:
-            if (not self._up(dst) or self._incarnation(dst) != incarnation
-                    or self.network.blocked(src, dst)):
+            if not self._up(dst) or self._incarnation(dst) != incarnation:
+                return
+            if self.network.blocked(src, dst):
+                if reliable:
+                    self.sim.after(RESEND_MS * 1000, resend)
                 return
             broker = self.brokers.get(dst) if isinstance(dst, int) else None
             if broker is not None and broker.stalled:
@@ -204,7 +227,7 @@ class Cluster:
         if controller is None:
             return
         self.send(ZK, controller.broker, ZK_MESSAGE_BYTES,
-                  lambda: action(controller) if controller.active else None)
+                  lambda: action(controller) if controller.active else None, reliable=True)
 
     def controller_elected(self, broker: int, epoch: int) -> None:
         if self.controller is not None:

@@ -130,7 +130,8 @@ class Controller:
                         state.leader, state.leader_epoch, state.isr, state.version)
         for b, batch in sorted(per_broker.items()):
             cluster.send(self.broker, b, CONTROL_MESSAGE_BYTES + 30 * len(batch),
-                         partial(cluster.brokers[b].on_leader_and_isr, self.epoch, batch))
+                         partial(cluster.brokers[b].on_leader_and_isr, self.epoch, batch),
+                         reliable=True)
 
     def _update_metadata(self, keys: Iterable[TopicPartition] | None = None) -> None:
         """UpdateMetadata to every live broker: the state of `keys` (default: every partition)."""
@@ -143,7 +144,7 @@ class Controller:
             cluster.send(self.broker, b, CONTROL_MESSAGE_BYTES + (0 if keys is None else
                                                                   30 * len(chosen)),
                          partial(cluster.brokers[b].on_update_metadata, self.epoch, leaders,
-                                 isrs))
+                                 isrs), reliable=True)
 
     # -- ISR change notifications (the leaders' /isr_change_notification children) -------------
     def on_isr_change_notification(self) -> None:
