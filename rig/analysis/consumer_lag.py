@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rig.analysis.fetch_metrics import _hadoop_path
+from rig.analysis.events import event_files, read_events
 from rig.analysis.spark import get_spark
 from rig.analysis.tables import read_json, write_json_atomic
 from rig.events import names
@@ -81,11 +81,10 @@ def analyze_consumer_lag(run_dir: Path, *, spark_master: str | None = None) -> d
     run: dict[str, Any] = read_json(run_dir / "run.json") or {}
     declared = run.get("variants") or {}
     durations = {str(v): (info or {}).get("duration_ms") for v, info in declared.items()}
-    files = sorted((run_dir / "events").glob("*.jsonl"))
+    files = event_files(run_dir)
     per_second: list[dict[str, Any]] = []
     if files:
-        events = (get_spark(spark_master).read.schema(_schema()).option("mode", "PERMISSIVE")
-                  .json([_hadoop_path(f) for f in files]))
+        events = read_events(get_spark(spark_master), files, _schema())
         per_second = _per_second(events)
     rows = lag_timeline(per_second, durations, [str(v) for v in declared])
     write_json_atomic(run_dir / "metrics" / CONSUMER_LAG, rows)

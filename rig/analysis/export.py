@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
 
+from rig.analysis.events import event_files
 from rig.analysis.tables import read_json
 
 if TYPE_CHECKING:
@@ -246,16 +247,16 @@ def _export_events(spark: SparkSession, files: Sequence[Path], folder: Path) -> 
         return []
     from pyspark.sql import functions as F
 
-    from rig.analysis.fetch_metrics import _hadoop_path  # the same glob escaping
+    from rig.analysis.events import hadoop_path
 
     reader = spark.read.option("mode", "DROPMALFORMED")
-    schema = reader.json([_hadoop_path(f) for f in files]).schema
+    schema = reader.json([hadoop_path(f) for f in files]).schema
     names = [f.name for f in schema.fields if f.name != "_corrupt_record"]
     ordered = [n for n in _EVENT_HEAD if n in names] + sorted(n for n in names
                                                               if n not in _EVENT_HEAD)
     written = []
     for file in files:
-        frame = reader.schema(schema).json(_hadoop_path(file)).select(*[F.col(n) for n in ordered])
+        frame = reader.schema(schema).json(hadoop_path(file)).select(*[F.col(n) for n in ordered])
         keys = [n for n in ("variant", "seq") if n in ordered]
         frame = frame.coalesce(1).sortWithinPartitions(*keys) if keys else frame
         written.append(_write_one_parquet(frame, folder / f"{file.stem}.parquet"))
@@ -285,5 +286,5 @@ def export_run(
         for name, rows in tables.items()
         if (path := _write_table_parquet(spark, rows, folder / f"{name}.parquet")) is not None
     ]
-    files = sorted((run_dir / "events").glob("*.jsonl"))
+    files = event_files(run_dir)
     return written + _export_events(spark, files, folder / "events")

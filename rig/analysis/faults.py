@@ -114,13 +114,13 @@ def read_fault_rows(
         return []
     from pyspark.sql import functions as F
 
-    from rig.analysis.fetch_metrics import _hadoop_path  # the same glob escaping as the analysis
+    from rig.analysis.events import hadoop_path
 
     value = F.col("value")
     # A cheap substring test over the whole log; the exact event-name test runs in Python on
     # the few lines that pass (a field merely containing "fault." is dropped there).
     candidates = (
-        spark.read.text([_hadoop_path(f) for f in files])
+        spark.read.text([hadoop_path(f) for f in files])
         .where(
             value.contains(names.BROKER_CRASH)
             | value.contains(names.BROKER_RESTART)

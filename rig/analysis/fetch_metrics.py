@@ -10,13 +10,14 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rig.analysis.events import event_files, read_events
 from rig.analysis.extra_tables import write_extra_tables
 from rig.analysis.spark import get_spark
 from rig.analysis.tables import read_json, write_json_atomic
 from rig.events import names
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import DataFrame
     from pyspark.sql.types import StructType
 
 __all__ = ["ROLES", "analyze_run", "event_schema"]
@@ -67,22 +68,6 @@ def event_schema() -> StructType:
         ("duration_ms", long),
     ]
     return T.StructType([T.StructField(name, kind, nullable=True) for name, kind in fields])
-
-
-def _hadoop_path(path: Path) -> str:
-    """Escape Hadoop glob characters: Spark globs every path it is given."""
-    text = str(path.resolve())
-    for char in "\\[]{}*?":
-        text = text.replace(char, "\\" + char)
-    return text
-
-
-def _read_events(spark: SparkSession, files: list[Path]) -> DataFrame:
-    return (
-        spark.read.schema(event_schema())
-        .option("mode", "PERMISSIVE")
-        .json([_hadoop_path(f) for f in files])
-    )
 
 
 def _fetch_cube(events: DataFrame) -> DataFrame:
@@ -271,11 +256,12 @@ def analyze_run(run_dir: Path, *, spark_master: str | None = None) -> dict[str, 
     """
     run_dir = Path(run_dir)
     run: dict[str, Any] = read_json(run_dir / "run.json") or {}
-    files = sorted((run_dir / "events").glob("*.jsonl"))
+    files = event_files(run_dir)
     declared = list((run.get("variants") or {}).keys())
 
     # No events, no Spark: an empty run is summarised as zeros without starting a JVM.
-    events = _read_events(get_spark(spark_master), files) if files else None
+    events = (read_events(get_spark(spark_master), files, event_schema()) if files
+              else None)
     totals_rows: list[dict[str, Any]] = []
     median_rows: dict[tuple[str, str, str, str], int | None] = {}
     timeseries: list[dict[str, Any]] = []

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rig.analysis.fetch_metrics import _hadoop_path
+from rig.analysis.events import event_files, hadoop_path
 from rig.analysis.spark import get_spark
 from rig.analysis.tables import read_json, write_json_atomic
 from rig.events import names
@@ -264,10 +264,10 @@ def analyze_isr(run_dir: Path, *, spark_master: str | None = None) -> dict[str, 
     run_dir = Path(run_dir)
     run: dict[str, Any] = read_json(run_dir / "run.json") or {}
     variants = [str(v) for v in (run.get("variants") or {})]
-    files = sorted((run_dir / "events").glob("*.jsonl"))
+    files = event_files(run_dir)
     rows: list[dict[str, Any]] = []
     if files:
-        rows = _select(get_spark(spark_master).read.text([_hadoop_path(f) for f in files]))
+        rows = _select(get_spark(spark_master).read.text([hadoop_path(f) for f in files]))
     summaries, tables = isr_metrics(rows, variants)
     metrics = run_dir / "metrics"
     metrics.mkdir(parents=True, exist_ok=True)

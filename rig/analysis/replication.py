@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rig.analysis.events import event_files, read_events
 from rig.analysis.fault_reaction import add_detection_and_catch_up
-from rig.analysis.fetch_metrics import _hadoop_path
 from rig.analysis.spark import get_spark
 from rig.analysis.tables import read_json, write_json_atomic
 from rig.events import names
@@ -165,15 +165,14 @@ def analyze_replication(run_dir: Path, *, spark_master: str | None = None) -> di
     partition-timeline tables under RUN_DIR/metrics/."""
     run_dir = Path(run_dir)
     run: dict[str, Any] = read_json(run_dir / "run.json") or {}
-    files = sorted((run_dir / "events").glob("*.jsonl"))
+    files = event_files(run_dir)
     variants = list((run.get("variants") or {}).keys())
     counts: dict[str, dict[str, Any]] = {}
     timeline: list[dict[str, Any]] = []
     recovery: list[dict[str, Any]] = []
     if files:
         spark = get_spark(spark_master)
-        events = (spark.read.schema(_schema()).option("mode", "PERMISSIVE")
-                  .json([_hadoop_path(f) for f in files]))
+        events = read_events(spark, files, _schema())
         counts = _counts(events)
         timeline = _timeline(events)
         by_variant: dict[str, list[dict[str, Any]]] = {}

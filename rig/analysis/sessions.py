@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rig.analysis.fetch_metrics import _hadoop_path
+from rig.analysis.events import event_files, read_events
 from rig.analysis.spark import get_spark
 from rig.analysis.tables import read_json, write_json_atomic
 from rig.events import names
@@ -114,13 +114,12 @@ def analyze_sessions(run_dir: Path, *, spark_master: str | None = None) -> dict[
     occupancy samples and the per-second counts."""
     run_dir = Path(run_dir)
     run: dict[str, Any] = read_json(run_dir / "run.json") or {}
-    files = sorted((run_dir / "events").glob("*.jsonl"))
+    files = event_files(run_dir)
     occupancy: list[dict[str, Any]] = []
     seconds: list[dict[str, Any]] = []
     if files:
         spark = get_spark(spark_master)
-        events = (spark.read.schema(_schema()).option("mode", "PERMISSIVE")
-                  .json([_hadoop_path(f) for f in files])
+        events = (read_events(spark, files, _schema())
                   .where("event IN ({})".format(", ".join(f"'{e}'" for e in _EVENTS))))
         events.cache()
         occupancy = _occupancy(events)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rig.analysis.fetch_metrics import _hadoop_path
+from rig.analysis.events import event_files, read_events
 from rig.analysis.spark import get_spark
 from rig.analysis.tables import read_json, write_json_atomic
 from rig.events import names
@@ -181,14 +181,13 @@ def analyze_storage(run_dir: Path, *, spark_master: str | None = None) -> dict[s
     run_dir = Path(run_dir)
     run: dict[str, Any] = read_json(run_dir / "run.json") or {}
     variants = [str(v) for v in (run.get("variants") or {})]
-    files = sorted((run_dir / "events").glob("*.jsonl"))
+    files = event_files(run_dir)
     totals: dict[str, dict[str, Any]] = {}
     by_variant: dict[str, list[dict[str, Any]]] = {}
     if files:
         from pyspark.sql import functions as F
 
-        events = (get_spark(spark_master).read.schema(_schema()).option("mode", "PERMISSIVE")
-                  .json([_hadoop_path(f) for f in files])
+        events = (read_events(get_spark(spark_master), files, _schema())
                   .where(F.col("event").isin(*_EVENTS) & F.col("variant").isNotNull()))
         totals = _totals(events)
         for row in events.orderBy("variant", "seq").collect():

@@ -12,7 +12,6 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from rig.checks.safety import _Base
-from rig.cluster.replica import Role
 from rig.events import names
 
 if TYPE_CHECKING:
@@ -38,11 +37,8 @@ class ConsumedRecordsStay(_Base):
 
     def finish(self, cluster: Cluster) -> None:
         for key, reads in sorted(self.reads.items()):
-            state = cluster.zk.partitions[key]
-            leader = cluster.brokers.get(state.leader)
-            replica = leader.replicas[key] if leader is not None and leader.alive else None
-            if replica is None or replica.role is not Role.LEADER:
-                self.unknown.append(f"{key[0]}-{key[1]} (no leader)")
+            replica = self._final_leader(cluster, key)
+            if replica is None:
                 continue
             for (base, end, producer, sequence), (client, at_ms) in sorted(reads.items()):
                 now = replica.log.identity_at(base)
@@ -50,7 +46,7 @@ class ConsumedRecordsStay(_Base):
                     continue
                 self._violate(cluster, topic=key[0], partition=key[1], offset=base,
                               records=end - base, id=[producer, sequence], client=client,
-                              read_at_ms=at_ms, leader=state.leader,
+                              read_at_ms=at_ms, leader=cluster.zk.partitions[key].leader,
                               final_hw=replica.high_watermark,
                               final_id=list(now) if now else None,
                               message="a consumer read this batch, then it left the "

@@ -21,6 +21,7 @@ from rig.events import names
 
 if TYPE_CHECKING:
     from rig.cluster.cluster import Cluster
+    from rig.cluster.replica import Replica
 
 MAX_KEPT = 100
 
@@ -45,6 +46,16 @@ class _Base:
 
     def finish(self, cluster: Cluster) -> None:
         pass
+
+    def _final_leader(self, cluster: Cluster, key: tuple[str, int]) -> Replica | None:
+        """The partition's leader replica once the run settled; None (and `key` noted as not
+        judged) when it has none."""
+        leader = cluster.brokers.get(cluster.zk.partitions[key].leader)
+        replica = leader.replicas[key] if leader is not None and leader.alive else None
+        if replica is None or replica.role is not Role.LEADER:
+            self.unknown.append(f"{key[0]}-{key[1]} (no leader)")
+            return None
+        return replica
 
     def result(self) -> CheckResult:
         if self.count:
@@ -71,11 +82,8 @@ class NoAckedLoss(_Base):
 
     def finish(self, cluster: Cluster) -> None:
         for key, acks in sorted(self.acked.items()):
-            state = cluster.zk.partitions[key]
-            leader = cluster.brokers.get(state.leader)
-            replica = leader.replicas[key] if leader is not None and leader.alive else None
-            if replica is None or replica.role is not Role.LEADER:
-                self.unknown.append(f"{key[0]}-{key[1]} (no leader)")
+            replica = self._final_leader(cluster, key)
+            if replica is None:
                 continue
             committed = {b.identity for b in replica.log.batches
                          if b.end_offset <= replica.high_watermark}
@@ -86,7 +94,8 @@ class NoAckedLoss(_Base):
                     continue
                 details = dict(topic=key[0], partition=key[1], id=ack["id"],
                                offset=ack["offset"], records=ack["records"], acks=ack["acks"],
-                               acked_at_ms=ack["t_ms"], leader=state.leader)
+                               acked_at_ms=ack["t_ms"],
+                               leader=cluster.zk.partitions[key].leader)
                 cluster.log.emit(names.RECORD_LOST, **details)
                 # Only acks=all promises durability; an acks=1 loss is counted, not a violation.
                 if ack["acks"] == -1:

@@ -140,10 +140,10 @@ def test_export_parquet_tables_and_events(spark: Any, tmp_path: Path) -> None:
     assert len(written) == 9 and all(p.is_file() for p in written)
     assert not [p for p in export.rglob("*") if p.name.startswith(".")]  # no scratch left
 
-    from rig.analysis.fetch_metrics import _hadoop_path
+    from rig.analysis.events import hadoop_path
 
     def read(path: Path) -> Any:
-        return spark.read.parquet(_hadoop_path(path))  # "[run]" would be a glob otherwise
+        return spark.read.parquet(hadoop_path(path))  # "[run]" would be a glob otherwise
 
     sizes = read(export / "fetch_sizes.parquet")
     assert sizes.count() == len(orjson.loads((run_dir / "metrics" / "fetch_sizes.json")
