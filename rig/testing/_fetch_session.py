@@ -10,10 +10,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import orjson
-import yaml
-
-from rig.errors import PluginError, StrategyFailure
 from rig.strategies import registry
 from rig.strategies.fetch_session.base import (
     FETCH_SESSION_ID_NOT_FOUND,
@@ -26,6 +22,7 @@ from rig.strategies.fetch_session.base import (
     next_epoch,
 )
 from rig.testing._common import ConformanceError, Report, create, static_problems
+from rig.testing._model import run_model
 
 CACHE_SLOTS = 2
 FETCH_VERSION = 11  # Kafka 2.3+: sessions, and the codec's ordinary shape
@@ -235,27 +232,18 @@ def _violation(violation: dict[str, Any]) -> str:
 def _simulate(name: str, options: dict[str, Any], version: int, slots: int, duration: str,
               tmp: Path, label: str) -> tuple[bytes | None, list[str]]:
     """Run the model; the event log's bytes and the problems found."""
-    from rig.scenario.load import load_scenario  # the model stays out of `import rig.testing`
-    from rig.simulate import simulate
-
-    path = tmp / f"{label}.yaml"
-    path.write_text(yaml.safe_dump(_scenario(name, options, version, slots, duration)), "utf-8")
     case = f"[{IDLE if slots > 1 else PRESSURE}]"
-    try:
-        variant = load_scenario(path).variants[0]
-        result = simulate(variant, tmp / f"{label}.jsonl", scenario="rig.testing")
-    except (StrategyFailure, PluginError) as exc:
-        return None, [f"{case} {exc}"]
-    except Exception as exc:
-        return None, [f"{case} the run raised {registry.describe_exception(exc)}"]
-    log = (tmp / f"{label}.jsonl").read_bytes()
-    events = [orjson.loads(line) for line in log.splitlines()]
+    run, stopped = run_model(_scenario(name, options, version, slots, duration), tmp, label,
+                             case)
+    if run is None:
+        return None, stopped
+    checks = run.checks.values()
     problems = [f"{case} {c.name} check {c.status.value}: {_violation(v)}"
-                for c in result.checks if c.status.value != "ok" for v in c.violations[:3]]
+                for c in checks if c.status.value != "ok" for v in c.violations[:3]]
     problems += [f"{case} {c.name} check {c.status.value}: {c.note}"
-                 for c in result.checks if c.status.value != "ok" and not c.violations]
-    problems += _sequence_problems(events, case)
-    return log, problems
+                 for c in checks if c.status.value != "ok" and not c.violations]
+    problems += _sequence_problems(run.events, case)
+    return run.log, problems
 
 
 def check_fetch_session(cls: Any, **options: Any) -> Report:
