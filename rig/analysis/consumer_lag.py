@@ -7,7 +7,6 @@ the fetch timeline's rule (at most MAX_POINTS buckets), so the chart lines up wi
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -15,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from rig.analysis.events import event_files, read_events
 from rig.analysis.spark import get_spark
 from rig.analysis.tables import read_json, write_json_atomic
+from rig.analysis.timeline import span_seconds
 from rig.events import names
 from rig.report.charts import MAX_POINTS, bucket_seconds
 
@@ -57,10 +57,7 @@ def lag_timeline(rows: Iterable[Mapping[str, Any]], durations_ms: Mapping[str, A
     run (from the longest variant); rows in `variants` order, then group, then time."""
     rows = [r for r in rows if r.get("variant") is not None
             and isinstance(r.get("second"), int | float)]
-    declared = [math.ceil(d / 1000) for d in durations_ms.values()
-                if isinstance(d, int | float) and not isinstance(d, bool) and d > 0]
-    span = max([*declared, *(int(r["second"]) + 1 for r in rows), 0])
-    bucket = bucket_seconds(span, max_points)
+    bucket = bucket_seconds(span_seconds(rows, durations_ms), max_points)
     out: dict[tuple[str, str, int], dict[str, int]] = {}
     for row in rows:
         start = int(row["second"]) // bucket * bucket

@@ -5,7 +5,6 @@ with the fetch timeline's rule, so the report's recovery charts line up with its
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -13,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from rig.analysis.events import event_files, read_events
 from rig.analysis.spark import get_spark
 from rig.analysis.tables import read_json, write_json_atomic
+from rig.analysis.timeline import span_seconds
 from rig.events import names
 
 # The bucket rule belongs to the charts (see rig.analysis.timeline): one rule for every timeline.
@@ -108,10 +108,7 @@ def produce_timeline(
     """
     rows = [r for r in rows if r.get("variant") is not None
             and isinstance(r.get("second"), int | float)]
-    declared = [math.ceil(d / 1000) for d in durations_ms.values()
-                if isinstance(d, int | float) and not isinstance(d, bool) and d > 0]
-    span = max([*declared, *(int(r["second"]) + 1 for r in rows), 0])
-    bucket = bucket_seconds(span, max_points)
+    bucket = bucket_seconds(span_seconds(rows, durations_ms), max_points)
     sums: dict[tuple[str, int], dict[str, int]] = {}
     for row in rows:
         values = {name: int(row.get(name) or 0) for name in PRODUCE_FIELDS}

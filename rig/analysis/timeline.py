@@ -26,10 +26,12 @@ TIMELINE_FIELDS: tuple[str, ...] = (
 _ROLES = ("follower", "consumer")
 
 
-def _span_seconds(rows: Sequence[Mapping[str, Any]], durations_ms: Mapping[str, Any]) -> int:
-    """Seconds the longest variant covers: its declared duration, or further if data goes on."""
+def span_seconds(rows: Sequence[Mapping[str, Any]], durations_ms: Mapping[str, Any]) -> int:
+    """Seconds the longest variant covers: its declared duration, or further if data goes on
+    (rows carry a `second`). Every per-second table of a run is bucketed over this span."""
     declared = [
-        math.ceil(d / 1000) for d in durations_ms.values() if isinstance(d, int | float) and d > 0
+        math.ceil(d / 1000) for d in durations_ms.values()
+        if isinstance(d, int | float) and not isinstance(d, bool) and d > 0
     ]
     seen = [int(r["second"]) + 1 for r in rows if isinstance(r.get("second"), int | float)]
     return max([*declared, *seen, 0])
@@ -49,7 +51,7 @@ def fetch_timeline(
     reader zero-fills them). Rows come in `variants` order, then roles, then time.
     """
     rows = list(rows)
-    bucket = bucket_seconds(_span_seconds(rows, durations_ms), max_points)
+    bucket = bucket_seconds(span_seconds(rows, durations_ms), max_points)
     sums: dict[tuple[str, str, int], dict[str, int]] = {}
     for row in rows:
         variant, role, second = row.get("variant"), row.get("role"), row.get("second")
