@@ -28,6 +28,17 @@ FETCH_REQUEST: Final = "fetch.request"
 # fetch.response: the same ids, plus session_id, error_code, partitions (listed),
 #   records_bytes, waited_ms (time held in purgatory), body_bytes, header_bytes, wire_bytes
 FETCH_RESPONSE: Final = "fetch.response"
+# fetch.idle (only with `events: fetch-aggregated`): a run of idle rounds of one fetch client,
+#   advanced in closed form, standing for `requests` fetch.request and `responses` fetch.response
+#   events. The i-th request was sent at first_request_us + i·period_us and the i-th response at
+#   first_response_us + i·period_us (integer simulated microseconds). Fields: the ids of
+#   fetch.request (role, client, replica_id, broker, source, fetcher, version, session_id, full),
+#   first_session_epoch (the i-th request's epoch is i epochs later; -1 when sessionless),
+#   period_us, requests, first_request_us, request_partitions, request_body_bytes,
+#   request_header_bytes, request_wire_bytes, responses, first_response_us, response_partitions,
+#   error_code (0), records_bytes (0), waited_ms, response_body_bytes, response_header_bytes,
+#   response_wire_bytes. Either count may be 0. t_ms is when the run ended (was logged).
+FETCH_IDLE: Final = "fetch.idle"
 
 # Fetch sessions (KIP-227) -----------------------------------------------------------------------
 SESSION_CREATED: Final = "session.created"  # broker, client, session_id, partitions, privileged

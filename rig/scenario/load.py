@@ -481,7 +481,8 @@ def _variant(name: str, doc: Document, out: _Collector) -> VariantSpec | None:
                        kafka=kafka, brokers=brokers, config=config, network=network,
                        topics=topics, strategies=strategies, document=data,
                        broker_configs=broker_configs, os=os_spec, producers=producers,
-                       faults=faults, quiesce_ms=quiesce, consumers=consumers)
+                       faults=faults, quiesce_ms=quiesce, consumers=consumers,
+                       events=data.get("events", "full"))
 
 
 def _with_offsets_topic(topics: tuple[TopicSpec, ...], consumers: Sequence[ConsumerSpec],

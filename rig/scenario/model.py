@@ -222,6 +222,7 @@ class VariantSpec:
     consumers: tuple[ConsumerSpec, ...] = ()
     faults: tuple[FaultSpec, ...] = ()
     quiesce_ms: int = 120_000
+    events: str = "full"  # full | fetch-aggregated (idle fetch rounds in closed form)
 
     def broker_config(self, broker: int) -> BrokerConfig:
         return self.broker_configs.get(broker, self.config)
