@@ -88,6 +88,7 @@ def simulate(variant: VariantSpec, events_path: Path, *, scenario: str = "",
         report = (lambda now_us: progress(now_us, log.count)) if progress else None
         sim.run(variant.duration_ms * 1000, on_progress=report)
         _quiesce(cluster, faults, variant.quiesce_ms)
+        cluster.finish_coasting()
         for check in checks:
             check.finish(cluster)
         log.emit(names.RUN_END, events=log.count)

@@ -21,6 +21,7 @@ from rig.cluster.messages import FetchRequestMsg, FetchResponseMsg, topic_runs
 from rig.cluster.replica import Replica, Role, TopicPartition
 from rig.cluster.storage import BrokerStorage
 from rig.engine import Timer
+from rig.errors import InternalError
 from rig.events import names
 from rig.protocol import ResponsePartitionShape, ResponseShape, ResponseTopicShape
 from rig.protocol.errors import (
@@ -30,12 +31,13 @@ from rig.protocol.errors import (
     OFFSET_OUT_OF_RANGE,
     REQUEST_TIMED_OUT,
 )
-from rig.strategies.fetch_session import NONE, SessionCache, SessionContext
+from rig.strategies.fetch_session import FINAL_EPOCH, NONE, SessionCache, SessionContext
 from rig.strategies.isr import FollowerProgress
 from rig.strategies.replication.base import FollowerView
 
 if TYPE_CHECKING:
     from rig.cluster.cluster import Cluster
+    from rig.cluster.coast import Coast
     from rig.cluster.fetcher import ReplicaFetcher
 
 
@@ -101,6 +103,7 @@ class Broker:
         self.consumer_watchers: dict[TopicPartition, dict[Any, None]] = {}
         self.tasks: list[Timer] = []
         self.storage = BrokerStorage(self)  # the cleaner, retention, log samples
+        self.coasts: dict[Slot, Coast] = {}  # fetchers idling on this leader in closed form
 
     # -- life cycle ------------------------------------------------------------------------
     @property
@@ -307,10 +310,13 @@ class Broker:
                        batch.tombstones)
         replica.log.append(placed, self.now_ms)
         self._after_append(replica)
+        coasts = self.coasts
         for follower in replica.assignment:
             if follower == self.id:
                 continue
             slot = (follower, replica.fetcher_slot)
+            if coasts and slot in coasts:
+                coasts[slot].wake()  # its idle rounds end here: rebuild them before reading
             pending = self.pending.setdefault(slot, {})
             if replica.key not in pending:
                 # Until now the follower was caught up as of its last fetch: record that lazily,
@@ -327,6 +333,19 @@ class Broker:
                 self._complete_fetch(slot, delayed)
         self.maybe_advance_hw(replica)
         return placed
+
+    def wake_follower_coasts(self, replica: Replica) -> None:
+        """Rebuild the idle rounds of the followers of `replica` coasting on this leader: what
+        comes next changes what their rounds would return."""
+        for follower in replica.assignment:
+            coast = self.coasts.get((follower, replica.fetcher_slot))
+            if coast is not None:
+                coast.wake()
+
+    def follower_hw_behind(self, follower: int) -> bool:
+        """Whether a partition led here with its HW below its log end has `follower` among its
+        replicas (its every fetch then looks at that partition's HW)."""
+        return any(follower in self.replicas[key].assignment for key in self.hw_behind)
 
     def _after_append(self, replica: Replica) -> None:
         self.dirty_logs[replica.key] = replica
@@ -390,11 +409,19 @@ class Broker:
                                       self.cluster.min_isr(replica.key),
                                       config.hw_holds_below_min_isr)
         if new_hw < replica.leo:
+            if self.coasts and replica.key not in self.hw_behind:
+                self.wake_follower_coasts(replica)
             self.hw_behind[replica.key] = None
         else:
             self.hw_behind.pop(replica.key, None)
         if new_hw <= replica.high_watermark:
             return
+        if self.coasts:
+            self.wake_follower_coasts(replica)
+            for slot in self.consumer_watchers.get(replica.key, ()):
+                coast = self.coasts.get(slot)
+                if coast is not None:
+                    coast.wake()
         replica.high_watermark = new_hw
         self.hw_dirty[replica.key] = None
         for follower in replica.assignment:
@@ -419,6 +446,11 @@ class Broker:
     def on_fetch(self, request: FetchRequestMsg) -> None:
         cluster = self.cluster
         fetcher = request.fetcher
+        request.arrived_us = cluster.sim.now_us
+        if self.coasts and request.session.full and request.session.epoch != FINAL_EPOCH:
+            # A session may be created, evicting by last use: coasting sessions catch up first.
+            for coast in list(self.coasts.values()):
+                coast.wake()
         context = self.cache.open(request.session, request.partitions,
                                   privileged=fetcher.privileged, now_ms=self.now_ms)
         if context.created:
@@ -440,13 +472,30 @@ class Broker:
         if readable >= request.min_bytes or request.max_wait_ms <= 0 or not context.partitions:
             self._respond(request, context, cluster.sim.now_us)
             return
-        delayed = DelayedFetch(request, context, cluster.sim.now_us)
+        self._park(slot, request, context, cluster.sim.now_us)
+
+    def _park(self, slot: Slot, request: FetchRequestMsg, context: SessionContext,
+              arrived_us: int) -> None:
+        """Hold the fetch in purgatory until data comes or its max wait ends."""
+        delayed = DelayedFetch(request, context, arrived_us)
         incarnation = self.incarnation
-        delayed.timer = cluster.sim.after(
-            request.max_wait_ms * 1000,
+        delayed.timer = self.cluster.sim.at(
+            arrived_us + request.max_wait_ms * 1000,
             lambda: self._complete_fetch(slot, delayed) if self.incarnation == incarnation
-            else None)
+            else None, scheduled_us=arrived_us)
         self.delayed_fetches[slot] = delayed
+
+    def park_again(self, request: FetchRequestMsg, arrived_us: int) -> None:
+        """A coasting fetcher's idle request that arrived at `arrived_us` is in purgatory now:
+        its session opens it as it did then (nothing else about an idle fetch changes state)."""
+        request.arrived_us = arrived_us
+        context = self.cache.open(request.session, request.partitions,
+                                  privileged=request.fetcher.privileged, now_ms=arrived_us / 1000)
+        if context.error_code != NONE:
+            raise InternalError(f"the idle fetch of {request.fetcher.client_id} held since "
+                                f"{arrived_us} µs met error {context.error_code}: its session "
+                                "changed while it coasted")
+        self._park(request.fetcher.slot_key, request, context, arrived_us)
 
     def _fetch_offset(self, request: FetchRequestMsg, replica: Replica, follower: Any) -> int:
         state = request.updates.get(replica.key)
@@ -609,7 +658,8 @@ class Broker:
             waited_ms=(now_us - arrived_us) / 1000, body_bytes=body, header_bytes=header,
             wire_bytes=wire)
         response = FetchResponseMsg(context.error_code, context.session_id, listed,
-                                    records_bytes, records, hws, errors)
+                                    records_bytes, records, hws, errors, body, header, wire,
+                                    now_us)
         cluster.send(self.id, fetcher.node, wire,
                      lambda: fetcher.on_response(request, response))
 
@@ -695,6 +745,8 @@ class Broker:
         # Follower LEOs are unknown until they fetch; those in the ISR count as caught up now.
         replica.followers = {b: FollowerProgress(-1, now if b in state.isr else 0.0, now, 0)
                              for b in replica.assignment if b != self.id}
+        if self.coasts:
+            self.wake_follower_coasts(replica)
         for follower in replica.followers:
             self.pending.setdefault((follower, replica.fetcher_slot), {})[key] = None
         if not quiet:

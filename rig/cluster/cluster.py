@@ -13,6 +13,7 @@ from functools import partial
 from typing import Any
 
 from rig.cluster.broker import Broker
+from rig.cluster.coast import Coast
 from rig.cluster.controller import Controller
 from rig.cluster.fetcher import ReplicaFetcher
 from rig.cluster.network import Network, Node
@@ -64,6 +65,10 @@ class Cluster:
         self.producers: list[Any] = []
         self.clients: list[Any] = []  # every fetch client (followers and consumers)
         self.offset_store = OffsetStore()  # values of __consumer_offsets records
+        # `events: fetch-aggregated`: idle fetch rounds advance in closed form (rig.cluster.coast).
+        self.coasting = variant.events == "fetch-aggregated"
+        self.coasts: dict[Coast, None] = {}
+        self.horizon_us = (variant.duration_ms + variant.quiesce_ms) * 1000  # the latest end
 
     # -- building ------------------------------------------------------------------------------
     def build(self) -> None:
@@ -174,12 +179,22 @@ class Cluster:
             if reliable:
                 self.sim.after(RESEND_MS * 1000, resend)
             return
+        self._arrive(arrival, src, dst, deliver, incarnation, resend if reliable else None)
 
+    def deliver_at(self, arrival_us: int, src: Node, dst: Node, deliver: Callable[[], None],
+                   sent_us: int) -> None:
+        """A message sent at `sent_us` in closed form (a coasting fetch round, which kept the
+        link busy itself) arrives at `arrival_us` under the rules of `send`."""
+        self._arrive(arrival_us, src, dst, deliver, self._incarnation(dst), None, sent_us)
+
+    def _arrive(self, arrival_us: int, src: Node, dst: Node, deliver: Callable[[], None],
+                incarnation: int, resend: Callable[[], None] | None,
+                sent_us: int | None = None) -> None:
         def arrive() -> None:
             if not self._up(dst) or self._incarnation(dst) != incarnation:
                 return
             if self.network.blocked(src, dst):
-                if reliable:
+                if resend is not None:
                     self.sim.after(RESEND_MS * 1000, resend)
                 return
             broker = self.brokers.get(dst) if isinstance(dst, int) else None
@@ -188,13 +203,26 @@ class Cluster:
                 return
             deliver()
 
-        self.sim.at(arrival, arrive)
+        self.sim.at(arrival_us, arrive, scheduled_us=sent_us)
 
     def after_stall(self, broker: Broker, action: Callable[[], None]) -> None:
         """Run `action` when `broker`'s stall ends (work its paused threads would have done)."""
         self._stalled_mail.setdefault(broker.id, []).append(action)
 
+    def wake_coasts(self, broker_id: int) -> None:
+        """Rebuild every coast that involves `broker`, as leader or as follower, before
+        something happens to it."""
+        for coast in list(self.coasts):
+            if coast.leader.id == broker_id or coast.fetcher.node == broker_id:
+                coast.wake()
+
+    def finish_coasting(self) -> None:
+        """The run is over: every coast logs its rounds (and leaves the state they left)."""
+        for coast in list(self.coasts):
+            coast.wake()
+
     def stall(self, broker: Broker, on: bool) -> None:
+        self.wake_coasts(broker.id)
         broker.stalled = on
         if not on:
             for send in self._stalled_outbox.pop(broker.id, []):
@@ -297,6 +325,7 @@ class Cluster:
         broker = self.brokers[broker_id]
         if not broker.alive:
             return
+        self.wake_coasts(broker_id)
         lost = broker.crash(power_loss)
         self._stalled_mail.pop(broker_id, None)
         self._stalled_outbox.pop(broker_id, None)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
+from rig.cluster import coast as coasting
 from rig.cluster.messages import FetchRequestMsg, FetchResponseMsg, topic_runs
 from rig.cluster.network import Node
 from rig.cluster.partition import FetchState, TopicPartition
@@ -19,6 +20,7 @@ from rig.strategies.fetch_session import SessionClient
 
 if TYPE_CHECKING:
     from rig.cluster.cluster import Cluster
+    from rig.cluster.coast import Coast
 
 
 class FetchClient:
@@ -49,6 +51,10 @@ class FetchClient:
         self.stopped = False
         self._timeout: Timer | None = None
         self._sent = 0  # requests sent; an answer to an older one is dropped
+        self.sent_at_us = -1  # when the request in flight left
+        self.last_sizes: tuple[int, int, int] = (0, 0, 0)  # its body, header and wire bytes
+        self.last_listed = 0  # how many partitions it listed
+        self.coast: Coast | None = None  # idle rounds in closed form (rig.cluster.coast)
         cluster.clients.append(self)
 
     # -- who is fetching (the broker reads these) ----------------------------------------------
@@ -72,6 +78,11 @@ class FetchClient:
     def up(self) -> bool:
         return True
 
+    def may_coast(self) -> bool:
+        """Whether this client's idle rounds may be advanced in closed form (a subclass that
+        knows its rounds repeat says so)."""
+        return False
+
     # -- membership ------------------------------------------------------------------------
     def _own_keys(self) -> None:
         # The request in flight keeps the partitions it was sent with (its topic runs say so).
@@ -80,6 +91,8 @@ class FetchClient:
             self._keys_sent = False
 
     def fetch(self, key: TopicPartition, state: FetchState) -> None:
+        if self.coast is not None:
+            self.coast.wake()
         self._own_keys()
         self.partitions[key] = state
         self.keys[key] = None
@@ -87,6 +100,8 @@ class FetchClient:
         self._runs = None
 
     def remove_partition(self, key: TopicPartition) -> None:
+        if self.coast is not None:
+            self.coast.wake()
         if self.partitions.pop(key, None) is not None:
             self._own_keys()
             del self.keys[key]
@@ -94,6 +109,8 @@ class FetchClient:
             self._runs = None
 
     def stop(self) -> None:
+        if self.coast is not None:
+            self.coast.wake()
         self.stopped = True
         if self._timeout:
             self._timeout.cancel()
@@ -108,8 +125,9 @@ class FetchClient:
             return
         self._send_fetch()
 
-    def _send_fetch(self) -> None:
-        cluster = self.cluster
+    def next_request_msg(self) -> FetchRequestMsg:
+        """The next request, as the session client decides it; its sizes and listed count go to
+        `last_sizes` and `last_listed`. Nothing is logged or sent."""
         session = self.client.next_request(self.keys, self.dirty, self.version)
         if self._runs is None:
             self._runs = topic_runs(self.keys)
@@ -124,22 +142,29 @@ class FetchClient:
         self.dirty = {}
         shape = RequestShape(self.version, runs, forgotten if self.version >= 7 else (),
                              follower=self.replica_id >= 0)
-        body, header, wire = cluster.meter.request(shape, self.client_id)
+        self.last_sizes = self.cluster.meter.request(shape, self.client_id)
+        self.last_listed = listed
+        self._keys_sent = True
+        return FetchRequestMsg(self, self.version, session, self.keys, self._runs, updates,
+                               self.max_wait_ms, self.min_bytes, max_bytes=self.max_bytes,
+                               partition_max_bytes=self.partition_max_bytes)
+
+    def _send_fetch(self) -> None:
+        cluster = self.cluster
+        request = self.next_request_msg()
+        session = request.session
+        body, header, wire = self.last_sizes
         cluster.log.emit(
             names.FETCH_REQUEST, role=self.role, client=self.client_id,
             replica_id=self.replica_id, broker=self.leader_id, source=self.source,
             fetcher=self.fetcher_id, version=self.version, session_id=session.session_id,
-            session_epoch=session.epoch, full=session.full, partitions=listed,
+            session_epoch=session.epoch, full=session.full, partitions=self.last_listed,
             forgotten=len(session.forgotten), body_bytes=body, header_bytes=header,
             wire_bytes=wire)
-        self._keys_sent = True
-        request = FetchRequestMsg(self, self.version, session, self.keys, self._runs, updates,
-                                  self.max_wait_ms, self.min_bytes,
-                                  max_bytes=self.max_bytes,
-                                  partition_max_bytes=self.partition_max_bytes)
         self.in_flight = True
         sent = self._sent = self._sent + 1
         request.request_id = sent
+        self.sent_at_us = cluster.sim.now_us
         leader = cluster.brokers[self.leader_id]
         if not leader.alive:
             # A dead process resets the connection: the client learns it after a round trip.
@@ -149,8 +174,20 @@ class FetchClient:
         cluster.send(self.node, self.leader_id, wire, lambda: leader.on_fetch(request))
         self._arm_timeout(sent)
 
+    def resume(self, request: FetchRequestMsg, sent_us: int, skipped: int) -> None:
+        """A coast woke with `request` under way, sent at `sent_us` as the last of `skipped`
+        requests it did not simulate: it is this client's request in flight from now on."""
+        self.in_flight = True
+        self._sent += skipped
+        request.request_id = sent = self._sent
+        self.sent_at_us = sent_us
+        self._timeout = self.cluster.sim.at(sent_us + self.timeout_ms * 1000,
+                                            lambda: self._timed_out(sent), scheduled_us=sent_us)
+
     def connection_reset(self, broker: int) -> None:
         """`broker`'s process died with our request open: the client sees the reset now."""
+        if self.coast is not None:
+            self.coast.wake()
         if broker == self.leader_id and self.in_flight and not self.stopped:
             self._timed_out(self._sent)
 
@@ -187,6 +224,8 @@ class FetchClient:
         self._disarm()
         self.client.on_response(request.session, response.error_code, response.session_id)
         self._apply(response)
+        if self.cluster.coasting and coasting.begin(self, request, response):
+            return
         self.send()
 
     def _apply(self, response: FetchResponseMsg) -> None:

@@ -59,9 +59,15 @@ class ReplicaFetcher(FetchClient):
         # A stalled broker's fetchers resume when the stall ends.
         return self.broker.alive and not self.broker.stalled
 
+    def may_coast(self) -> bool:
+        return (not self.truncating and not self._backing_off and not self.broker.fetch_stuck
+                and not self.stopped and self.up())
+
     # -- membership ------------------------------------------------------------------------
     def add_partition(self, key: TopicPartition, decision: Decision) -> None:
         """Start following `key`: truncate now, or first ask the leader where an epoch ends."""
+        if self.coast is not None:
+            self.coast.wake()
         if isinstance(decision, AskLeader):
             self.truncating[key] = decision.epoch
         else:

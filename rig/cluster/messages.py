@@ -30,6 +30,7 @@ class FetchRequestMsg:
     request_id: int = 0  # the fetcher's count: an answer to an older request is dropped
     max_bytes: int = 0  # the request's max_bytes (0: the broker's replica default)
     partition_max_bytes: int = 0
+    arrived_us: int = -1  # when it reached the leader
 
 
 @dataclass(slots=True)
@@ -41,6 +42,10 @@ class FetchResponseMsg:
     records: dict[TopicPartition, tuple[list[Batch], int]] = field(default_factory=dict)
     high_watermarks: dict[TopicPartition, int] = field(default_factory=dict)
     errors: dict[TopicPartition, int] = field(default_factory=dict)
+    body_bytes: int = 0  # the response's sizes, as the leader's fetch.response logged them
+    header_bytes: int = 0
+    wire_bytes: int = 0
+    sent_us: int = -1  # when the leader sent it
 
 
 def topic_runs(keys: object) -> tuple[tuple[str, int], ...]:

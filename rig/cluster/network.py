@@ -4,15 +4,33 @@ Each directed link sends one message at a time, so a large response delays the n
 the same link, as a TCP connection would. Faults can cut links (network partitions) and degrade
 them (latency, bandwidth, loss). Nodes are broker ids, "zk", or client names; a node without a
 rack (ZooKeeper, clients) is reached over the same-rack link.
+
+An idle fetch client that coasts (rig.cluster.coast) sends its messages in closed form: it
+registers its two links here, and any real message on them, or a change to them, first wakes it
+so the link is busy exactly as it would have been.
 """
 
 from __future__ import annotations
 
 import random
+from typing import Protocol
 
 from rig.scenario.model import LinkSpec, NetworkSpec
 
 Node = int | str
+Link = tuple[Node, Node]
+
+
+class Coasting(Protocol):
+    """A client whose messages on a link are computed, not simulated (rig.cluster.coast)."""
+
+    def meets(self, link: Link, start_us: int, end_us: int) -> bool:
+        """Whether one of its messages on `link` holds or waits for it within [start, end)."""
+        ...
+
+    def wake(self) -> None:
+        """Put its messages on the links for real."""
+        ...
 
 
 class Network:
@@ -24,6 +42,8 @@ class Network:
         self._links: dict[tuple[Node, Node], tuple[int, float, float]] = {}
         self._overrides: dict[tuple[Node, Node], tuple[LinkSpec, float]] = {}
         self._cut: dict[tuple[Node, Node], int] = {}  # how many faults cut this link
+        # Links carrying a coasting client's messages → those clients.
+        self.coasting: dict[Link, dict[Coasting, None]] = {}
 
     def _link(self, src: Node, dst: Node) -> tuple[int, float, float]:
         link = self._links.get((src, dst))
@@ -44,23 +64,70 @@ class Network:
     def arrival_us(self, src: Node, dst: Node, wire_bytes: int, now_us: int) -> int | None:
         """When a message sent now from `src` is fully received at `dst` (None: lost)."""
         latency_us, us_per_byte, loss = self._link(src, dst)
+        busy = max(1, round(wire_bytes * us_per_byte))
+        if self.coasting and (src, dst) in self.coasting:
+            self._wake_met((src, dst), now_us, busy)
         if loss and self.rng.random() < loss:
             return None
         start = max(now_us, self._free_at.get((src, dst), 0))
-        done = start + max(1, round(wire_bytes * us_per_byte))
+        done = start + busy
         self._free_at[(src, dst)] = done
         return done + latency_us
+
+    def serialization_us(self, src: Node, dst: Node, wire_bytes: int) -> int:
+        """How long `wire_bytes` occupy the link from `src` to `dst`."""
+        return max(1, round(wire_bytes * self._link(src, dst)[1]))
+
+    def quiet_transit_us(self, src: Node, dst: Node, wire_bytes: int) -> int | None:
+        """Send to arrival on an idle, lossless, uncut link; None if the link is not so now."""
+        latency_us, us_per_byte, loss = self._link(src, dst)
+        if loss or self.blocked(src, dst):
+            return None
+        return max(1, round(wire_bytes * us_per_byte)) + latency_us
+
+    def free_at(self, src: Node, dst: Node) -> int:
+        """When the link from `src` to `dst` has sent everything queued on it."""
+        return self._free_at.get((src, dst), 0)
+
+    def occupy(self, src: Node, dst: Node, until_us: int) -> None:
+        """A message computed in closed form kept the link busy until `until_us`."""
+        if until_us > self._free_at.get((src, dst), 0):
+            self._free_at[(src, dst)] = until_us
+
+    def wake_coasting(self, a: Node, b: Node) -> None:
+        """Wake the coasting clients whose messages use a link between `a` and `b`."""
+        for link in ((a, b), (b, a)):
+            for coast in list(self.coasting.get(link, ())):
+                coast.wake()
+
+    def _wake_met(self, link: Link, now_us: int, busy_us: int) -> None:
+        """A real message sent now takes `link` for `busy_us`: wake the coasting clients whose
+        messages it would wait for or hold up (once woken, theirs are on the link for real, and
+        ours may then wait longer and meet more)."""
+        waiting = self.coasting.get(link)
+        while waiting:
+            end = max(now_us, self._free_at.get(link, 0)) + busy_us
+            met = [coast for coast in waiting if coast.meets(link, now_us, end)]
+            if not met:
+                return
+            for coast in met:
+                coast.wake()
+            waiting = self.coasting.get(link)
 
     def blocked(self, src: Node, dst: Node) -> bool:
         return self._cut.get((src, dst), 0) > 0
 
     def cut(self, a: Node, b: Node, on: bool) -> None:
         """Cut (or restore) both directions between two nodes; cuts from several faults stack."""
+        if self.coasting:
+            self.wake_coasting(a, b)
         for pair in ((a, b), (b, a)):
             self._cut[pair] = self._cut.get(pair, 0) + (1 if on else -1)
 
     def degrade(self, a: Node, b: Node, spec: LinkSpec | None, loss: float = 0.0) -> None:
         """Replace both directions' link with `spec` (None restores the scenario's)."""
+        if self.coasting:
+            self.wake_coasting(a, b)
         for pair in ((a, b), (b, a)):
             if spec is None:
                 self._overrides.pop(pair, None)

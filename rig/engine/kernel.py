@@ -3,6 +3,11 @@
 Time is an integer number of microseconds, so arithmetic is exact and runs are reproducible on
 any machine. Events fire in (time, priority, insertion order); the insertion counter belongs to
 one Simulation, never to a class, so runs cannot influence each other.
+
+Every entry also carries the time it was scheduled at. Insertion order already follows it, so it
+changes no order; it lets an action computed in closed form after the fact (an idle fetch round
+advanced without being simulated, rig.cluster.coast) be queued where it would have been, and
+lets such code ask whether a virtual action due now would already have run (`ran_before`).
 """
 
 from __future__ import annotations
@@ -40,22 +45,32 @@ class Simulation:
 
     def __init__(self) -> None:
         self.now_us = 0
-        self._queue: list[tuple[int, int, int, Timer]] = []
+        self._queue: list[tuple[int, int, int, int, Timer]] = []
         self._inserted = 0
         self.steps = 0
         self._stopped = False
+        # The running action's (priority, scheduled at); outside `run`, after everything due.
+        self._running: tuple[float, int] = (float("inf"), 0)
 
     @property
     def now_ms(self) -> float:
         return self.now_us / 1000
 
-    def at(self, time_us: int, action: Action, priority: int = NORMAL) -> Timer:
-        """Run `action` at absolute time `time_us` (not before now)."""
-        if time_us < self.now_us:
-            raise ValueError(f"cannot schedule in the past: {time_us} < now {self.now_us}")
+    def at(self, time_us: int, action: Action, priority: int = NORMAL,
+           scheduled_us: int | None = None) -> Timer:
+        """Run `action` at absolute time `time_us` (not before now).
+
+        `scheduled_us` (default now) is when the action counts as scheduled: an earlier time
+        puts it before actions scheduled later for the same time and priority, as if it had
+        been queued then."""
+        now = self.now_us
+        if time_us < now:
+            raise ValueError(f"cannot schedule in the past: {time_us} < now {now}")
         timer = Timer(time_us, action)
         self._inserted += 1
-        heapq.heappush(self._queue, (time_us, priority, self._inserted, timer))
+        heapq.heappush(self._queue, (time_us, priority,
+                                     now if scheduled_us is None else scheduled_us,
+                                     self._inserted, timer))
         return timer
 
     def after(self, delay_us: int, action: Action, priority: int = NORMAL) -> Timer:
@@ -65,9 +80,17 @@ class Simulation:
     def peek(self) -> int | None:
         """The time of the next live action, or None when the queue is empty."""
         queue = self._queue
-        while queue and queue[0][3].cancelled:
+        while queue and queue[0][4].cancelled:
             heapq.heappop(queue)
         return queue[0][0] if queue else None
+
+    def ran_before(self, time_us: int, scheduled_us: int, priority: int = NORMAL) -> bool:
+        """Whether an action due at `time_us`, scheduled at `scheduled_us`, would have run by
+        now: it is due earlier, or now and ahead of the running action in the queue's order
+        (ties on the scheduling time count as ahead). Outside `run`, everything due has run."""
+        if time_us != self.now_us:
+            return time_us < self.now_us
+        return (priority, scheduled_us) <= self._running
 
     def stop(self) -> None:
         """Make `run` return after the current action."""
@@ -80,16 +103,18 @@ class Simulation:
         pop = heapq.heappop
         self._stopped = False
         while queue and not self._stopped:
-            time_us, _, _, timer = queue[0]
+            time_us, priority, scheduled_us, _, timer = queue[0]
             if time_us > until_us:
                 break
             pop(queue)
             if timer.cancelled:
                 continue
             self.now_us = time_us
+            self._running = (priority, scheduled_us)
             timer.action()
             self.steps += 1
             if on_progress is not None and self.steps % progress_every == 0:
                 on_progress(self.now_us)
+        self._running = (float("inf"), 0)
         if not self._stopped:
             self.now_us = max(self.now_us, until_us)

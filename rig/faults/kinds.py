@@ -127,6 +127,7 @@ class FetcherStuck(Fault):
 
     def inject(self, cluster: Cluster) -> None:
         for broker in self.targets(cluster):
+            cluster.wake_coasts(int(broker))
             cluster.brokers[int(broker)].fetch_stuck = True
 
     def heal(self, cluster: Cluster) -> None:

@@ -58,6 +58,11 @@ class ConsumerFetcher(FetchClient):
     def slot_key(self) -> tuple[int | str, int]:
         return (self.client_id, 0)
 
+    def may_coast(self) -> bool:
+        # An empty response changes nothing here (commits and lag samples run on their own
+        # timers), so idle rounds repeat until something wakes them.
+        return not self.stopped
+
     def _disconnected(self) -> None:
         # Kafka's consumer marks the node unavailable and refreshes metadata after
         # retry.backoff.ms: the partitions move to whoever leads them then.

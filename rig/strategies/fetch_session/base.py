@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 # The error codes a session strategy answers with, re-exported for strategy authors.
 from rig.protocol.errors import (  # noqa: F401
@@ -31,6 +31,11 @@ Key = Any  # a partition, opaque to strategies; hashable
 def next_epoch(epoch: int) -> int:
     """The epoch after `epoch`: sessions start at 1 and wrap from 2^31−1 back to 1."""
     return 1 if epoch >= MAX_EPOCH else epoch + 1
+
+
+def advance_epoch(epoch: int, rounds: int) -> int:
+    """`next_epoch` applied `rounds` times, in O(1)."""
+    return (epoch - 1 + rounds) % MAX_EPOCH + 1 if rounds else epoch
 
 
 @dataclass(slots=True)
@@ -97,6 +102,8 @@ class SessionClient(Protocol):
         """The connection or the leader went away: the next request starts over."""
         ...
 
+    # Optional: IdleRoundsClient.
+
 
 class SessionCache(Protocol):
     """The broker's half (Kafka's FetchManager + FetchSessionCache). One per broker.
@@ -132,6 +139,34 @@ class SessionCache(Protocol):
 
     def clear(self) -> None:
         """The broker restarted: every session is gone."""
+        ...
+
+    # Optional: IdleRoundsCache.
+
+
+@runtime_checkable
+class IdleRoundsClient(Protocol):
+    """Optional for a SessionClient (rig.cluster.coast). With it on both halves,
+    `events: fetch-aggregated` advances idle fetch rounds in closed form; without it, every
+    round is simulated."""
+
+    def skip_idle_rounds(self, rounds: int) -> None:
+        """As if `rounds` requests that listed nothing had each been answered without error
+        and without change."""
+        ...
+
+
+@runtime_checkable
+class IdleRoundsCache(Protocol):
+    """Optional for a SessionCache: the broker's half of IdleRoundsClient."""
+
+    def skip_idle_rounds(self, session_id: int, rounds: int, last_used_ms: float) -> None:
+        """As if session `session_id` had opened `rounds` requests listing nothing, the last
+        at `last_used_ms`."""
+        ...
+
+    def expects(self, session_id: int, epoch: int) -> bool:
+        """Whether an incremental request of `session_id` at `epoch` would be accepted now."""
         ...
 
 

@@ -21,6 +21,7 @@ from rig.strategies.fetch_session.base import (
     Key,
     SessionContext,
     SessionRequest,
+    advance_epoch,
     next_epoch,
 )
 from rig.strategies.fetch_session.sharded import (
@@ -77,6 +78,10 @@ class IncrementalClient:
 
     def on_disconnect(self) -> None:
         self.epoch = INITIAL_EPOCH
+
+    def skip_idle_rounds(self, rounds: int) -> None:
+        """`rounds` incremental requests answered without error or change: the epoch moves."""
+        self.epoch = advance_epoch(self.epoch, rounds)
 
 
 class IncrementalCache:
@@ -158,6 +163,21 @@ class IncrementalCache:
 
     def occupancy(self) -> int:
         return len(self.sessions)
+
+    def expects(self, session_id: int, epoch: int) -> bool:
+        """Whether an incremental request of `session_id` at `epoch` would be accepted now."""
+        session = self.sessions.get(session_id)
+        return session is not None and session.epoch == epoch
+
+    def skip_idle_rounds(self, session_id: int, rounds: int, last_used_ms: float) -> None:
+        """`rounds` incremental requests of `session_id` that listed nothing: its epoch moves
+        on and it was last touched at `last_used_ms` (a touch's effect depends only on the last
+        one while the session's size stays the same)."""
+        session = self.sessions.get(session_id)
+        if session is None or not rounds:
+            return
+        session.epoch = advance_epoch(session.epoch, rounds)
+        self._shard_of(session_id).touch(session, last_used_ms)
 
     def clear(self) -> None:
         self.sessions.clear()

@@ -27,6 +27,9 @@ class SessionlessClient:
     def on_disconnect(self) -> None:
         pass
 
+    def skip_idle_rounds(self, rounds: int) -> None:
+        pass  # nothing to remember between requests
+
 
 class SessionlessCache:
     """Keeps nothing: each request is answered on its own."""
@@ -43,6 +46,12 @@ class SessionlessCache:
 
     def occupancy(self) -> int:
         return 0
+
+    def skip_idle_rounds(self, session_id: int, rounds: int, last_used_ms: float) -> None:
+        pass  # keeps nothing
+
+    def expects(self, session_id: int, epoch: int) -> bool:
+        return False  # no sessions: an incremental request is never accepted
 
     def clear(self) -> None:
         pass

@@ -1,0 +1,346 @@
+"""Idle fetch rounds in closed form: how `events: fetch-aggregated` makes an idle hour cheap.
+
+A follower's fetcher with nothing to fetch repeats one round for ever: the same request (for a
+session, one that lists nothing) reaches the leader, waits its max wait in purgatory, and the same
+empty response comes back. Nothing changes but counters: the session epochs, the session's last
+use, the leader's time of the follower's last fetch, how long the two links are busy. Simulating
+every such round makes an idle cluster cost simulated time × fetchers. A *coasting* fetcher
+instead remembers when its idle rounds began and their period, and is woken — its state rebuilt
+exactly as the rounds would have left it — as soon as anything could make a round differ:
+
+- the leader appends to a partition it fetches, advances one's high watermark, leaves one's HW
+  below its log end, or starts leading one for it (rig.cluster.broker);
+- its partitions change, it stops, its broker's fetchers get stuck, or either broker crashes or
+  stalls (rig.cluster.fetch_client, rig.cluster.cluster);
+- another message uses one of its two links, or a fault changes them (rig.cluster.network);
+- a full fetch at the leader asks for a session (the cache may evict by last use);
+- its messages would meet another coasting client's on a shared link (a wake-up timer, from the
+  arithmetic of two periodic streams: `first_meeting`);
+- the run ends (`Cluster.finish_coasting`).
+
+Woken, it logs the rounds it skipped as one fetch.idle event (requests and responses counted
+separately: a round can be cut between them) and the round in progress goes on as a real one:
+its request still travelling, held in the leader's purgatory, or its response travelling. Every
+action it re-queues keeps the place in the queue it would have had (Simulation.at's
+`scheduled_us`), and `Simulation.ran_before` says which of a round's steps due at the wake-up
+instant had already run. So a run with `fetch-aggregated` takes the same steps at the same times
+as one with `full`; the tests compare the two event logs event by event.
+
+Only fetch-session strategies whose two halves offer `skip_idle_rounds` (and whose cache says
+which incremental request it `expects`) coast, as the built-ins do; with any other, every round
+is simulated.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, cast
+
+from rig.cluster.messages import FetchRequestMsg, FetchResponseMsg
+from rig.engine import URGENT, Timer
+from rig.events import names
+from rig.protocol.errors import NONE
+from rig.strategies.fetch_session.base import (
+    FINAL_EPOCH,
+    IdleRoundsCache,
+    IdleRoundsClient,
+    advance_epoch,
+)
+
+if TYPE_CHECKING:
+    from rig.cluster.broker import Broker
+    from rig.cluster.fetch_client import FetchClient
+    from rig.cluster.network import Link, Network
+
+# Where a woken coast's current round stands.
+_SENT, _PARKED, _ANSWERED = "sent", "parked", "answered"
+
+
+def first_meeting(first_a: int, period_a: int, busy_a: int, first_b: int, period_b: int,
+                  busy_b: int, limit: int) -> int | None:
+    """The first k in [0, limit] for which message k of stream A (sent at first_a + k·period_a,
+    busy on the link for busy_a µs) overlaps a message of stream B on the same link, or None.
+
+    B is taken as periodic both ways, so the answer is never late (at worst early: a B message
+    before first_b does not exist). With u the position of an A message in B's cycle shifted by
+    busy_a − 1, the two overlap when u < busy_a + busy_b − 1; u moves by period_a mod period_b
+    per A message, so the search jumps from one wrap of B's cycle to the next."""
+    m = period_b
+    width = busy_a + busy_b - 1
+    if width >= m:
+        return 0
+    u = (first_a - first_b + busy_a - 1) % m
+    if u < width:
+        return 0
+    step = period_a % m
+    if step == 0:
+        return None
+    if 2 * step > m:
+        # Walk the other way: x → (width − 1 − x) mod m maps the meeting zone onto itself.
+        u, step = (width - 1 - u) % m, m - step
+    k = 0
+    while True:
+        jump = -(-(m - u) // step)  # messages until the position wraps past the cycle's end
+        k += jump
+        if k > limit:
+            return None
+        u += jump * step - m
+        if u < width:
+            return k
+
+
+class Coast:
+    """One fetcher's idle rounds since `start_us` (when the first skipped request left), each
+    `period_us` long: request on the wire `to_leader_us`, held `wait_us`, response back
+    `to_client_us`."""
+
+    def __init__(self, fetcher: FetchClient, leader: Broker, request: FetchRequestMsg,
+                 response: FetchResponseMsg, queued: tuple[int, int]):
+        cluster = fetcher.cluster
+        network = cluster.network
+        self.fetcher = fetcher
+        self.leader = leader
+        self.slot = fetcher.slot_key
+        self.links: tuple[Link, Link] = ((fetcher.node, leader.id), (leader.id, fetcher.node))
+        self.start_us = cluster.sim.now_us
+        # Each way, as the last real round went: the wait for the link (behind another coast's
+        # message, the same every round), then the message on the link, then the latency.
+        self.to_leader_us = request.arrived_us - fetcher.sent_at_us
+        self.wait_us = request.max_wait_ms * 1000
+        self.to_client_us = self.start_us - response.sent_us
+        self.period_us = self.to_leader_us + self.wait_us + self.to_client_us
+        self.request_queued_us, self.response_queued_us = queued
+        self.request_busy_us = network.serialization_us(*self.links[0], fetcher.last_sizes[2])
+        self.response_busy_us = network.serialization_us(*self.links[1], response.wire_bytes)
+        self.session_id = request.session.session_id
+        self.full = request.session.full
+        self.first_epoch = -1 if self.full else advance_epoch(request.session.epoch, 1)
+        self.request_partitions = fetcher.last_listed
+        self.response_partitions = response.listed
+        self.request_sizes = fetcher.last_sizes
+        self.response_sizes = (response.body_bytes, response.header_bytes, response.wire_bytes)
+        self.timer: Timer | None = None
+        self.active = True
+
+    # -- the two streams of messages on the links ---------------------------------------------
+    def _stream(self, link: Link) -> tuple[int, int]:
+        """(when the first message takes the link, for how many µs) of this coast on `link`."""
+        if link == self.links[0]:
+            return self.start_us + self.request_queued_us, self.request_busy_us
+        return (self.start_us + self.to_leader_us + self.wait_us + self.response_queued_us,
+                self.response_busy_us)
+
+    def meets(self, link: Link, start_us: int, end_us: int) -> bool:
+        """Whether one of our messages on `link` is sent, waits or is sent within [start, end)
+        (then a real message there would wait for it or hold it up)."""
+        first, busy = self._stream(link)
+        queued = self.request_queued_us if link == self.links[0] else self.response_queued_us
+        sent, span = first - queued, queued + busy
+        k = max(0, (start_us - sent - span) // self.period_us + 1)  # first to end after start
+        return sent + k * self.period_us < end_us
+
+    def _first_meeting_us(self, horizon_us: int) -> int | None:
+        """When to wake so that no message of ours meets another coast's on a shared link: the
+        earliest such meeting, less the other message's busy time; None if none before the
+        horizon."""
+        network = self.fetcher.cluster.network
+        now = self.fetcher.cluster.sim.now_us
+        earliest: int | None = None
+        for link in self.links:
+            first, busy = self._stream(link)
+            for other in network.coasting.get(link, ()):
+                if other is self:
+                    continue
+                assert isinstance(other, Coast)
+                other_first, other_busy = other._stream(link)
+                limit = (horizon_us - first) // self.period_us + 1
+                k = first_meeting(first, self.period_us, busy, other_first, other.period_us,
+                                  other_busy, limit)
+                if k is not None:
+                    at = first + k * self.period_us - other_busy
+                    earliest = at if earliest is None else min(earliest, at)
+        return None if earliest is None else max(earliest, now)
+
+    # -- starting and waking ------------------------------------------------------------------
+    def register(self, horizon_us: int) -> bool:
+        """Take the fetcher's place in the simulation; False (nothing changed) when its messages
+        would meet another coast's too soon to be worth it."""
+        cluster = self.fetcher.cluster
+        meeting = self._first_meeting_us(horizon_us)
+        if meeting is not None and meeting < self.start_us + 2 * self.period_us:
+            return False
+        self.fetcher.coast = self
+        self.fetcher.in_flight = True  # a coasting fetcher always has a round under way
+        self.leader.coasts[self.slot] = self
+        for link in self.links:
+            cluster.network.coasting.setdefault(link, {})[self] = None
+        cluster.coasts[self] = None
+        if meeting is not None:
+            self.timer = cluster.sim.at(meeting, self.wake, priority=URGENT)
+        return True
+
+    def _unregister(self) -> None:
+        cluster = self.fetcher.cluster
+        self.fetcher.coast = None
+        if self.leader.coasts.get(self.slot) is self:
+            del self.leader.coasts[self.slot]
+        for link in self.links:
+            waiting = cluster.network.coasting.get(link)
+            if waiting is not None:
+                waiting.pop(self, None)
+                if not waiting:
+                    del cluster.network.coasting[link]
+        cluster.coasts.pop(self, None)
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+
+    def wake(self) -> None:
+        """Rebuild the state the skipped rounds left and go on with the current one for real."""
+        if not self.active:
+            return
+        self.active = False
+        self._unregister()
+        sim = self.fetcher.cluster.sim
+        rounds, phase = self._where(sim.now_us)
+        self._restore(rounds, phase)
+
+    def _where(self, now: int) -> tuple[int, str]:
+        """(the round under way, how far it got) at `now`, by the queue's order at ties."""
+        sim = self.fetcher.cluster.sim
+        current = (now - self.start_us) // self.period_us
+        sent = self.start_us + current * self.period_us
+        arrived = sent + self.to_leader_us
+        expired = arrived + self.wait_us
+        if sim.ran_before(expired, arrived):
+            return current, _ANSWERED
+        if sim.ran_before(arrived, sent):
+            return current, _PARKED
+        if current == 0 or sim.ran_before(sent, sent - self.to_client_us):
+            return current, _SENT
+        return current - 1, _ANSWERED
+
+    def _restore(self, current: int, phase: str) -> None:
+        fetcher, leader = self.fetcher, self.leader
+        cluster = fetcher.cluster
+        period = self.period_us
+        sent_us = self.start_us + current * period  # the current round's request left then
+        arrived_us = sent_us + self.to_leader_us
+        expired_us = arrived_us + self.wait_us
+        answered = phase == _ANSWERED
+        requests, responses = current + 1, current + answered
+        client = cast(IdleRoundsClient, fetcher.client)
+        cache = cast(IdleRoundsCache, leader.cache)
+        # The client took the answers of the rounds before the current one.
+        client.skip_idle_rounds(current)
+        request = fetcher.next_request_msg()
+        # The leader opened every request that arrived; the current one too unless travelling.
+        opened = current + (phase != _SENT)
+        if opened:
+            last_open_us = self.start_us + (opened - 1) * period + self.to_leader_us
+            leader.last_fetch_ms[self.slot] = last_open_us / 1000
+            if phase == _PARKED:
+                cache.skip_idle_rounds(self.session_id, opened - 1,
+                                       (last_open_us - period) / 1000)
+            else:
+                cache.skip_idle_rounds(self.session_id, opened, last_open_us / 1000)
+        cluster.network.occupy(*self.links[0],
+                               sent_us + self.request_queued_us + self.request_busy_us)
+        if responses:
+            last_answer_us = (self.start_us + (responses - 1) * period + self.to_leader_us
+                              + self.wait_us)
+            cluster.network.occupy(*self.links[1], last_answer_us + self.response_queued_us
+                                   + self.response_busy_us)
+        fetcher.resume(request, sent_us, skipped=requests)
+        if phase == _SENT:
+            cluster.deliver_at(arrived_us, fetcher.node, leader.id,
+                               lambda: leader.on_fetch(request), sent_us)
+        elif phase == _PARKED:
+            leader.park_again(request, arrived_us)
+        else:
+            body, header, wire = self.response_sizes
+            response = FetchResponseMsg(NONE, self.session_id, self.response_partitions, 0,
+                                        body_bytes=body, header_bytes=header, wire_bytes=wire)
+            cluster.deliver_at(expired_us + self.to_client_us, leader.id, fetcher.node,
+                               lambda: fetcher.on_response(request, response), expired_us)
+        self._log(requests, responses)
+
+    def _log(self, requests: int, responses: int) -> None:
+        fetcher = self.fetcher
+        body, header, wire = self.request_sizes
+        r_body, r_header, r_wire = self.response_sizes
+        fetcher.cluster.log.emit(
+            names.FETCH_IDLE, role=fetcher.role, client=fetcher.client_id,
+            replica_id=fetcher.replica_id, broker=self.leader.id, source=fetcher.source,
+            fetcher=fetcher.fetcher_id, version=fetcher.version, session_id=self.session_id,
+            full=self.full, first_session_epoch=self.first_epoch, period_us=self.period_us,
+            requests=requests, first_request_us=self.start_us,
+            request_partitions=self.request_partitions, request_body_bytes=body,
+            request_header_bytes=header, request_wire_bytes=wire, responses=responses,
+            first_response_us=self.start_us + self.to_leader_us + self.wait_us,
+            response_partitions=self.response_partitions, error_code=NONE, records_bytes=0,
+            waited_ms=self.wait_us / 1000, response_body_bytes=r_body,
+            response_header_bytes=r_header, response_wire_bytes=r_wire)
+
+
+def begin(fetcher: FetchClient, request: FetchRequestMsg, response: FetchResponseMsg) -> bool:
+    """After `fetcher` took `response`: coast from here if the round was idle and the next one
+    would be the same; True if it coasts (then it must not send)."""
+    cluster = fetcher.cluster
+    session = request.session
+    if (response.error_code != NONE or response.records or response.high_watermarks
+            or response.errors or request.updates or fetcher.dirty
+            or response.session_id != session.session_id
+            or (session.full and session.epoch != FINAL_EPOCH)
+            or (not session.full and (session.listed or session.forgotten))
+            or not fetcher.may_coast()):
+        return False
+    leader = cluster.brokers[fetcher.leader_id]
+    slot = fetcher.slot_key
+    if (not leader.alive or leader.stalled or leader.pending.get(slot)
+            or leader.hw_unseen.get(slot) or slot in leader.delayed_fetches
+            or leader.follower_hw_behind(fetcher.replica_id)
+            or not isinstance(leader.cache, IdleRoundsCache)
+            or not isinstance(fetcher.client, IdleRoundsClient)):
+        return False
+    if not session.full and not leader.cache.expects(session.session_id,
+                                                     advance_epoch(session.epoch, 1)):
+        return False  # the session went (evicted) after this round's request was opened
+    network = cluster.network
+    now = cluster.sim.now_us
+    there = network.quiet_transit_us(fetcher.node, leader.id, fetcher.last_sizes[2])
+    back = network.quiet_transit_us(leader.id, fetcher.node, response.wire_bytes)
+    if there is None or back is None or fetcher.sent_at_us < 0:
+        return False
+    period = now - fetcher.sent_at_us
+    queued = (request.arrived_us - fetcher.sent_at_us - there, now - response.sent_us - back)
+    # The round just ended must have been held its max wait, have waited for its links only
+    # behind coasting messages that come back every round (else the next round would differ),
+    # leave the links free now, and be shorter than the socket timeout.
+    if (response.sent_us - request.arrived_us != request.max_wait_ms * 1000
+            or not _queued_behind_coast(network, (fetcher.node, leader.id),
+                                        fetcher.sent_at_us, queued[0], period)
+            or not _queued_behind_coast(network, (leader.id, fetcher.node),
+                                        response.sent_us, queued[1], period)
+            or fetcher.timeout_ms * 1000 <= period
+            or network.free_at(fetcher.node, leader.id) > now
+            or network.free_at(leader.id, fetcher.node) > now):
+        return False
+    return Coast(fetcher, leader, request, response, queued).register(cluster.horizon_us)
+
+
+def _queued_behind_coast(network: Network, link: Link, sent_us: int, queued_us: int,
+                         period_us: int) -> bool:
+    """A message sent at `sent_us` that waited `queued_us` for `link` waits the same every
+    round only behind a coast with the same period whose message held the link from before
+    `sent_us` until the moment ours started (two clients locked in step, the shorter round
+    behind the longer: the full simulation shows the same)."""
+    if queued_us == 0:
+        return True
+    started = sent_us + queued_us
+    for other in network.coasting.get(link, ()):
+        assert isinstance(other, Coast)
+        first, busy = other._stream(link)
+        if (other.period_us == period_us and (started - busy - first) % period_us == 0
+                and started - busy <= sent_us):
+            return True
+    return False

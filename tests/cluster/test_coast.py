@@ -1,0 +1,227 @@
+"""Idle fetch rounds in closed form (`events: fetch-aggregated`): the same run, fewer events.
+
+The contract is exactness: a run logged with fetch-aggregated, its fetch.idle events expanded
+(rig.events.aggregate), is the run logged with full — every other event identical, in the same
+order and at the same simulated time, and the fetch events the same multiset."""
+
+from __future__ import annotations
+
+import collections
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rig.cluster import coast
+from rig.cluster.coast import first_meeting
+from rig.events import names
+from rig.events.aggregate import expand_fetch_idle
+from rig.scenario.load import load_scenario
+from rig.simulate import simulate
+
+FETCH = (names.FETCH_REQUEST, names.FETCH_RESPONSE)
+
+
+def _run(folder: Path, document: dict[str, Any], mode: str) -> list[dict[str, Any]]:
+    path = folder / f"{mode}.yaml"
+    path.write_text(yaml.safe_dump({**document, "events": mode}), encoding="utf-8")
+    log = folder / f"{mode}.jsonl"
+    simulate(load_scenario(path).variants[0], log)
+    return [orjson.loads(line) for line in log.read_bytes().splitlines()]
+
+
+def _split(events: list[dict[str, Any]]) -> tuple[collections.Counter, list[dict[str, Any]]]:
+    """(every fetch event, as a multiset; every other event but run.end, in order), no seq."""
+    fetches: collections.Counter = collections.Counter()
+    others = []
+    for event in events:
+        event = {k: v for k, v in event.items() if k != "seq"}
+        if event["event"] in FETCH:
+            fetches[orjson.dumps(event)] += 1
+        elif event["event"] == names.FETCH_IDLE:
+            fetches.update(orjson.dumps(e) for e in expand_fetch_idle(event))
+        elif event["event"] != names.RUN_END:
+            others.append(event)
+    return fetches, others
+
+
+def assert_same_run(full: list[dict[str, Any]], aggregated: list[dict[str, Any]]) -> None:
+    assert not any(e["event"] == names.FETCH_IDLE for e in full)
+    full_fetches, full_others = _split(full)
+    agg_fetches, agg_others = _split(aggregated)
+    for i, (a, b) in enumerate(zip(full_others, agg_others, strict=False)):
+        assert a == b, f"event {i} differs:\nfull:       {a}\naggregated: {b}"
+    assert len(full_others) == len(agg_others)
+    only_full = full_fetches - agg_fetches
+    only_agg = agg_fetches - full_fetches
+    assert not only_full and not only_agg, (sorted(only_full)[:3], sorted(only_agg)[:3])
+
+
+def _cluster(brokers: int, partitions: int, **config: Any) -> dict[str, Any]:
+    return {"name": "coast", "seed": 7, "duration": "2m", "kafka": "2.4", "quiesce": "30s",
+            "cluster": {"brokers": [{"id": b, "rack": "ab"[b % 2]} for b in range(brokers)],
+                        "config": config},
+            "network": {"latency": "500us", "bandwidth": "1Gbit/s",
+                        "cross_rack": {"latency": "1ms"}},
+            "topics": [{"name": "t", "partitions": partitions, "replication_factor": 3}]}
+
+
+@pytest.mark.parametrize("sessions", ["sessionless", "incremental"])
+def test_an_idle_cluster_is_a_handful_of_events_and_the_same_run(
+        tmp_path: Path, sessions: str) -> None:
+    document = {**_cluster(4, 60, **{"num.replica.fetchers": 2}), "duration": "10m",
+                "strategies": {"fetch_session": sessions}}
+    full = _run(tmp_path, document, "full")
+    aggregated = _run(tmp_path, document, "fetch-aggregated")
+    assert_same_run(full, aggregated)
+    requests = sum(e["event"] == names.FETCH_REQUEST for e in full)
+    idle = [e for e in aggregated if e["event"] == names.FETCH_IDLE]
+    assert requests > 10_000  # 10 minutes of 500 ms rounds
+    # Each fetcher (4 brokers × 3 leaders: each leader's partitions hash to one fetcher slot)
+    # coasts from its second round on. With v6 the rounds of a broker pair differ by a few µs
+    # and their messages drift into each other on a shared link: a wake-up or two, then both
+    # coast again, locked in step.
+    fetchers = {(e["client"], e["leader"]) for e in full if e["event"] == names.FETCHER_START}
+    assert len(fetchers) == 12
+    assert {(e["client"], e["broker"]) for e in idle} == fetchers
+    assert len(idle) <= 2 * len(fetchers)
+    assert sum(e["event"] in FETCH for e in aggregated) <= 8 * len(fetchers)
+
+
+def test_rounds_woken_in_every_phase_come_out_the_same(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A slow trickle of records lands while idle rounds of followers and consumers travel,
+    wait, or come back (a long latency makes travelling a good part of each round)."""
+    phases: collections.Counter = collections.Counter()
+    where = coast.Coast._where
+
+    def spy(self: coast.Coast, now: int) -> tuple[int, str]:
+        found = where(self, now)
+        phases[found[1]] += 1
+        return found
+
+    monkeypatch.setattr(coast.Coast, "_where", spy)
+    roles: collections.Counter = collections.Counter()
+    begin = coast.begin
+
+    def counted(fetcher: Any, request: Any, response: Any) -> bool:
+        started = begin(fetcher, request, response)
+        roles[fetcher.role] += started
+        return started
+
+    monkeypatch.setattr(coast, "begin", counted)
+    document = {**_cluster(3, 12), "duration": "3m", "network": {"latency": "150ms"},
+                "strategies": {"fetch_session": "incremental"},
+                "workload": {"producers": [{"topic": "t", "rate": 0.7, "acks": "all",
+                                            "keys": {"uniform": 5}}],
+                             "consumers": [{"group": "g", "topic": "t", "members": 2}]}}
+    assert_same_run(_run(tmp_path, document, "full"),
+                    _run(tmp_path, document, "fetch-aggregated"))
+    assert set(phases) == {"sent", "parked", "answered"}, phases
+    assert min(phases.values()) >= 3, phases
+    assert roles["follower"] > 20 and roles["consumer"] > 20, roles
+
+
+def test_fetchers_locked_in_step_on_a_shared_link_coast_together(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """v6: the two fetchers of a broker pair have rounds a few µs apart in length, so their
+    messages drift into each other on the links they share; the shorter round then waits
+    behind the longer one every round. Both still coast, and the run is the same."""
+    started: list[coast.Coast] = []
+    init = coast.Coast.__init__
+
+    def spy(self: coast.Coast, *args: Any) -> None:
+        init(self, *args)
+        started.append(self)
+
+    monkeypatch.setattr(coast.Coast, "__init__", spy)
+    document = {**_cluster(2, 300), "duration": "20m", "strategies": {
+        "fetch_session": "sessionless"}, "protocol": {"fetch_version": 6},
+        "topics": [{"name": "t", "partitions": 301, "replication_factor": 2}],
+        "network": {"latency": "500us", "bandwidth": "100Mbit/s"}}
+    full = _run(tmp_path, document, "full")
+    aggregated = _run(tmp_path, document, "fetch-aggregated")
+    assert_same_run(full, aggregated)
+    assert sum(e["event"] == names.FETCH_REQUEST for e in full) > 4000
+    assert sum(e["event"] == names.FETCH_IDLE for e in aggregated) < 10
+    periods = {c.period_us for c in started}
+    locked = [c for c in started if c.request_queued_us or c.response_queued_us]
+    assert len(periods) == 2 and locked, [(c.period_us, c.request_queued_us) for c in started]
+    assert all(c.period_us == max(periods) for c in locked)  # the shorter waits behind
+
+
+_FAULTS = ["crash", "stall", "network-partition", "fetcher-stuck", "link",
+           "controller-failover"]
+
+
+def _fault(kind: str, at_ms: int, brokers: int, data: st.DataObject) -> dict[str, Any]:
+    broker = data.draw(st.integers(0, brokers - 1))
+    heal = f"{data.draw(st.integers(100, 20_000))}ms"
+    if kind == "crash":
+        return {"kind": kind, "at": f"{at_ms}ms", "broker": broker, "restart_after": heal}
+    if kind in ("stall", "fetcher-stuck"):
+        return {"kind": kind, "at": f"{at_ms}ms", "broker": broker, "heal_after": heal}
+    if kind == "network-partition":
+        return {"kind": kind, "at": f"{at_ms}ms", "heal_after": heal,
+                "groups": [[broker], [b for b in range(brokers) if b != broker]]}
+    if kind == "link":
+        other = (broker + 1) % brokers
+        return {"kind": kind, "at": f"{at_ms}ms", "heal_after": heal, "between": [broker, other],
+                "latency": f"{data.draw(st.integers(1, 40))}ms",
+                "loss": data.draw(st.sampled_from([0, 0.05]))}
+    return {"kind": kind, "at": f"{at_ms}ms"}
+
+
+@pytest.mark.slow
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(data=st.data(), seed=st.integers(0, 2**31))
+def test_any_run_is_the_same_with_fetch_aggregated(tmp_path_factory: pytest.TempPathFactory,
+                                                   data: st.DataObject, seed: int) -> None:
+    brokers = data.draw(st.integers(3, 4))
+    sessions = data.draw(st.sampled_from(["sessionless", "incremental"]))
+    document = {**_cluster(brokers, data.draw(st.integers(3, 30)),
+                           **{"num.replica.fetchers": data.draw(st.integers(1, 2)),
+                              "replica.lag.time.max.ms": "4s"}),
+                "seed": seed, "duration": "40s",
+                "strategies": {"fetch_session": sessions, "isr": data.draw(
+                    st.sampled_from(["lag-time", "lag-messages"]))}}
+    if sessions == "sessionless":
+        document["protocol"] = {"fetch_version": data.draw(st.sampled_from([4, 6]))}
+    producers = [{"topic": "t", "rate": data.draw(st.floats(0.2, 40)),
+                  "acks": data.draw(st.sampled_from(["all", 1])),
+                  "keys": {"uniform": 20}} for _ in range(data.draw(st.integers(0, 2)))]
+    if producers:
+        document["workload"] = {"producers": producers}
+        if data.draw(st.booleans()):
+            document["workload"]["consumers"] = [{"group": "g", "topic": "t"}]
+    document["faults"] = [
+        _fault(data.draw(st.sampled_from(_FAULTS)), data.draw(st.integers(500, 35_000)),
+               brokers, data) for _ in range(data.draw(st.integers(0, 3)))]
+    folder = tmp_path_factory.mktemp("coast")
+    assert_same_run(_run(folder, document, "full"), _run(folder, document, "fetch-aggregated"))
+
+
+def _brute_meeting(first_a: int, period_a: int, busy_a: int, first_b: int, period_b: int,
+                   busy_b: int, limit: int) -> int | None:
+    for k in range(limit + 1):
+        sent = first_a + k * period_a
+        j = (sent - busy_b - first_b) // period_b
+        for other in (first_b + i * period_b for i in range(j - 1, j + 4)):
+            if sent - busy_b < other < sent + busy_a:
+                return k
+    return None
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.integers(0, 500), st.integers(1, 200), st.integers(1, 8), st.integers(0, 500),
+       st.integers(2, 90), st.integers(1, 8), st.integers(0, 60))
+def test_first_meeting_of_two_periodic_streams(first_a: int, period_a: int, busy_a: int,
+                                               first_b: int, period_b: int, busy_b: int,
+                                               limit: int) -> None:
+    assert first_meeting(first_a, period_a, busy_a, first_b, period_b, busy_b, limit) == \
+        _brute_meeting(first_a, period_a, busy_a, first_b, period_b, busy_b, limit)
