@@ -350,6 +350,7 @@ class Broker:
     def _after_append(self, replica: Replica) -> None:
         self.dirty_logs[replica.key] = replica
         self.storage.touched[replica.key] = replica
+        self.storage.written[replica.key] = replica
         limit = self.cluster.flush_messages(replica.key, self.config)
         if limit and replica.log.unflushed_records() >= limit:
             replica.log.flush()

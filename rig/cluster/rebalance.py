@@ -87,6 +87,8 @@ class AutoLeaderRebalance:
         controller = self.controller
         cluster = controller.cluster
         zk = cluster.zk
+        if all(state.leader == cluster.assignment(key)[0] for key, state in zk.partitions.items()):
+            return []  # every partition on its preferred replica: nothing is imbalanced
         assignments = {key: cluster.assignment(key) for key in zk.partitions}
         moves = partitions_to_move(assignments, zk.partitions, controller.live, self.percentage)
         for key in moves:

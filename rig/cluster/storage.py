@@ -94,6 +94,10 @@ class BrokerStorage:
         self.settings = cleaner_settings(broker.config)
         self.sizes: dict[tuple[str, int], int] = {}  # each log's size at its last sample
         self.disk = 0  # their sum: the broker's disk, kept without visiting idle logs
+        # Logs appended to (since this process started, or with segments then): only they
+        # can have a segment for retention to delete, so an idle log costs it nothing.
+        self.written: dict[tuple[str, int], Replica] = {}
+        self._rank: dict[tuple[str, int], int] = {}  # the broker's replica order
 
     @property
     def strategy(self) -> Any:
@@ -107,6 +111,7 @@ class BrokerStorage:
         broker = self.broker
         self.in_progress.clear()
         self.busy = 0
+        self.written = {key: r for key, r in broker.replicas.items() if len(r.log.segments) > 1}
         broker._every(STORAGE_SAMPLE_MS, self.sample)
         broker._every(broker.config.log_retention_check_interval_ms, self.retention)
         if (self.strategy is not None and broker.config.log_cleaner_enable
@@ -193,9 +198,13 @@ class BrokerStorage:
     def retention(self) -> None:
         broker = self.broker
         now_ms = broker.now_ms
-        for key, replica in broker.replicas.items():
+        if len(self._rank) != len(broker.replicas):
+            self._rank = {key: i for i, key in enumerate(broker.replicas)}
+        for key in sorted(self.written, key=self._rank.__getitem__):
+            replica = self.written[key]
             log = replica.log
             if len(log.segments) <= 1:
+                del self.written[key]  # one segment (the next append puts it back)
                 continue
             config = self._topic_config(key[0])
             if not deletes(config):
