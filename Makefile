@@ -49,6 +49,7 @@ bench: setup
 	$(BIN)/python benchmarks/engine.py
 	$(BIN)/python benchmarks/protocol.py
 	$(BIN)/python benchmarks/compaction.py
+	$(BIN)/python benchmarks/analysis.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -23,6 +23,16 @@ CASES = {
                                 ["duration=1h"], 2.0, None),
     "idle-20k-partitions-12-brokers-1h": (ROOT / "benchmarks" / "scenarios" /
                                           "idle-20k-partitions.yaml", [], 60.0, 2048),
+    # Issue 9: idle rounds in closed form; the hour (set-up included) in under 10 s.
+    "idle-100k-partitions-30-brokers-1h-aggregated": (
+        ROOT / "benchmarks" / "scenarios" / "idle-100k-partitions.yaml",
+        ["events=fetch-aggregated"], 10.0, 4096),
+    "fetch-versions-bandwidth": (ROOT / "scenarios" / "fetch-versions-bandwidth.yaml", [],
+                                 30.0, None),
+    "fetch-versions-bandwidth-aggregated": (ROOT / "scenarios" / "fetch-versions-bandwidth.yaml",
+                                            ["events=fetch-aggregated"], 30.0, None),
+    "million-records-faults": (ROOT / "benchmarks" / "scenarios" / "million-records-faults.yaml",
+                               [], 10.0, 2048),
     # Issue 3's target is records, not seconds: ≥ 200,000 simulated records per wall second.
     "throughput-100k-records-crash": (ROOT / "benchmarks" / "scenarios" /
                                       "throughput-100k.yaml", [], 30.0, 2048),
