@@ -195,7 +195,7 @@ class BrokerStorage:
         now_ms = broker.now_ms
         for key, replica in broker.replicas.items():
             log = replica.log
-            if len(log.segments) <= 1:
+            if log.segment_count <= 1:
                 continue
             config = self._topic_config(key[0])
             if not deletes(config):
