@@ -16,7 +16,8 @@ nothing.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from rig.cluster.log import Log, LookupStats
@@ -69,13 +70,14 @@ def cleaner_settings(config: BrokerConfig) -> CleanerSettings:
         backoff_ms=config.log_cleaner_backoff_ms)
 
 
-def new_log(config: Mapping[str, Any], broker: BrokerConfig, *, internal: bool = False) -> Log:
-    """A replica's empty log with its topic's segment and index settings."""
+def log_factory(config: Mapping[str, Any], broker: BrokerConfig, *,
+                internal: bool = False) -> Callable[[], Log]:
+    """Makes the empty logs of a topic's replicas on one broker, with the topic's segment and
+    index settings (read once for all its partitions)."""
     default_segment = 100 << 20 if internal else broker.log_segment_bytes  # offsets topic
-    return Log(segment_bytes=int(config.get("segment.bytes", default_segment)),
-               segment_ms=int(config.get("segment.ms", 7 * 24 * 3600 * 1000)),
-               index_interval_bytes=int(config.get("index.interval.bytes",
-                                                   broker.log_index_interval_bytes)))
+    return partial(Log, int(config.get("segment.bytes", default_segment)),
+                   int(config.get("segment.ms", 7 * 24 * 3600 * 1000)),
+                   int(config.get("index.interval.bytes", broker.log_index_interval_bytes)))
 
 
 def apply_pass(log: Log, plan: CleanPass) -> None:
