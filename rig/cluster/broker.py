@@ -92,6 +92,7 @@ class Broker:
         self.dirty_logs: dict[TopicPartition, Replica] = {}  # logs with unflushed appends
         self.metadata: dict[TopicPartition, int] = {}  # partition → leader, as last told
         self.metadata_isr: dict[TopicPartition, tuple[int, ...]] = {}  # partition → ISR, as told
+        self._metadata_shared = False  # both still the start-up maps every broker holds
         # ISR changes this leader wrote and has not yet announced (ReplicaManager.isrChangeSet).
         self.isr_change_set: dict[TopicPartition, None] = {}
         self.last_isr_change_ms = 0.0
@@ -187,7 +188,7 @@ class Broker:
         self.consumer_watchers.clear()
         self.cache.clear()
         self.isr_change_set.clear()  # in memory only: a crash loses unannounced changes
-        self.metadata_isr.clear()  # the next UpdateMetadata refills the cache
+        self.metadata_isr = {}  # the next UpdateMetadata refills the cache
         lost = 0
         for replica in self.replicas.values():
             if power_loss:
@@ -696,7 +697,11 @@ class Broker:
         replica.followers = {b: FollowerProgress(-1, now if b in state.isr else 0.0, now, 0)
                              for b in replica.assignment if b != self.id}
         for follower in replica.followers:
-            self.pending.setdefault((follower, replica.fetcher_slot), {})[key] = None
+            slot = (follower, replica.fetcher_slot)
+            pending = self.pending.get(slot)
+            if pending is None:
+                pending = self.pending[slot] = {}
+            pending[key] = None
         if not quiet:
             self.cluster.log.emit(names.REPLICA_BECOME_LEADER, broker=self.id, topic=key[0],
                                   partition=key[1], epoch=state.leader_epoch,
@@ -748,10 +753,25 @@ class Broker:
                            isrs: dict[TopicPartition, tuple[int, ...]] | None = None,
                            quiet: bool = False) -> None:
         """UpdateMetadata: the cache takes the listed partitions' leaders (and ISRs); a change
-        of a partition's cached state is a `metadata.updated` event (cost follows change)."""
+        of a partition's cached state is a `metadata.updated` event (cost follows change).
+
+        The start-up UpdateMetadata (`quiet`, to an empty cache, listing the same partitions in
+        both maps) is kept as it is, not copied: every broker of a large cluster then holds
+        the same two maps until its first later UpdateMetadata, which copies them. The caller
+        must not change them."""
         if controller_epoch < self.controller_epoch_seen:
             return
         self.controller_epoch_seen = controller_epoch
+        if quiet and not self.metadata and (isrs is None or list(isrs) == list(leaders)):
+            self.metadata = leaders
+            if isrs is not None:
+                self.metadata_isr = isrs
+            self._metadata_shared = True
+            return
+        if self._metadata_shared:
+            self.metadata = dict(self.metadata)
+            self.metadata_isr = dict(self.metadata_isr)
+            self._metadata_shared = False
         for key, leader in leaders.items():
             isr = isrs.get(key) if isrs is not None else None
             changed = self.metadata.get(key) != leader or (

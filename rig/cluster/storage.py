@@ -111,8 +111,10 @@ class BrokerStorage:
         self.busy = 0
         broker._every(STORAGE_SAMPLE_MS, self.sample)
         broker._every(broker.config.log_retention_check_interval_ms, self.retention)
-        if (self.strategy is not None and broker.config.log_cleaner_enable
-                and any(compacted(self._topic_config(key[0])) for key in broker.replicas)):
+        config = broker.cluster.topic_config
+        compacted_topics = {topic for topic in config if compacted(config[topic])}
+        if (self.strategy is not None and broker.config.log_cleaner_enable and compacted_topics
+                and any(key[0] in compacted_topics for key in broker.replicas)):
             for thread in range(self.settings.threads):
                 self._after(0, thread)
 
