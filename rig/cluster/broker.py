@@ -659,9 +659,13 @@ class Broker:
     # -- control plane: LeaderAndIsr, UpdateMetadata ------------------------------------------
     def on_leader_and_isr(self, controller_epoch: int, states: dict[TopicPartition, Any],
                           quiet: bool = False) -> None:
+        """LeaderAndIsr. `quiet` is the start-up one, to a broker of a cluster that is already
+        up: no events, and each fetcher is woken once, when all its partitions are added
+        (a wake-up per partition would queue thousands of sends that find it busy)."""
         if controller_epoch < self.controller_epoch_seen:
             return  # a deposed controller: ignored (no split brain)
         self.controller_epoch_seen = controller_epoch
+        to_wake: dict[ReplicaFetcher, None] | None = {} if quiet else None
         for key, state in states.items():
             replica = self.replicas.get(key)
             if replica is None or state.leader_epoch <= replica.leader_epoch:
@@ -669,7 +673,9 @@ class Broker:
             if state.leader == self.id:
                 self._become_leader(replica, state, quiet)
             elif state.leader >= 0:
-                self._become_follower(replica, state, quiet)
+                self._become_follower(replica, state, quiet, to_wake)
+        for fetcher in to_wake or ():
+            fetcher.wake()
 
     def _become_leader(self, replica: Replica, state: Any, quiet: bool = False) -> None:
         key = replica.key
@@ -709,7 +715,9 @@ class Broker:
                                   hw=replica.high_watermark)
         self.maybe_advance_hw(replica)
 
-    def _become_follower(self, replica: Replica, state: Any, quiet: bool = False) -> None:
+    def _become_follower(self, replica: Replica, state: Any, quiet: bool = False,
+                         to_wake: dict[ReplicaFetcher, None] | None = None) -> None:
+        """Follow the new leader; with `to_wake`, the fetcher is woken by the caller."""
         key = replica.key
         same_leader = replica.role is Role.FOLLOWER and replica.leader == state.leader
         if replica.role is Role.LEADER:
@@ -738,7 +746,9 @@ class Broker:
         fetcher = self.fetchers.get(slot)
         if fetcher is None or fetcher.stopped:
             fetcher = self.fetchers[slot] = self.cluster.new_fetcher(self, *slot)
-        fetcher.add_partition(key, decision)
+        fetcher.add_partition(key, decision, wake=to_wake is None)
+        if to_wake is not None:
+            to_wake[fetcher] = None
 
     def _stop_fetching(self, replica: Replica) -> None:
         slot = (replica.leader, replica.fetcher_slot)
@@ -755,14 +765,14 @@ class Broker:
         """UpdateMetadata: the cache takes the listed partitions' leaders (and ISRs); a change
         of a partition's cached state is a `metadata.updated` event (cost follows change).
 
-        The start-up UpdateMetadata (`quiet`, to an empty cache, listing the same partitions in
-        both maps) is kept as it is, not copied: every broker of a large cluster then holds
-        the same two maps until its first later UpdateMetadata, which copies them. The caller
-        must not change them."""
+        The start-up UpdateMetadata (`quiet`, to an empty cache; `isrs`, if given, lists the
+        partitions of `leaders`) is kept as it is, not copied: every broker of a large cluster
+        then holds the same two maps until its first later UpdateMetadata, which copies them.
+        The caller must not change them."""
         if controller_epoch < self.controller_epoch_seen:
             return
         self.controller_epoch_seen = controller_epoch
-        if quiet and not self.metadata and (isrs is None or list(isrs) == list(leaders)):
+        if quiet and not self.metadata and (isrs is None or len(isrs) == len(leaders)):
             self.metadata = leaders
             if isrs is not None:
                 self.metadata_isr = isrs

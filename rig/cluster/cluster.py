@@ -119,6 +119,7 @@ class Cluster:
         self.controller = Controller(self, self.zk.controller or 0, self.zk.controller_epoch)
         self.log.emit(names.CONTROLLER_ELECTED, broker=self.controller.broker,
                       epoch=self.controller.epoch)
+        # Every broker keeps these two maps as its metadata cache (see on_update_metadata).
         leaders = {key: state.leader for key, state in self.zk.partitions.items()}
         isrs = {key: tuple(state.isr) for key, state in self.zk.partitions.items()}
         for broker in self.brokers.values():

@@ -60,14 +60,16 @@ class ReplicaFetcher(FetchClient):
         return self.broker.alive and not self.broker.stalled
 
     # -- membership ------------------------------------------------------------------------
-    def add_partition(self, key: TopicPartition, decision: Decision) -> None:
-        """Start following `key`: truncate now, or first ask the leader where an epoch ends."""
+    def add_partition(self, key: TopicPartition, decision: Decision, wake: bool = True) -> None:
+        """Start following `key`: truncate now, or first ask the leader where an epoch ends
+        (`wake=False`: the caller wakes the fetcher once it has added all its partitions)."""
         if isinstance(decision, AskLeader):
             self.truncating[key] = decision.epoch
         else:
             self._truncate(key, decision.offset, "become-follower")
             self._fetch(key)
-        self.wake()
+        if wake:
+            self.wake()
 
     def _fetch(self, key: TopicPartition) -> None:
         replica = self.broker.replicas[key]
