@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 
 def _int32(value: int) -> int:
     value &= 0xFFFFFFFF
     return value - (1 << 32) if value & 0x80000000 else value
 
 
+@lru_cache(maxsize=1024)  # a topic's name is hashed again for each of its partitions
 def java_string_hash(text: str) -> int:
     """Java's String.hashCode: 31·h + c over UTF-16 code units, in 32-bit two's complement."""
     h = 0

@@ -14,6 +14,7 @@ from rig.checks import CheckResult, default_checks
 from rig.cluster.cluster import Cluster
 from rig.cluster.wire import Meter
 from rig.engine import Simulation, Streams
+from rig.engine.heap import LongLivedModel
 from rig.events import EventLog, names
 from rig.faults import FaultSchedule
 from rig.scenario.model import VariantSpec
@@ -62,7 +63,8 @@ def simulate(variant: VariantSpec, events_path: Path, *, scenario: str = "",
     checks = default_checks()
     started = time.perf_counter()
     events_path.parent.mkdir(parents=True, exist_ok=True)
-    with events_path.open("wb", buffering=1 << 20) as sink:
+    replicas = sum(topic.partitions * topic.replication_factor for topic in variant.topics)
+    with events_path.open("wb", buffering=1 << 20) as sink, LongLivedModel(replicas) as heap:
         log = EventLog(sink, lambda: sim.now_us / 1000, variant=variant.name)
         for check in checks:
             log.observe(check.observe)
@@ -85,6 +87,7 @@ def simulate(variant: VariantSpec, events_path: Path, *, scenario: str = "",
         cluster.start()
         for group in groups:
             group.start()
+        heap.built()
         report = (lambda now_us: progress(now_us, log.count)) if progress else None
         sim.run(variant.duration_ms * 1000, on_progress=report)
         _quiesce(cluster, faults, variant.quiesce_ms)

@@ -94,6 +94,7 @@ class Broker:
         self.dirty_logs: dict[TopicPartition, Replica] = {}  # logs with unflushed appends
         self.metadata: dict[TopicPartition, int] = {}  # partition → leader, as last told
         self.metadata_isr: dict[TopicPartition, tuple[int, ...]] = {}  # partition → ISR, as told
+        self._metadata_shared = False  # both still the start-up maps every broker holds
         # ISR changes this leader wrote and has not yet announced (ReplicaManager.isrChangeSet).
         self.isr_change_set: dict[TopicPartition, None] = {}
         self.last_isr_change_ms = 0.0
@@ -190,7 +191,7 @@ class Broker:
         self.consumer_watchers.clear()
         self.cache.clear()
         self.isr_change_set.clear()  # in memory only: a crash loses unannounced changes
-        self.metadata_isr.clear()  # the next UpdateMetadata refills the cache
+        self.metadata_isr = {}  # the next UpdateMetadata refills the cache
         lost = 0
         for replica in self.replicas.values():
             if power_loss:
@@ -709,9 +710,13 @@ class Broker:
     # -- control plane: LeaderAndIsr, UpdateMetadata ------------------------------------------
     def on_leader_and_isr(self, controller_epoch: int, states: dict[TopicPartition, Any],
                           quiet: bool = False) -> None:
+        """LeaderAndIsr. `quiet` is the start-up one, to a broker of a cluster that is already
+        up: no events, and each fetcher is woken once, when all its partitions are added
+        (a wake-up per partition would queue thousands of sends that find it busy)."""
         if controller_epoch < self.controller_epoch_seen:
             return  # a deposed controller: ignored (no split brain)
         self.controller_epoch_seen = controller_epoch
+        to_wake: dict[ReplicaFetcher, None] | None = {} if quiet else None
         for key, state in states.items():
             replica = self.replicas.get(key)
             if replica is None or state.leader_epoch <= replica.leader_epoch:
@@ -719,7 +724,9 @@ class Broker:
             if state.leader == self.id:
                 self._become_leader(replica, state, quiet)
             elif state.leader >= 0:
-                self._become_follower(replica, state, quiet)
+                self._become_follower(replica, state, quiet, to_wake)
+        for fetcher in to_wake or ():
+            fetcher.wake()
 
     def _become_leader(self, replica: Replica, state: Any, quiet: bool = False) -> None:
         key = replica.key
@@ -749,7 +756,11 @@ class Broker:
         if self.coasts:
             self.wake_follower_coasts(replica)
         for follower in replica.followers:
-            self.pending.setdefault((follower, replica.fetcher_slot), {})[key] = None
+            slot = (follower, replica.fetcher_slot)
+            pending = self.pending.get(slot)
+            if pending is None:
+                pending = self.pending[slot] = {}
+            pending[key] = None
         if not quiet:
             self.cluster.log.emit(names.REPLICA_BECOME_LEADER, broker=self.id, topic=key[0],
                                   partition=key[1], epoch=state.leader_epoch,
@@ -757,7 +768,9 @@ class Broker:
                                   hw=replica.high_watermark)
         self.maybe_advance_hw(replica)
 
-    def _become_follower(self, replica: Replica, state: Any, quiet: bool = False) -> None:
+    def _become_follower(self, replica: Replica, state: Any, quiet: bool = False,
+                         to_wake: dict[ReplicaFetcher, None] | None = None) -> None:
+        """Follow the new leader; with `to_wake`, the fetcher is woken by the caller."""
         key = replica.key
         same_leader = replica.role is Role.FOLLOWER and replica.leader == state.leader
         if replica.role is Role.LEADER:
@@ -786,7 +799,9 @@ class Broker:
         fetcher = self.fetchers.get(slot)
         if fetcher is None or fetcher.stopped:
             fetcher = self.fetchers[slot] = self.cluster.new_fetcher(self, *slot)
-        fetcher.add_partition(key, decision)
+        fetcher.add_partition(key, decision, wake=to_wake is None)
+        if to_wake is not None:
+            to_wake[fetcher] = None
 
     def _stop_fetching(self, replica: Replica) -> None:
         slot = (replica.leader, replica.fetcher_slot)
@@ -801,10 +816,25 @@ class Broker:
                            isrs: dict[TopicPartition, tuple[int, ...]] | None = None,
                            quiet: bool = False) -> None:
         """UpdateMetadata: the cache takes the listed partitions' leaders (and ISRs); a change
-        of a partition's cached state is a `metadata.updated` event (cost follows change)."""
+        of a partition's cached state is a `metadata.updated` event (cost follows change).
+
+        The start-up UpdateMetadata (`quiet`, to an empty cache; `isrs`, if given, lists the
+        partitions of `leaders`) is kept as it is, not copied: every broker of a large cluster
+        then holds the same two maps until its first later UpdateMetadata, which copies them.
+        The caller must not change them."""
         if controller_epoch < self.controller_epoch_seen:
             return
         self.controller_epoch_seen = controller_epoch
+        if quiet and not self.metadata and (isrs is None or len(isrs) == len(leaders)):
+            self.metadata = leaders
+            if isrs is not None:
+                self.metadata_isr = isrs
+            self._metadata_shared = True
+            return
+        if self._metadata_shared:
+            self.metadata = dict(self.metadata)
+            self.metadata_isr = dict(self.metadata_isr)
+            self._metadata_shared = False
         for key, leader in leaders.items():
             isr = isrs.get(key) if isrs is not None else None
             changed = self.metadata.get(key) != leader or (

@@ -19,7 +19,7 @@ from rig.cluster.fetcher import ReplicaFetcher
 from rig.cluster.network import Network, Node
 from rig.cluster.offsets import OffsetStore
 from rig.cluster.replica import Replica, Role, TopicPartition
-from rig.cluster.storage import new_log
+from rig.cluster.storage import log_factory
 from rig.cluster.wire import Meter
 from rig.cluster.zookeeper import NODE as ZK
 from rig.cluster.zookeeper import ZK_MESSAGE_BYTES, PartitionState, ZooKeeper
@@ -27,7 +27,7 @@ from rig.engine import Simulation, Streams
 from rig.errors import PluginError
 from rig.events import EventLog, names
 from rig.hashing import OFFSETS_TOPIC, fetcher_id
-from rig.scenario.model import BrokerConfig, VariantSpec
+from rig.scenario.model import BrokerConfig, TopicSpec, VariantSpec
 from rig.strategies.placement import PlacementError, check_assignment
 from rig.strategies.placement.explicit import ExplicitPlacement
 
@@ -93,16 +93,28 @@ class Cluster:
             self.assignments[topic.name] = assignment
             self.log.emit(names.TOPIC_CREATED, topic=topic.name, partitions=topic.partitions,
                           replication_factor=topic.replication_factor, placement=chooser.name)
-            for partition, replicas in enumerate(assignment):
-                key = (topic.name, partition)
-                slot = fetcher_id(topic.name, partition, self.config.num_replica_fetchers)
-                self.log.emit(names.PARTITION_ASSIGNED, topic=topic.name, partition=partition,
-                              replicas=list(replicas), leader=replicas[0])
-                for b in replicas:
-                    log = new_log(topic.config, self.variant.broker_config(b),
-                                  internal=topic.name == OFFSETS_TOPIC)
-                    self.brokers[b].add_replica(Replica(key, b, replicas, log, slot))
-                self.zk.partitions[key] = PartitionState(replicas[0], 0, tuple(replicas))
+            self._create_partitions(topic, assignment)
+
+    def _create_partitions(self, topic: TopicSpec, assignment: list[tuple[int, ...]]) -> None:
+        """Each partition's replicas with empty logs, and its state in ZooKeeper. What is the
+        same for every partition of the topic (its log settings on each broker, the fetcher
+        hash) is worked out once."""
+        name = topic.name
+        emit = self.log.emit
+        partitions = self.zk.partitions
+        brokers = self.brokers
+        new_log_on = {b.id: log_factory(topic.config, self.variant.broker_config(b.id),
+                                        internal=name == OFFSETS_TOPIC)
+                      for b in self.variant.brokers}
+        fetchers = self.config.num_replica_fetchers
+        for partition, replicas in enumerate(assignment):
+            key = (name, partition)
+            slot = fetcher_id(name, partition, fetchers)
+            emit(names.PARTITION_ASSIGNED, topic=name, partition=partition,
+                 replicas=list(replicas), leader=replicas[0])
+            for b in replicas:
+                brokers[b].add_replica(Replica(key, b, replicas, new_log_on[b](), slot))
+            partitions[key] = PartitionState(replicas[0], 0, tuple(replicas))
 
     def start(self) -> None:
         """Start as a running cluster: every broker registered with ZooKeeper, the lowest id
@@ -112,6 +124,7 @@ class Cluster:
         self.controller = Controller(self, self.zk.controller or 0, self.zk.controller_epoch)
         self.log.emit(names.CONTROLLER_ELECTED, broker=self.controller.broker,
                       epoch=self.controller.epoch)
+        # Every broker keeps these two maps as its metadata cache (see on_update_metadata).
         leaders = {key: state.leader for key, state in self.zk.partitions.items()}
         isrs = {key: tuple(state.isr) for key, state in self.zk.partitions.items()}
         for broker in self.brokers.values():

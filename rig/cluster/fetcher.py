@@ -64,8 +64,9 @@ class ReplicaFetcher(FetchClient):
                 and not self.stopped and self.up())
 
     # -- membership ------------------------------------------------------------------------
-    def add_partition(self, key: TopicPartition, decision: Decision) -> None:
-        """Start following `key`: truncate now, or first ask the leader where an epoch ends."""
+    def add_partition(self, key: TopicPartition, decision: Decision, wake: bool = True) -> None:
+        """Start following `key`: truncate now, or first ask the leader where an epoch ends
+        (`wake=False`: the caller wakes the fetcher once it has added all its partitions)."""
         if self.coast is not None:
             self.coast.wake()
         if isinstance(decision, AskLeader):
@@ -73,7 +74,8 @@ class ReplicaFetcher(FetchClient):
         else:
             self._truncate(key, decision.offset, "become-follower")
             self._fetch(key)
-        self.wake()
+        if wake:
+            self.wake()
 
     def _fetch(self, key: TopicPartition) -> None:
         replica = self.broker.replicas[key]

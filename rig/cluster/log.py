@@ -20,7 +20,9 @@ from __future__ import annotations
 import bisect
 from array import array
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from rig.cluster.segment import INDEX_INTERVAL_BYTES, Segment
 
@@ -96,27 +98,95 @@ class LookupStats:
         self.samples = []
 
 
-@dataclass
+# What a log holds besides numbers and its segments, and how each starts out. Most logs of a
+# large idle cluster are never written, so these are made on first use (Log.__getattr__), as
+# they would have been made empty with the log: a new log costs a few integers, not a dozen
+# objects.
+_CONTAINERS: dict[str, Callable[[], Any]] = {
+    "batches": list,
+    "bases": list,  # batches[i].base_offset, for bisect
+    "positions": list,  # batches[i]'s position in its segment
+    "dirty": deque,  # (append time, end offset)
+    "removed": set,  # identities cleaned away
+    "lookups": LookupStats,
+}
+
+
 class Log:
     """One replica's log. Offsets are Kafka's: LEO is the next offset to write."""
 
-    segment_bytes: int = 1 << 30
-    segment_ms: int = 7 * 24 * 3600 * 1000
-    index_interval_bytes: int = INDEX_INTERVAL_BYTES
-    batches: list[Batch] = field(default_factory=list)
-    bases: list[int] = field(default_factory=list)  # batches[i].base_offset, for bisect
-    positions: list[int] = field(default_factory=list)  # batches[i]'s position in its segment
-    log_start_offset: int = 0
-    log_end_offset: int = 0
-    flushed: int = 0
-    epochs: list[tuple[int, int]] = field(default_factory=list)  # (epoch, start offset), ascending
-    segments: list[Segment] = field(default_factory=lambda: [Segment(0)])
-    size_bytes: int = 0
-    dirty: deque[tuple[float, int]] = field(default_factory=deque)  # (append time, end offset)
-    clean_offset: int = 0  # the cleaner's checkpoint: the first dirty offset
-    removed: set[tuple[int, int]] = field(default_factory=set)  # identities cleaned away
-    layout: int = 0  # bumped when batches are removed (truncation, retention, cleaning)
-    lookups: LookupStats = field(default_factory=LookupStats)
+    __slots__ = ("segment_bytes", "segment_ms", "index_interval_bytes", "log_start_offset",
+                 "log_end_offset", "flushed", "size_bytes", "clean_offset", "layout",
+                 "_segments", "_epochs", *_CONTAINERS)
+
+    segment_bytes: int
+    segment_ms: int
+    index_interval_bytes: int
+    batches: list[Batch]
+    bases: list[int]
+    positions: list[int]
+    log_start_offset: int
+    log_end_offset: int
+    flushed: int
+    size_bytes: int
+    dirty: deque[tuple[float, int]]
+    clean_offset: int  # the cleaner's checkpoint: the first dirty offset
+    removed: set[tuple[int, int]]
+    layout: int  # bumped when batches are removed (truncation, retention, cleaning)
+    lookups: LookupStats
+
+    def __init__(self, segment_bytes: int = 1 << 30, segment_ms: int = 7 * 24 * 3600 * 1000,
+                 index_interval_bytes: int = INDEX_INTERVAL_BYTES, *, log_start_offset: int = 0,
+                 log_end_offset: int = 0, flushed: int = 0, size_bytes: int = 0,
+                 clean_offset: int = 0, layout: int = 0,
+                 segments: list[Segment] | None = None,
+                 epochs: list[tuple[int, int]] | None = None, **containers: Any):
+        self.segment_bytes = segment_bytes
+        self.segment_ms = segment_ms
+        self.index_interval_bytes = index_interval_bytes
+        self.log_start_offset = log_start_offset
+        self.log_end_offset = log_end_offset
+        self.flushed = flushed
+        self.size_bytes = size_bytes
+        self.clean_offset = clean_offset
+        self.layout = layout
+        self._segments = segments
+        self._epochs = epochs
+        for name, value in containers.items():
+            if name not in _CONTAINERS:
+                raise TypeError(f"Log() got an unexpected keyword argument {name!r}")
+            setattr(self, name, value)
+
+    if not TYPE_CHECKING:  # to mypy, an attribute Log does not declare stays an error
+        def __getattr__(self, name: str) -> Any:
+            """Called only for an attribute not set yet: make the container on first use."""
+            make = _CONTAINERS.get(name)
+            if make is None:
+                raise AttributeError(f"'Log' object has no attribute {name!r}")
+            value = make()
+            setattr(self, name, value)
+            return value
+
+    @property
+    def segments(self) -> list[Segment]:
+        """Oldest first; the last is the active one. A log starts with one, at offset 0."""
+        segments = self._segments
+        if segments is None:
+            segments = self._segments = [Segment(0)]
+        return segments
+
+    @property
+    def epochs(self) -> list[tuple[int, int]]:
+        """The leader-epoch cache: (epoch, start offset), ascending."""
+        epochs = self._epochs
+        if epochs is None:
+            epochs = self._epochs = []
+        return epochs
+
+    @property
+    def segment_count(self) -> int:
+        """len(segments), without making the segment of a log never used."""
+        return 1 if self._segments is None else len(self._segments)
 
     # -- writing -------------------------------------------------------------------------------
     def append(self, batch: Batch, now_ms: float, gap_ok: bool = False) -> None:
@@ -125,22 +195,24 @@ class Log:
         if batch.base_offset < self.log_end_offset or (
                 batch.base_offset > self.log_end_offset and not gap_ok):
             raise ValueError(f"batch at {batch.base_offset} appended at LEO {self.log_end_offset}")
-        active = self.segments[-1]
+        segments = self.segments
+        active = segments[-1]
         # LogSegment.shouldRoll: over segment.bytes, or strictly older than segment.ms.
         if active.size and (active.size + batch.size > self.segment_bytes
                             or now_ms - active.created_ms > self.segment_ms):
             # Kafka flushes a segment when it rolls: what precedes the new one is on disk.
             self.flushed = max(self.flushed, self.log_end_offset)
             active = Segment(batch.base_offset, 0, now_ms)
-            self.segments.append(active)
+            segments.append(active)
         elif not active.size:
             active.created_ms = now_ms
         self.positions.append(active.size)
         active.add_batch(batch.end_offset - 1, batch.size, batch.timestamp_ms,
                          self.index_interval_bytes)
         self.size_bytes += batch.size
-        if not self.epochs or batch.epoch > self.epochs[-1][0]:
-            self.epochs.append((batch.epoch, batch.base_offset))
+        epochs = self.epochs
+        if not epochs or batch.epoch > epochs[-1][0]:
+            epochs.append((batch.epoch, batch.base_offset))
         self.batches.append(batch)
         self.bases.append(batch.base_offset)
         self.log_end_offset = batch.end_offset
@@ -149,8 +221,9 @@ class Log:
     def assign_epoch(self, epoch: int) -> None:
         """A new leader records its epoch's start offset before it appends (Kafka does this on
         becoming leader, so an epoch with no data still has a start)."""
-        if not self.epochs or epoch > self.epochs[-1][0]:
-            self.epochs.append((epoch, self.log_end_offset))
+        epochs = self.epochs
+        if not epochs or epoch > epochs[-1][0]:
+            epochs.append((epoch, self.log_end_offset))
 
     def flush(self, up_to: int | None = None) -> None:
         target = self.log_end_offset if up_to is None else min(up_to, self.log_end_offset)
@@ -192,16 +265,18 @@ class Log:
         while self.dirty and self.dirty[-1][1] > self.log_end_offset:
             self.dirty.pop()
         # LeaderEpochFileCache.truncateFromEnd: every epoch starting at or after the new end.
-        while self.epochs and self.epochs[-1][1] >= self.log_end_offset:
-            self.epochs.pop()
+        epochs = self.epochs
+        while epochs and epochs[-1][1] >= self.log_end_offset:
+            epochs.pop()
         self._trim_segments()
         return removed
 
     def _trim_segments(self) -> None:
-        while len(self.segments) > 1 and self.segments[-1].base_offset >= self.log_end_offset:
-            self.segments.pop()
+        segments = self.segments
+        while len(segments) > 1 and segments[-1].base_offset >= self.log_end_offset:
+            segments.pop()
         # Recount the active segment from the batches it still holds.
-        active = self.segments[-1]
+        active = segments[-1]
         first = bisect.bisect_left(self.bases, active.base_offset)
         active.size = sum(b.size for b in self.batches[first:])
         active.truncate_index(self.log_end_offset)
@@ -245,10 +320,11 @@ class Log:
 
     def segment_of(self, offset: int) -> Segment:
         """The segment holding `offset`: the one with the largest base ≤ offset."""
-        if offset >= self.segments[-1].base_offset:
-            return self.segments[-1]  # most reads are at the tail
-        i = bisect.bisect_right(self.segments, offset, key=lambda s: s.base_offset) - 1
-        return self.segments[max(0, i)]
+        segments = self.segments
+        if offset >= segments[-1].base_offset:
+            return segments[-1]  # most reads are at the tail
+        i = bisect.bisect_right(segments, offset, key=lambda s: s.base_offset) - 1
+        return segments[max(0, i)]
 
     def lookup(self, offset: int) -> tuple[int, int, int]:
         """Find `offset` as Kafka does: (segment base, index entry position, bytes scanned)."""
@@ -264,17 +340,18 @@ class Log:
     def delete_oldest_segments(self, count: int, reason: str = "retention") -> int:
         """Delete the `count` oldest segments (never the active one); the log start offset moves
         to the next segment's base. Returns the records deleted."""
-        count = min(count, len(self.segments) - 1)
+        segments = self.segments
+        count = min(count, len(segments) - 1)
         if count <= 0:
             return 0
-        new_start = self.segments[count].base_offset
+        new_start = segments[count].base_offset
         cut = bisect.bisect_left(self.bases, new_start)
         removed = sum(b.records for b in self.batches[:cut])
         self.size_bytes -= sum(b.size for b in self.batches[:cut])
         del self.batches[:cut]
         del self.bases[:cut]
         del self.positions[:cut]
-        del self.segments[:count]
+        del segments[:count]
         self.log_start_offset = max(self.log_start_offset, new_start)
         self.clean_offset = max(self.clean_offset, self.log_start_offset)
         self.layout += 1
@@ -332,7 +409,8 @@ class Log:
     # -- leader epochs (KIP-101 / KIP-279) ----------------------------------------------------
     @property
     def latest_epoch(self) -> int:
-        return self.epochs[-1][0] if self.epochs else UNDEFINED
+        epochs = self._epochs  # read without making the cache of a log never written
+        return epochs[-1][0] if epochs else UNDEFINED
 
     def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
         """What OffsetsForLeaderEpoch answers for `epoch` (LeaderEpochFileCache.endOffsetFor):
@@ -342,13 +420,14 @@ class Log:
         - older than every known epoch: (epoch, start of the first known one);
         - otherwise (largest epoch ≤ asked, start of the next epoch) — KIP-279.
         """
-        if epoch == UNDEFINED or not self.epochs:
+        epochs = self._epochs
+        if epoch == UNDEFINED or not epochs:
             return UNDEFINED, UNDEFINED
-        if epoch == self.epochs[-1][0]:
+        if epoch == epochs[-1][0]:
             return epoch, self.log_end_offset
-        higher = next((i for i, (e, _) in enumerate(self.epochs) if e > epoch), None)
+        higher = next((i for i, (e, _) in enumerate(epochs) if e > epoch), None)
         if higher is None:
             return UNDEFINED, UNDEFINED
         if higher == 0:
-            return epoch, self.epochs[0][1]
-        return self.epochs[higher - 1][0], self.epochs[higher][1]
+            return epoch, epochs[0][1]
+        return epochs[higher - 1][0], epochs[higher][1]

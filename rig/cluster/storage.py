@@ -16,7 +16,8 @@ nothing.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from rig.cluster.log import Log, LookupStats
@@ -69,13 +70,14 @@ def cleaner_settings(config: BrokerConfig) -> CleanerSettings:
         backoff_ms=config.log_cleaner_backoff_ms)
 
 
-def new_log(config: Mapping[str, Any], broker: BrokerConfig, *, internal: bool = False) -> Log:
-    """A replica's empty log with its topic's segment and index settings."""
+def log_factory(config: Mapping[str, Any], broker: BrokerConfig, *,
+                internal: bool = False) -> Callable[[], Log]:
+    """Makes the empty logs of a topic's replicas on one broker, with the topic's segment and
+    index settings (read once for all its partitions)."""
     default_segment = 100 << 20 if internal else broker.log_segment_bytes  # offsets topic
-    return Log(segment_bytes=int(config.get("segment.bytes", default_segment)),
-               segment_ms=int(config.get("segment.ms", 7 * 24 * 3600 * 1000)),
-               index_interval_bytes=int(config.get("index.interval.bytes",
-                                                   broker.log_index_interval_bytes)))
+    return partial(Log, int(config.get("segment.bytes", default_segment)),
+                   int(config.get("segment.ms", 7 * 24 * 3600 * 1000)),
+                   int(config.get("index.interval.bytes", broker.log_index_interval_bytes)))
 
 
 def apply_pass(log: Log, plan: CleanPass) -> None:
@@ -111,11 +113,13 @@ class BrokerStorage:
         broker = self.broker
         self.in_progress.clear()
         self.busy = 0
-        self.written = {key: r for key, r in broker.replicas.items() if len(r.log.segments) > 1}
+        self.written = {key: r for key, r in broker.replicas.items() if r.log.segment_count > 1}
         broker._every(STORAGE_SAMPLE_MS, self.sample)
         broker._every(broker.config.log_retention_check_interval_ms, self.retention)
-        if (self.strategy is not None and broker.config.log_cleaner_enable
-                and any(compacted(self._topic_config(key[0])) for key in broker.replicas)):
+        config = broker.cluster.topic_config
+        compacted_topics = {topic for topic in config if compacted(config[topic])}
+        if (self.strategy is not None and broker.config.log_cleaner_enable and compacted_topics
+                and any(key[0] in compacted_topics for key in broker.replicas)):
             for thread in range(self.settings.threads):
                 self._after(0, thread)
 
@@ -203,7 +207,7 @@ class BrokerStorage:
         for key in sorted(self.written, key=self._rank.__getitem__):
             replica = self.written[key]
             log = replica.log
-            if len(log.segments) <= 1:
+            if log.segment_count <= 1:
                 del self.written[key]  # one segment (the next append puts it back)
                 continue
             config = self._topic_config(key[0])

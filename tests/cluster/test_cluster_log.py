@@ -3,6 +3,8 @@ reads (KIP-74) and the leader-epoch cache (KIP-101 / KIP-279). KAFKA.md §5, §8
 
 from __future__ import annotations
 
+import tracemalloc
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -537,3 +539,38 @@ class LogMachine(RuleBasedStateMachine):
 
 TestLogMachine = LogMachine.TestCase
 TestLogMachine.settings = settings(max_examples=60, stateful_step_count=40, deadline=None)
+
+
+# -- an idle log is small: its containers are made on first use --------------------------------
+def test_a_log_only_looked_at_stays_a_few_integers() -> None:
+    # What an idle replica's log is asked (LEO, epochs, a fetch at the end, retention's segment
+    # count) must not make its containers: a 100k-partition cluster has 300k such logs.
+    tracemalloc.start()
+    try:
+        logs = [Log() for _ in range(1000)]
+        for log in logs:
+            assert log.latest_epoch == UNDEFINED and log.segment_count == 1
+            assert log.end_offset_for_epoch(0) == (UNDEFINED, UNDEFINED)
+            assert log.read(0, 1000) == ([], 0) and log.bytes_after(0, 10) == 0
+            assert log.truncate_to(0) == 0
+        per_log = tracemalloc.get_traced_memory()[0] / len(logs)
+    finally:
+        tracemalloc.stop()
+    assert per_log < 200  # a dozen empty containers were ~1.9 kB
+
+
+def test_containers_made_on_first_use_start_as_the_empty_ones() -> None:
+    log = Log(segment_bytes=500)
+    assert (log.batches, log.bases, log.positions, list(log.dirty), log.removed) == (
+        [], [], [], [], set())
+    assert [(s.base_offset, s.size) for s in log.segments] == [(0, 0)] and log.epochs == []
+    assert log.lookups.count == 0
+    fill(log, [1, 2])
+    assert log.batches is log.batches and log.bases == [0, 1] and log.segment_count == 1
+
+
+def test_a_log_still_refuses_what_it_does_not_have() -> None:
+    with pytest.raises(AttributeError):
+        Log().nonsense  # type: ignore[attr-defined]  # noqa: B018
+    with pytest.raises(TypeError):
+        Log(nonsense=[])
