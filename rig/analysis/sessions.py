@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rig.analysis.events import event_files, read_events
+from rig.analysis.events import event_files, fetch_rows, read_events, with_fetch_fields
 from rig.analysis.spark import get_spark
 from rig.analysis.tables import read_json, write_json_atomic
 from rig.events import names
@@ -24,8 +24,8 @@ if TYPE_CHECKING:
 __all__ = ["SESSIONS_TABLE", "analyze_sessions"]
 
 SESSIONS_TABLE = "sessions.json"
-_EVENTS = (names.SESSION_CACHE, names.SESSION_CREATED, names.SESSION_EVICTED,
-           names.SESSION_ERROR, names.FETCH_RESPONSE)
+_SESSION_EVENTS = (names.SESSION_CREATED, names.SESSION_EVICTED, names.SESSION_ERROR)
+_EVENTS = (names.SESSION_CACHE, *_SESSION_EVENTS, names.FETCH_RESPONSE, names.FETCH_IDLE)
 
 
 def _schema() -> StructType:
@@ -38,7 +38,8 @@ def _schema() -> StructType:
         ("session_id", long), ("error_code", long), ("privileged", T.BooleanType()),
         ("slots", long),
     ]
-    return T.StructType([T.StructField(n, k, nullable=True) for n, k in fields])
+    return with_fetch_fields(T.StructType([T.StructField(n, k, nullable=True)
+                                           for n, k in fields]))
 
 
 def _occupancy(events: DataFrame) -> list[dict[str, Any]]:
@@ -58,17 +59,22 @@ def _occupancy(events: DataFrame) -> list[dict[str, Any]]:
 
 def _per_second(events: DataFrame) -> list[dict[str, Any]]:
     """Per variant and simulated second: sessions created and evicted, errors 70 and 71, and
-    full fetch responses without a session, by role."""
+    full fetch responses without a session, by role (a fetch.idle's responses included)."""
     from pyspark.sql import functions as F
 
     def count_of(cond: Any) -> Any:
-        return F.sum(F.when(cond, 1).otherwise(0))
+        return F.sum(F.when(cond, F.col("n")).otherwise(0))
 
     event = F.col("event")
+    session_events = events.where(event.isin(*_SESSION_EVENTS)).select(
+        "variant", F.floor(F.col("t_ms") / 1000).cast("long").alias("second"), "event", "role",
+        "session_id", "error_code", F.lit(1).cast("long").alias("n"))
+    responses = fetch_rows(events).where(event == names.FETCH_RESPONSE).select(
+        "variant", "second", "event", "role", "session_id", "error_code", "n")
     sessionless = (event == names.FETCH_RESPONSE) & (F.col("session_id") == 0) & (
         F.col("error_code") == 0)
-    rows = (events.where(event.isin(*_EVENTS[1:]))
-            .groupBy("variant", F.floor(F.col("t_ms") / 1000).cast("long").alias("second"))
+    rows = (session_events.unionByName(responses)
+            .groupBy("variant", "second")
             .agg(count_of(event == names.SESSION_CREATED).alias("created"),
                  count_of(event == names.SESSION_EVICTED).alias("evicted"),
                  count_of((event == names.SESSION_ERROR)
