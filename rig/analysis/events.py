@@ -131,8 +131,9 @@ def occurrences_before(first_us: Column, period_us: Column, count: Column,
     return F.least(count, F.greatest(F.lit(0), ceiling))
 
 
-def fetch_runs(events: DataFrame) -> DataFrame:
-    """Every fetch of `events` (read with `with_fetch_fields`) as a run of occurrences.
+def fetch_runs(events: DataFrame, only: str | None = None) -> DataFrame:
+    """Every fetch of `events` (read with `with_fetch_fields`) as a run of occurrences; with
+    `only` (fetch.request or fetch.response), the fetches of that kind.
 
     A fetch.request or fetch.response is a run of one: `first_us` and `period_us` null, `count`
     1, at its t_ms. A fetch.idle is two runs, its requests (event fetch.request) and its
@@ -144,9 +145,9 @@ def fetch_runs(events: DataFrame) -> DataFrame:
 
     event = F.col("event")
     idle = event == names.FETCH_IDLE
-    fetches = events.where(event.isin(names.FETCH_REQUEST, names.FETCH_RESPONSE,
-                                      names.FETCH_IDLE))
-    kinds = F.when(idle, F.array(F.lit(names.FETCH_REQUEST), F.lit(names.FETCH_RESPONSE)))
+    wanted = (names.FETCH_REQUEST, names.FETCH_RESPONSE) if only is None else (only,)
+    fetches = events.where(event.isin(*wanted, names.FETCH_IDLE))
+    kinds = F.when(idle, F.array(*(F.lit(kind) for kind in wanted)))
     # A name no stage's schema uses (replication's events have a `kind`, the fault's).
     runs = fetches.select("*", F.explode(kinds.otherwise(F.array(event))).alias("_fetch_kind"))
     request = F.col("_fetch_kind") == names.FETCH_REQUEST
@@ -174,8 +175,9 @@ def fetch_runs(events: DataFrame) -> DataFrame:
     ).where(F.col("count") > 0)
 
 
-def fetch_rows(events: DataFrame) -> DataFrame:
-    """The fetches of `events` (read with `with_fetch_fields`) per second, weighted.
+def fetch_rows(events: DataFrame, only: str | None = None) -> DataFrame:
+    """The fetches of `events` (read with `with_fetch_fields`) per second, weighted; with
+    `only` (fetch.request or fetch.response), the fetches of that kind.
 
     A fetch.request or fetch.response is one row, n = 1, second = ⌊t_ms / 1000⌋. A fetch.idle
     becomes at most one row per (kind, second) its occurrences span, n = how many fall in that
@@ -187,7 +189,7 @@ def fetch_rows(events: DataFrame) -> DataFrame:
     """
     from pyspark.sql import functions as F
 
-    runs = fetch_runs(events)
+    runs = fetch_runs(events, only)
     plain = F.col("first_us").isNull()
     first, period, count = F.col("first_us"), F.col("period_us"), F.col("count")
     start = _floor_div(first, US_PER_S)

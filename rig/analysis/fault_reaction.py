@@ -74,8 +74,8 @@ def add_detection_and_catch_up(events: DataFrame, entries: list[dict[str, Any]],
     spark = events.sparkSession
     frame = spark.createDataFrame(windows, "i int, variant string, source string, "
                                            "start double, stop double")
-    responses = (fetch_runs(events).where((F.col("event") == names.FETCH_RESPONSE)
-                                          & (F.col("role") == "follower"))
+    responses = (fetch_runs(events, only=names.FETCH_RESPONSE)
+                 .where(F.col("role") == "follower")
                  .select("variant", "source", "t_ms", "first_us", "period_us", "count",
                          "wire_bytes", "records_bytes"))
     # How many of each run's responses (one for a plain fetch.response, any number for an

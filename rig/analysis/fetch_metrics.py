@@ -44,9 +44,15 @@ def event_schema() -> StructType:
 
 
 def _fetch_cube(events: DataFrame) -> DataFrame:
-    """Identical fetches grouped: the key columns plus `n` (how many) and `first`, the
-    (t_ms, seq) of the earliest. Time before seq: an idle run is logged when it ends, so its
-    seq says nothing of when its first request was sent."""
+    """Identical fetches grouped: the key columns plus `n` (how many), `first_t` (the earliest
+    t_ms) and `first_seq` (the smallest seq).
+
+    The first fetch of a role is the group with the smallest (first_t, first_seq): time first,
+    since an idle run is logged when it ends and its seq says nothing of when its rounds were
+    sent. In a full log seq grows with time, so that is the smallest seq, as it always was. Two
+    columns rather than one min over a (t_ms, seq) struct: Spark hashes fixed-width aggregates
+    but sorts every row for a struct one, and an aggregated log expands to millions of rows.
+    """
     from pyspark.sql import functions as F
 
     kind = F.when(F.col("event") == names.FETCH_REQUEST, F.lit("request")).otherwise(
@@ -61,11 +67,14 @@ def _fetch_cube(events: DataFrame) -> DataFrame:
         "full",
         "body_bytes",
         "wire_bytes",
-        F.struct("t_ms", "seq").alias("first"),
+        "t_ms",
+        "seq",
         "n",
     )
     keys = ["variant", "role", "kind", "broker", "second", "full", "body_bytes", "wire_bytes"]
-    return fetches.groupBy(*keys).agg(F.sum("n").alias("n"), F.min("first").alias("first"))
+    return fetches.groupBy(*keys).agg(
+        F.sum("n").alias("n"), F.min("t_ms").alias("first_t"), F.min("seq").alias("first_seq")
+    )
 
 
 def _totals(cube: DataFrame) -> list[dict[str, Any]]:
@@ -83,7 +92,7 @@ def _totals(cube: DataFrame) -> list[dict[str, Any]]:
         F.sum(n * F.col("wire_bytes")).alias("wire_total"),
         F.min("wire_bytes").alias("wire_min"),
         F.max("wire_bytes").alias("wire_max"),
-        F.min_by("body_bytes", "first").alias("first_body"),
+        F.min_by("body_bytes", F.struct("first_t", "first_seq")).alias("first_body"),
     )
     return [row.asDict() for row in rows.collect()]
 

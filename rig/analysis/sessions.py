@@ -69,7 +69,7 @@ def _per_second(events: DataFrame) -> list[dict[str, Any]]:
     session_events = events.where(event.isin(*_SESSION_EVENTS)).select(
         "variant", F.floor(F.col("t_ms") / 1000).cast("long").alias("second"), "event", "role",
         "session_id", "error_code", F.lit(1).cast("long").alias("n"))
-    responses = fetch_rows(events).where(event == names.FETCH_RESPONSE).select(
+    responses = fetch_rows(events, only=names.FETCH_RESPONSE).select(
         "variant", "second", "event", "role", "session_id", "error_code", "n")
     sessionless = (event == names.FETCH_RESPONSE) & (F.col("session_id") == 0) & (
         F.col("error_code") == 0)
