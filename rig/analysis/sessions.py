@@ -42,54 +42,67 @@ def _schema() -> StructType:
                                            for n, k in fields]))
 
 
-def _occupancy(events: DataFrame) -> list[dict[str, Any]]:
+def _rows(events: DataFrame) -> DataFrame:
+    """What both tables read, in a few columns (cached, so the log is parsed once): each session
+    event as one row (n = 1), and the fetch responses per second (rig.analysis.events.fetch_rows:
+    n responses, a fetch.idle's included)."""
+    from pyspark.sql import functions as F
+
+    none = F.lit(None).cast("long")
+    sessions = events.where(F.col("event").isin(names.SESSION_CACHE, *_SESSION_EVENTS)).select(
+        "variant", "event", "t_ms", "seq",
+        F.floor(F.col("t_ms") / 1000).cast("long").alias("second"), "broker", "sessions",
+        "partitions", "slots", "role", "session_id", "error_code",
+        F.lit(1).cast("long").alias("n"))
+    responses = fetch_rows(events, only=names.FETCH_RESPONSE).select(
+        "variant", "event", "t_ms", "seq", "second", "broker", none.alias("sessions"),
+        none.alias("partitions"), none.alias("slots"), "role", "session_id", "error_code", "n")
+    return sessions.unionByName(responses)
+
+
+def _occupancy(rows: DataFrame) -> list[dict[str, Any]]:
     """Every session.cache sample (variant, broker, t_s, sessions, partitions, slots), in order."""
     from pyspark.sql import functions as F
 
-    rows = (events.where(F.col("event") == names.SESSION_CACHE)
-            .select("variant", "broker", (F.col("t_ms") / 1000).alias("t_s"), "sessions",
-                    "partitions", "slots", "seq")
-            .orderBy("variant", "seq").collect())
+    samples = (rows.where(F.col("event") == names.SESSION_CACHE)
+               .select("variant", "broker", (F.col("t_ms") / 1000).alias("t_s"), "sessions",
+                       "partitions", "slots", "seq")
+               .orderBy("variant", "seq").collect())
     return [{"variant": r["variant"], "broker": int(r["broker"]), "t_s": round(r["t_s"], 3),
              "sessions": int(r["sessions"] or 0),
              "partitions": None if r["partitions"] is None else int(r["partitions"]),
              "slots": None if r["slots"] is None else int(r["slots"])}
-            for r in rows]
+            for r in samples]
 
 
-def _per_second(events: DataFrame) -> list[dict[str, Any]]:
+def _per_second(rows: DataFrame) -> list[dict[str, Any]]:
     """Per variant and simulated second: sessions created and evicted, errors 70 and 71, and
-    full fetch responses without a session, by role (a fetch.idle's responses included)."""
+    full fetch responses without a session, by role."""
     from pyspark.sql import functions as F
 
     def count_of(cond: Any) -> Any:
         return F.sum(F.when(cond, F.col("n")).otherwise(0))
 
     event = F.col("event")
-    session_events = events.where(event.isin(*_SESSION_EVENTS)).select(
-        "variant", F.floor(F.col("t_ms") / 1000).cast("long").alias("second"), "event", "role",
-        "session_id", "error_code", F.lit(1).cast("long").alias("n"))
-    responses = fetch_rows(events, only=names.FETCH_RESPONSE).select(
-        "variant", "second", "event", "role", "session_id", "error_code", "n")
     sessionless = (event == names.FETCH_RESPONSE) & (F.col("session_id") == 0) & (
         F.col("error_code") == 0)
-    rows = (session_events.unionByName(responses)
-            .groupBy("variant", "second")
-            .agg(count_of(event == names.SESSION_CREATED).alias("created"),
-                 count_of(event == names.SESSION_EVICTED).alias("evicted"),
-                 count_of((event == names.SESSION_ERROR)
-                          & (F.col("error_code") == FETCH_SESSION_ID_NOT_FOUND)).alias(
-                     "not_found"),
-                 count_of((event == names.SESSION_ERROR)
-                          & (F.col("error_code") == INVALID_FETCH_SESSION_EPOCH)).alias(
-                     "invalid_epoch"),
-                 count_of(sessionless & (F.col("role") == "consumer")).alias(
-                     "consumer_sessionless"),
-                 count_of(sessionless & (F.col("role") == "follower")).alias(
-                     "follower_sessionless"))
-            .orderBy("variant", "second").collect())
+    counts = (rows.where(event != names.SESSION_CACHE)
+              .groupBy("variant", "second")
+              .agg(count_of(event == names.SESSION_CREATED).alias("created"),
+                   count_of(event == names.SESSION_EVICTED).alias("evicted"),
+                   count_of((event == names.SESSION_ERROR)
+                            & (F.col("error_code") == FETCH_SESSION_ID_NOT_FOUND)).alias(
+                       "not_found"),
+                   count_of((event == names.SESSION_ERROR)
+                            & (F.col("error_code") == INVALID_FETCH_SESSION_EPOCH)).alias(
+                       "invalid_epoch"),
+                   count_of(sessionless & (F.col("role") == "consumer")).alias(
+                       "consumer_sessionless"),
+                   count_of(sessionless & (F.col("role") == "follower")).alias(
+                       "follower_sessionless"))
+              .orderBy("variant", "second").collect())
     return [{key: (row[key] if key == "variant" else int(row[key] or 0))
-             for key in row.asDict()} for row in rows]
+             for key in row.asDict()} for row in counts]
 
 
 def _summary(occupancy: list[dict[str, Any]], seconds: list[dict[str, Any]],
@@ -127,10 +140,10 @@ def analyze_sessions(run_dir: Path, *, spark_master: str | None = None) -> dict[
         spark = get_spark(spark_master)
         events = (read_events(spark, files, _schema())
                   .where("event IN ({})".format(", ".join(f"'{e}'" for e in _EVENTS))))
-        events.cache()
-        occupancy = _occupancy(events)
-        seconds = _per_second(events)
-        events.unpersist()
+        rows = _rows(events).cache()
+        occupancy = _occupancy(rows)
+        seconds = _per_second(rows)
+        rows.unpersist()
     variants = list((run.get("variants") or {}).keys()) or sorted(
         {r["variant"] for r in occupancy + seconds})
     metrics = run_dir / "metrics"
