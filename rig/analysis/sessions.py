@@ -43,20 +43,29 @@ def _schema() -> StructType:
 
 
 def _rows(events: DataFrame) -> DataFrame:
-    """What both tables read, in a few columns (cached, so the log is parsed once): each session
-    event as one row (n = 1), and the fetch responses per second (rig.analysis.events.fetch_rows:
-    n responses, a fetch.idle's included)."""
+    """What both tables read, small enough to cache (the log is parsed once): each session event
+    as one row (n = 1), and per (variant, second, role, sessionless) the number n of fetch
+    responses (rig.analysis.events.fetch_rows: a fetch.idle's included). Sessionless: answered
+    as a full fetch without a session (session 0, no error)."""
     from pyspark.sql import functions as F
 
-    none = F.lit(None).cast("long")
+    def none(kind: str) -> Any:
+        return F.lit(None).cast(kind)
+
     sessions = events.where(F.col("event").isin(names.SESSION_CACHE, *_SESSION_EVENTS)).select(
         "variant", "event", "t_ms", "seq",
         F.floor(F.col("t_ms") / 1000).cast("long").alias("second"), "broker", "sessions",
-        "partitions", "slots", "role", "session_id", "error_code",
-        F.lit(1).cast("long").alias("n"))
-    responses = fetch_rows(events, only=names.FETCH_RESPONSE).select(
-        "variant", "event", "t_ms", "seq", "second", "broker", none.alias("sessions"),
-        none.alias("partitions"), none.alias("slots"), "role", "session_id", "error_code", "n")
+        "partitions", "slots", "error_code", none("string").alias("role"),
+        F.lit(False).alias("sessionless"), F.lit(1).cast("long").alias("n"))
+    sessionless = (F.col("session_id") == 0) & (F.col("error_code") == 0)
+    responses = (fetch_rows(events, only=names.FETCH_RESPONSE)
+                 .groupBy("variant", "second", "role", sessionless.alias("sessionless"))
+                 .agg(F.sum("n").alias("n"))
+                 .select("variant", F.lit(names.FETCH_RESPONSE).alias("event"),
+                         none("double").alias("t_ms"), none("long").alias("seq"), "second",
+                         *(none("long").alias(c) for c in ("broker", "sessions", "partitions",
+                                                           "slots", "error_code")),
+                         "role", "sessionless", "n"))
     return sessions.unionByName(responses)
 
 
@@ -84,8 +93,7 @@ def _per_second(rows: DataFrame) -> list[dict[str, Any]]:
         return F.sum(F.when(cond, F.col("n")).otherwise(0))
 
     event = F.col("event")
-    sessionless = (event == names.FETCH_RESPONSE) & (F.col("session_id") == 0) & (
-        F.col("error_code") == 0)
+    sessionless = (event == names.FETCH_RESPONSE) & F.col("sessionless")
     counts = (rows.where(event != names.SESSION_CACHE)
               .groupBy("variant", "second")
               .agg(count_of(event == names.SESSION_CREATED).alias("created"),
