@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from rig.analysis.events import fetch_runs, occurrences_between
 from rig.events import names
 
 if TYPE_CHECKING:
@@ -43,7 +44,8 @@ def _first_reaction(reactions: Sequence[Any], variant: str, start: float,
 def add_detection_and_catch_up(events: DataFrame, entries: list[dict[str, Any]],
                                end_ms: dict[str, float | None]) -> None:
     """Add `detected_ms`, `detection_seconds`, `catch_up_bytes` and `catch_up_record_bytes` to
-    each recovery entry (in place). `end_ms` is each variant's last event time."""
+    each recovery entry (in place). `events` is read with rig.analysis.events.with_fetch_fields;
+    `end_ms` is each variant's last event time."""
     from pyspark.sql import functions as F
 
     if not entries:
@@ -72,13 +74,18 @@ def add_detection_and_catch_up(events: DataFrame, entries: list[dict[str, Any]],
     spark = events.sparkSession
     frame = spark.createDataFrame(windows, "i int, variant string, source string, "
                                            "start double, stop double")
-    responses = (events.where((F.col("event") == names.FETCH_RESPONSE)
-                              & (F.col("role") == "follower"))
-                 .select("variant", "source", "t_ms", "wire_bytes", "records_bytes"))
+    responses = (fetch_runs(events, only=names.FETCH_RESPONSE)
+                 .where(F.col("role") == "follower")
+                 .select("variant", "source", "t_ms", "first_us", "period_us", "count",
+                         "wire_bytes", "records_bytes"))
+    # How many of each run's responses (one for a plain fetch.response, any number for an
+    # idle run) were sent inside the window.
+    n = occurrences_between(F.col("start"), F.col("stop"))
     sums = (responses.join(F.broadcast(frame), ["variant", "source"])
-            .where((F.col("t_ms") >= F.col("start")) & (F.col("t_ms") <= F.col("stop")))
-            .groupBy("i").agg(F.sum("wire_bytes").alias("wire"),
-                              F.sum("records_bytes").alias("records"))
+            .select("i", n.alias("n"), "wire_bytes", "records_bytes")
+            .where(F.col("n") > 0)
+            .groupBy("i").agg(F.sum(F.col("n") * F.col("wire_bytes")).alias("wire"),
+                              F.sum(F.col("n") * F.col("records_bytes")).alias("records"))
             .collect())
     for row in sums:
         entries[row["i"]]["catch_up_bytes"] = int(row["wire"] or 0)

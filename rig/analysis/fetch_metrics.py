@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rig.analysis.events import event_files, read_events
+from rig.analysis.events import event_files, fetch_rows, read_events, with_fetch_fields
 from rig.analysis.extra_tables import write_extra_tables
 from rig.analysis.spark import get_spark
 from rig.analysis.tables import read_json, write_json_atomic
@@ -30,66 +30,51 @@ _BYTES_STATS: tuple[tuple[str, str, str], ...] = (
     ("wire_request_bytes", "request", "wire_bytes"),
     ("wire_response_bytes", "response", "wire_bytes"),
 )
-_KINDS = {names.FETCH_REQUEST: "request", names.FETCH_RESPONSE: "response"}
 _TIMESERIES = "fetch_timeseries.json"
 _SIZES = "fetch_sizes.json"
 
 
 def event_schema() -> StructType:
-    """The fields of run.start, fetch.request and fetch.response; anything else is dropped."""
+    """The fields of run.start and of the fetches (rig.analysis.events.with_fetch_fields);
+    anything else is dropped."""
     from pyspark.sql import types as T
 
-    long, text = T.LongType(), T.StringType()
-    fields: list[tuple[str, T.DataType]] = [
-        ("t_ms", T.DoubleType()),
-        ("seq", long),
-        ("event", text),
-        ("variant", text),
-        # fetch.request / fetch.response
-        ("role", text),
-        ("client", text),
-        ("replica_id", long),
-        ("broker", long),
-        ("source", text),  # a broker id for followers, a client string for consumers
-        ("fetcher", long),
-        ("version", long),
-        ("session_id", long),
-        ("session_epoch", long),
-        ("full", T.BooleanType()),
-        ("partitions", long),
-        ("forgotten", long),
-        ("error_code", long),
-        ("records_bytes", long),
-        ("waited_ms", T.DoubleType()),
-        ("body_bytes", long),
-        ("header_bytes", long),
-        ("wire_bytes", long),
-        # run.start
-        ("duration_ms", long),
-    ]
-    return T.StructType([T.StructField(name, kind, nullable=True) for name, kind in fields])
+    run_start = T.StructField("duration_ms", T.LongType(), nullable=True)
+    return with_fetch_fields(T.StructType([run_start]))
 
 
 def _fetch_cube(events: DataFrame) -> DataFrame:
-    """Identical fetches grouped: the key columns plus `n` (how many) and `first_seq`."""
+    """Identical fetches grouped: the key columns plus `n` (how many), `first_t` (the earliest
+    t_ms) and `first_seq` (the smallest seq).
+
+    The first fetch of a role is the group with the smallest (first_t, first_seq): time first,
+    since an idle run is logged when it ends and its seq says nothing of when its rounds were
+    sent. In a full log seq grows with time, so that is the smallest seq, as it always was. Two
+    columns rather than one min over a (t_ms, seq) struct: Spark hashes fixed-width aggregates
+    but sorts every row for a struct one, and an aggregated log expands to millions of rows.
+    """
     from pyspark.sql import functions as F
 
     kind = F.when(F.col("event") == names.FETCH_REQUEST, F.lit("request")).otherwise(
         F.lit("response")
     )
-    fetches = events.where(F.col("event").isin(*_KINDS)).select(
+    fetches = fetch_rows(events).select(
         "variant",
         "role",
         kind.alias("kind"),
         "broker",
-        F.floor(F.col("t_ms") / 1000).cast("long").alias("second"),
+        "second",
         "full",
         "body_bytes",
         "wire_bytes",
+        "t_ms",
         "seq",
+        "n",
     )
     keys = ["variant", "role", "kind", "broker", "second", "full", "body_bytes", "wire_bytes"]
-    return fetches.groupBy(*keys).agg(F.count(F.lit(1)).alias("n"), F.min("seq").alias("first_seq"))
+    return fetches.groupBy(*keys).agg(
+        F.sum("n").alias("n"), F.min("t_ms").alias("first_t"), F.min("seq").alias("first_seq")
+    )
 
 
 def _totals(cube: DataFrame) -> list[dict[str, Any]]:
@@ -107,7 +92,7 @@ def _totals(cube: DataFrame) -> list[dict[str, Any]]:
         F.sum(n * F.col("wire_bytes")).alias("wire_total"),
         F.min("wire_bytes").alias("wire_min"),
         F.max("wire_bytes").alias("wire_max"),
-        F.min_by("body_bytes", "first_seq").alias("first_body"),
+        F.min_by("body_bytes", F.struct("first_t", "first_seq")).alias("first_body"),
     )
     return [row.asDict() for row in rows.collect()]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rig.analysis.events import event_files, read_events
+from rig.analysis.events import event_files, read_events, with_fetch_fields
 from rig.analysis.fault_reaction import add_detection_and_catch_up
 from rig.analysis.spark import get_spark
 from rig.analysis.tables import read_json, write_json_atomic
@@ -37,9 +37,10 @@ def _schema() -> StructType:
         ("isr", T.ArrayType(long)), ("replicas", T.ArrayType(long)), ("check", text),
         ("election", text), ("fault", long), ("kind", text), ("targets", T.ArrayType(text)),
         ("duration_ms", long), ("removed", T.ArrayType(long)), ("previous", long),
-        ("role", text), ("source", text), ("wire_bytes", long), ("records_bytes", long),
     ]
-    return T.StructType([T.StructField(n, k, nullable=True) for n, k in fields])
+    # The fetch fields are for the catch-up bytes (rig.analysis.fault_reaction).
+    return with_fetch_fields(T.StructType([T.StructField(n, k, nullable=True)
+                                           for n, k in fields]))
 
 
 def _counts(events: DataFrame) -> dict[str, dict[str, Any]]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rig.analysis.events import event_files, read_events
+from rig.analysis.events import event_files, fetch_rows, read_events, with_fetch_fields
 from rig.analysis.spark import get_spark
 from rig.analysis.tables import read_json, write_json_atomic
 from rig.events import names
@@ -24,8 +24,8 @@ if TYPE_CHECKING:
 __all__ = ["SESSIONS_TABLE", "analyze_sessions"]
 
 SESSIONS_TABLE = "sessions.json"
-_EVENTS = (names.SESSION_CACHE, names.SESSION_CREATED, names.SESSION_EVICTED,
-           names.SESSION_ERROR, names.FETCH_RESPONSE)
+_SESSION_EVENTS = (names.SESSION_CREATED, names.SESSION_EVICTED, names.SESSION_ERROR)
+_EVENTS = (names.SESSION_CACHE, *_SESSION_EVENTS, names.FETCH_RESPONSE, names.FETCH_IDLE)
 
 
 def _schema() -> StructType:
@@ -38,52 +38,79 @@ def _schema() -> StructType:
         ("session_id", long), ("error_code", long), ("privileged", T.BooleanType()),
         ("slots", long),
     ]
-    return T.StructType([T.StructField(n, k, nullable=True) for n, k in fields])
+    return with_fetch_fields(T.StructType([T.StructField(n, k, nullable=True)
+                                           for n, k in fields]))
 
 
-def _occupancy(events: DataFrame) -> list[dict[str, Any]]:
+def _rows(events: DataFrame) -> DataFrame:
+    """What both tables read, small enough to cache (the log is parsed once): each session event
+    as one row (n = 1), and per (variant, second, role, sessionless) the number n of fetch
+    responses (rig.analysis.events.fetch_rows: a fetch.idle's included). Sessionless: answered
+    as a full fetch without a session (session 0, no error)."""
+    from pyspark.sql import functions as F
+
+    def none(kind: str) -> Any:
+        return F.lit(None).cast(kind)
+
+    sessions = events.where(F.col("event").isin(names.SESSION_CACHE, *_SESSION_EVENTS)).select(
+        "variant", "event", "t_ms", "seq",
+        F.floor(F.col("t_ms") / 1000).cast("long").alias("second"), "broker", "sessions",
+        "partitions", "slots", "error_code", none("string").alias("role"),
+        F.lit(False).alias("sessionless"), F.lit(1).cast("long").alias("n"))
+    sessionless = (F.col("session_id") == 0) & (F.col("error_code") == 0)
+    responses = (fetch_rows(events, only=names.FETCH_RESPONSE)
+                 .groupBy("variant", "second", "role", sessionless.alias("sessionless"))
+                 .agg(F.sum("n").alias("n"))
+                 .select("variant", F.lit(names.FETCH_RESPONSE).alias("event"),
+                         none("double").alias("t_ms"), none("long").alias("seq"), "second",
+                         *(none("long").alias(c) for c in ("broker", "sessions", "partitions",
+                                                           "slots", "error_code")),
+                         "role", "sessionless", "n"))
+    return sessions.unionByName(responses)
+
+
+def _occupancy(rows: DataFrame) -> list[dict[str, Any]]:
     """Every session.cache sample (variant, broker, t_s, sessions, partitions, slots), in order."""
     from pyspark.sql import functions as F
 
-    rows = (events.where(F.col("event") == names.SESSION_CACHE)
-            .select("variant", "broker", (F.col("t_ms") / 1000).alias("t_s"), "sessions",
-                    "partitions", "slots", "seq")
-            .orderBy("variant", "seq").collect())
+    samples = (rows.where(F.col("event") == names.SESSION_CACHE)
+               .select("variant", "broker", (F.col("t_ms") / 1000).alias("t_s"), "sessions",
+                       "partitions", "slots", "seq")
+               .orderBy("variant", "seq").collect())
     return [{"variant": r["variant"], "broker": int(r["broker"]), "t_s": round(r["t_s"], 3),
              "sessions": int(r["sessions"] or 0),
              "partitions": None if r["partitions"] is None else int(r["partitions"]),
              "slots": None if r["slots"] is None else int(r["slots"])}
-            for r in rows]
+            for r in samples]
 
 
-def _per_second(events: DataFrame) -> list[dict[str, Any]]:
+def _per_second(rows: DataFrame) -> list[dict[str, Any]]:
     """Per variant and simulated second: sessions created and evicted, errors 70 and 71, and
     full fetch responses without a session, by role."""
     from pyspark.sql import functions as F
 
     def count_of(cond: Any) -> Any:
-        return F.sum(F.when(cond, 1).otherwise(0))
+        return F.sum(F.when(cond, F.col("n")).otherwise(0))
 
     event = F.col("event")
-    sessionless = (event == names.FETCH_RESPONSE) & (F.col("session_id") == 0) & (
-        F.col("error_code") == 0)
-    rows = (events.where(event.isin(*_EVENTS[1:]))
-            .groupBy("variant", F.floor(F.col("t_ms") / 1000).cast("long").alias("second"))
-            .agg(count_of(event == names.SESSION_CREATED).alias("created"),
-                 count_of(event == names.SESSION_EVICTED).alias("evicted"),
-                 count_of((event == names.SESSION_ERROR)
-                          & (F.col("error_code") == FETCH_SESSION_ID_NOT_FOUND)).alias(
-                     "not_found"),
-                 count_of((event == names.SESSION_ERROR)
-                          & (F.col("error_code") == INVALID_FETCH_SESSION_EPOCH)).alias(
-                     "invalid_epoch"),
-                 count_of(sessionless & (F.col("role") == "consumer")).alias(
-                     "consumer_sessionless"),
-                 count_of(sessionless & (F.col("role") == "follower")).alias(
-                     "follower_sessionless"))
-            .orderBy("variant", "second").collect())
+    sessionless = (event == names.FETCH_RESPONSE) & F.col("sessionless")
+    counts = (rows.where(event != names.SESSION_CACHE)
+              .groupBy("variant", "second")
+              .agg(count_of(event == names.SESSION_CREATED).alias("created"),
+                   count_of(event == names.SESSION_EVICTED).alias("evicted"),
+                   count_of((event == names.SESSION_ERROR)
+                            & (F.col("error_code") == FETCH_SESSION_ID_NOT_FOUND)).alias(
+                       "not_found"),
+                   count_of((event == names.SESSION_ERROR)
+                            & (F.col("error_code") == INVALID_FETCH_SESSION_EPOCH)).alias(
+                       "invalid_epoch"),
+                   count_of(sessionless & (F.col("role") == "consumer")).alias(
+                       "consumer_sessionless"),
+                   count_of(sessionless & (F.col("role") == "follower")).alias(
+                       "follower_sessionless"))
+              .orderBy("variant", "second").collect())
     return [{key: (row[key] if key == "variant" else int(row[key] or 0))
-             for key in row.asDict()} for row in rows]
+             for key in row.asDict()} for row in counts]
 
 
 def _summary(occupancy: list[dict[str, Any]], seconds: list[dict[str, Any]],
@@ -121,10 +148,10 @@ def analyze_sessions(run_dir: Path, *, spark_master: str | None = None) -> dict[
         spark = get_spark(spark_master)
         events = (read_events(spark, files, _schema())
                   .where("event IN ({})".format(", ".join(f"'{e}'" for e in _EVENTS))))
-        events.cache()
-        occupancy = _occupancy(events)
-        seconds = _per_second(events)
-        events.unpersist()
+        rows = _rows(events).cache()
+        occupancy = _occupancy(rows)
+        seconds = _per_second(rows)
+        rows.unpersist()
     variants = list((run.get("variants") or {}).keys()) or sorted(
         {r["variant"] for r in occupancy + seconds})
     metrics = run_dir / "metrics"
