@@ -21,13 +21,17 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
+BOTH = ("full", "fetch-aggregated")
 CASES = {
-    # name: (scenario, --set overrides)
+    # name: (scenario, --set overrides, event modes worth running)
     "fetch-sessions-1000-partitions-1h": (
-        ROOT / "scenarios" / "fetch-sessions-1000-partitions.yaml", ["duration=1h"]),
-    "fetch-versions-bandwidth": (ROOT / "scenarios" / "fetch-versions-bandwidth.yaml", []),
+        ROOT / "scenarios" / "fetch-sessions-1000-partitions.yaml", ["duration=1h"], BOTH),
+    "fetch-versions-bandwidth": (ROOT / "scenarios" / "fetch-versions-bandwidth.yaml", [], BOTH),
     "million-records-with-faults": (ROOT / "benchmarks" / "scenarios" /
-                                    "million-records-faults.yaml", []),
+                                    "million-records-faults.yaml", [], BOTH),
+    # 12.5 million fetches an hour: only sensible aggregated.
+    "idle-100k-partitions-1h-v7": (ROOT / "benchmarks" / "scenarios" /
+                                   "idle-100k-partitions.yaml", [], ("fetch-aggregated",)),
 }
 
 CHILD = """
@@ -39,6 +43,11 @@ from rig import pipeline
 from rig.pipeline import RunOptions, write_json, RUN_MARKER
 scenario = load_scenario(sys.argv[1], sets=json.loads(sys.argv[2]))
 run_dir = Path(sys.argv[3])
+only = sys.argv[4]  # a case named ...-<variant> runs that variant alone
+if only in {v.name for v in scenario.variants}:
+    import dataclasses
+    scenario = dataclasses.replace(scenario, variants=tuple(
+        v for v in scenario.variants if v.name == only))
 write_json(run_dir / RUN_MARKER, pipeline._run_json(scenario, RunOptions(command="bench")))
 events = 0
 started = time.perf_counter()
@@ -64,11 +73,11 @@ print(json.dumps({"events": events, "simulate_s": simulated, "spark_start_s": sp
 
 
 def run_case(name: str, events: str) -> None:
-    scenario, sets = CASES[name]
+    scenario, sets, _ = CASES[name]
     with tempfile.TemporaryDirectory() as tmp:
         proc = subprocess.run(
             [sys.executable, "-c", CHILD, str(scenario), json.dumps([*sets, f"events={events}"]),
-             tmp], capture_output=True, text=True, cwd=ROOT,
+             tmp, name.rsplit("-", 1)[-1]], capture_output=True, text=True, cwd=ROOT,
             env={**os.environ, "PYTHONHASHSEED": "0"})
     if proc.returncode:
         sys.exit(f"{name} failed:\n{proc.stderr}")
@@ -89,7 +98,7 @@ def main() -> None:
     args = parser.parse_args()
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores")
     for name in args.only or CASES:
-        for events in args.events or ["full", "fetch-aggregated"]:
+        for events in args.events or CASES[name][2]:
             run_case(name, events)
 
 
