@@ -65,6 +65,7 @@ class AutoLeaderRebalance:
         self.enabled = config.auto_leader_rebalance_enable
         self.interval_ms = config.leader_imbalance_check_interval_ms
         self.percentage = config.leader_imbalance_per_broker_percentage
+        self._preferred_as_of = -1  # ZooKeeper's write count when all were on preferred
         if self.enabled:
             cluster.sim.after(FIRST_CHECK_MS * 1000, self._tick)
 
@@ -87,8 +88,11 @@ class AutoLeaderRebalance:
         controller = self.controller
         cluster = controller.cluster
         zk = cluster.zk
+        if zk.state_writes == self._preferred_as_of:
+            return []  # no leader changed since every partition was on its preferred replica
         if all(state.leader == cluster.assignment(key)[0] for key, state in zk.partitions.items()):
-            return []  # every partition on its preferred replica: nothing is imbalanced
+            self._preferred_as_of = zk.state_writes
+            return []  # nothing is imbalanced
         assignments = {key: cluster.assignment(key) for key in zk.partitions}
         moves = partitions_to_move(assignments, zk.partitions, controller.live, self.percentage)
         for key in moves:

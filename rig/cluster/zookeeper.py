@@ -40,6 +40,7 @@ class ZooKeeper:
         self.controller: int | None = None
         self.controller_epoch = 0
         self.partitions: dict[TopicPartition, PartitionState] = {}
+        self.state_writes = 0  # the controller's /state writes so far (leaders change only so)
         # /isr_change_notification: sequence number → the partitions a leader changed.
         self.isr_notifications: dict[int, tuple[TopicPartition, ...]] = {}
         self._notification_seq = 0
@@ -117,6 +118,7 @@ class ZooKeeper:
     def write_state(self, key: TopicPartition, state: PartitionState) -> None:
         """The controller's write of a partition's /state (elections, its own ISR shrinks)."""
         self.partitions[key] = state
+        self.state_writes += 1
         self.wrote(key, state, "controller")
 
     def wrote(self, key: TopicPartition, state: PartitionState, writer: str) -> None:
