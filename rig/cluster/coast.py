@@ -1,22 +1,28 @@
 """Idle fetch rounds in closed form: how `events: fetch-aggregated` makes an idle hour cheap.
 
-A follower's fetcher with nothing to fetch repeats one round for ever: the same request (for a
-session, one that lists nothing) reaches the leader, waits its max wait in purgatory, and the same
-empty response comes back. Nothing changes but counters: the session epochs, the session's last
-use, the leader's time of the follower's last fetch, how long the two links are busy. Simulating
-every such round makes an idle cluster cost simulated time × fetchers. A *coasting* fetcher
-instead remembers when its idle rounds began and their period, and is woken — its state rebuilt
-exactly as the rounds would have left it — as soon as anything could make a round differ:
+A fetch client (a follower's fetcher or a consumer) with nothing to fetch repeats one round for
+ever: the same request (for a session, one that lists nothing) reaches the leader, waits its max
+wait in purgatory, and the same empty response comes back. Nothing changes but counters: the
+session epochs, the session's last use, the leader's time of the follower's last fetch, how long
+the two links are busy. Simulating every such round makes an idle cluster cost simulated time ×
+fetchers. A *coasting* client instead remembers when its idle rounds began and their period, and
+is woken — its state rebuilt exactly as the rounds would have left it — as soon as anything could
+make a round differ:
 
 - the leader appends to a partition it fetches, advances one's high watermark, leaves one's HW
   below its log end, or starts leading one for it (rig.cluster.broker);
 - its partitions change, it stops, its broker's fetchers get stuck, or either broker crashes or
   stalls (rig.cluster.fetch_client, rig.cluster.cluster);
-- another message uses one of its two links, or a fault changes them (rig.cluster.network);
+- a real message would wait for, or hold up, one of its messages on its two links, or a fault
+  changes them (rig.cluster.network);
 - a full fetch at the leader asks for a session (the cache may evict by last use);
 - its messages would meet another coasting client's on a shared link (a wake-up timer, from the
   arithmetic of two periodic streams: `first_meeting`);
 - the run ends (`Cluster.finish_coasting`).
+
+Two clients whose rounds differ by a few µs drift into each other on a shared link and lock in
+step, the shorter round waiting behind the longer one every round (the full simulation shows the
+same); a round that waited behind a coasting message with its own period coasts too.
 
 Woken, it logs the rounds it skipped as one fetch.idle event (requests and responses counted
 separately: a round can be cut between them) and the round in progress goes on as a real one:
