@@ -12,7 +12,7 @@ partitions costs nothing per partition.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -311,13 +311,12 @@ class Broker:
                        batch.tombstones)
         replica.log.append(placed, self.now_ms)
         self._after_append(replica)
-        coasts = self.coasts
+        if self.coasts:
+            self.wake_follower_coasts(replica)  # their idle rounds end: rebuilt before reading
         for follower in replica.assignment:
             if follower == self.id:
                 continue
             slot = (follower, replica.fetcher_slot)
-            if coasts and slot in coasts:
-                coasts[slot].wake()  # its idle rounds end here: rebuild them before reading
             pending = self.pending.setdefault(slot, {})
             if replica.key not in pending:
                 # Until now the follower was caught up as of its last fetch: record that lazily,
@@ -338,8 +337,11 @@ class Broker:
     def wake_follower_coasts(self, replica: Replica) -> None:
         """Rebuild the idle rounds of the followers of `replica` coasting on this leader: what
         comes next changes what their rounds would return."""
-        for follower in replica.assignment:
-            coast = self.coasts.get((follower, replica.fetcher_slot))
+        self._wake_coasts((follower, replica.fetcher_slot) for follower in replica.assignment)
+
+    def _wake_coasts(self, slots: Iterable[Slot]) -> None:
+        for slot in slots:
+            coast = self.coasts.get(slot)
             if coast is not None:
                 coast.wake()
 
@@ -420,10 +422,7 @@ class Broker:
             return
         if self.coasts:
             self.wake_follower_coasts(replica)
-            for slot in self.consumer_watchers.get(replica.key, ()):
-                coast = self.coasts.get(slot)
-                if coast is not None:
-                    coast.wake()
+            self._wake_coasts(self.consumer_watchers.get(replica.key, ()))
         replica.high_watermark = new_hw
         self.hw_dirty[replica.key] = None
         for follower in replica.assignment:
