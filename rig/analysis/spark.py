@@ -162,6 +162,18 @@ def _jvm_stderr_to(log: Path) -> Iterator[None]:
         os.close(saved)
 
 
+def _pin_worker_python(master: str) -> None:
+    """Make Spark's Python workers run this interpreter, before the SparkContext reads it.
+
+    PySpark's SparkContext takes its workers' interpreter from PYSPARK_PYTHON when it starts
+    (default: whatever `python3` is first on PATH, which may lack rig's dependencies). A local
+    master's workers run on this machine, so they run this interpreter, whatever the environment
+    says. A remote master's executors may live elsewhere: a PYSPARK_PYTHON the user set is kept.
+    """
+    if master.startswith("local") or not os.environ.get("PYSPARK_PYTHON"):
+        os.environ["PYSPARK_PYTHON"] = sys.executable
+
+
 def get_spark(master: str | None = None) -> SparkSession:
     """Return the process's SparkSession for `master` (default local[2]), starting it if needed.
 
@@ -175,6 +187,7 @@ def get_spark(master: str | None = None) -> SparkSession:
         if _session is not None:
             _stop_locked()
         check_java()
+        _pin_worker_python(master)
         scratch = _scratch_dir()
         from pyspark.sql import SparkSession
 

@@ -8,8 +8,6 @@ pyspark is imported only inside functions.
 
 from __future__ import annotations
 
-import os
-import sys
 import zipfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -56,9 +54,7 @@ def spark_map(function: Callable[[T], R], items: Sequence[T], master: str | None
     """
     from rig.analysis.spark import get_spark
 
-    # Executors run Python tasks with PYSPARK_PYTHON (Spark's default is `python3`, which may
-    # lack rig's dependencies); default to this interpreter, as on one machine it is the same.
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    # get_spark pins the executors' interpreter (PYSPARK_PYTHON) before it starts Spark.
     sc = get_spark(master).sparkContext
     ship_rig(sc)
     if not items:

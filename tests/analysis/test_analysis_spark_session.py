@@ -114,3 +114,27 @@ def test_session_is_reused_quiet_and_leaves_no_files_in_cwd(spark: Any) -> None:
     )
     for leftover in ("spark-warehouse", "metastore_db", "derby.log"):
         assert not (Path.cwd() / leftover).exists()
+
+
+@pytest.mark.spark
+def test_workers_run_rigs_interpreter_whatever_python3_is_on_path(tmp_path: Path) -> None:
+    """A `python3` first on PATH without rig's packages, and PYSPARK_PYTHON pointing at it:
+    Spark's local workers still run the interpreter rig runs in (issue 14: a worker that ran the
+    bare `python3` could not import structlog)."""
+    bare = tmp_path / "bin"
+    bare.mkdir()
+    (bare / "python3").symlink_to("/bin/false")
+    code = (
+        "import sys\n"
+        "from rig.analysis.spark import get_spark\n"
+        "sc = get_spark().sparkContext\n"
+        "seen = sc.parallelize([0, 1], 2).map(lambda _: __import__('sys').executable).collect()\n"
+        "assert set(seen) == {sys.executable}, (seen, sys.executable)\n"
+        "print('ok')\n"
+    )
+    env = {**os.environ, "PATH": f"{bare}{os.pathsep}{os.environ.get('PATH', '')}",
+           "PYSPARK_PYTHON": str(bare / "python3")}
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "ok"
