@@ -76,7 +76,8 @@ def measure(root: Path, env: dict[str, str], variant: str, runs: int, seed: int,
                           violation["shrink_attempts"] + len(violation.get("replay") or {}))
     return {"runs": done, "wall_s": wall, "runs_per_s": done / wall,
             "sim_per_wall": simulated / wall, "sim_per_wall_per_core": simulated / wall / used,
-            "sim_per_cpu": simulations * SIMULATED_S_PER_RUN / cpu, "cpu_s": cpu, "process_wall_s": process_wall,
+            "sim_per_cpu": simulations * SIMULATED_S_PER_RUN / cpu, "cpu_s": cpu,
+            "process_wall_s": process_wall,
             "workers": used, "violation_run": -1 if not violation else violation["index"],
             "shrink_runs": 0 if not violation else violation["shrink_attempts"]}
 

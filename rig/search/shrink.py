@@ -8,7 +8,7 @@ it at most `budget` times, so shrinking always ends.
 A search cut short by its budget need not be 1-minimal, so a last pass proves it: each remaining
 fault is dropped once and the run repeated; a drop that still fails is taken and the pass starts
 over. The result is 1-minimal (no single fault can go) only when every such run passed; the pass
-has its own allowance of `budget` runs and says when it ran out.
+has its own allowance, enough to finish unless the caller caps it, and says when it ran out.
 """
 
 from __future__ import annotations
@@ -125,11 +125,15 @@ def one_minimal(faults: list[Fault], fails: Predicate,
 
 
 def shrink(faults: list[Fault], fails: Predicate, low: dict[str, int],
-           budget: int = 120, verify: Predicate | None = None) -> Shrunk:
+           budget: int = 120, verify: Predicate | None = None,
+           proof_budget: int | None = None) -> Shrunk:
     """Drop faults, then shrink times and durations, with at most `budget` calls of `fails`;
-    then prove the result 1-minimal with `verify` (default `fails`), at most `budget` calls.
+    then prove the result 1-minimal with `verify` (default `fails`).
 
     `verify` is the same judgement as `fails` without any cache: the proof repeats its runs.
+    The proof takes at most n(n+1)/2 runs for n faults left (n when nothing more can go, the
+    usual case); by default it may take them all, so it always ends with a proof.
+    `proof_budget` caps it (the result then says whether the proof was completed).
     """
     counted = _Budget(fails, budget)
     smaller = ddmin(list(faults), counted)
@@ -142,6 +146,7 @@ def shrink(faults: list[Fault], fails: Predicate, low: dict[str, int],
         extra = 1
         if (verify or fails)(ordered):
             smaller = ordered
-    smaller, proven, runs = one_minimal(smaller, verify or fails, budget)
+    limit = len(smaller) * (len(smaller) + 1) // 2 if proof_budget is None else proof_budget
+    smaller, proven, runs = one_minimal(smaller, verify or fails, limit)
     return Shrunk(smaller, counted.attempts + extra + runs, proven, runs, searched,
                   counted.refused > 0)
