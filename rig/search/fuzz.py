@@ -29,7 +29,7 @@ from rig.search.bounds import FuzzBounds, fuzz_bounds
 from rig.search.cases import CaseResult, case_document, compiler, dump_case, judge, run_case
 from rig.search.draw import Fault, as_yaml_faults, draw_schedule, run_rng
 from rig.search.outdir import prepare_out
-from rig.search.parallel import Job, Tally, run_local
+from rig.search.parallel import Job, Tally, fuzz_gc, run_local
 from rig.search.shrink import Shrunk, shrink
 
 MARKER = "fuzz.json"
@@ -229,8 +229,9 @@ def _fuzz_variant(file: Path, data: dict[str, Any], variant: str | None, bounds:
 
     low = {"at": bounds.window_ms[0], "restart_after": bounds.hold_ms[0],
            "heal_after": bounds.hold_ms[0]}
-    shrunk = shrink(found.faults, fails, low, options.shrink_budget, verify=verify)
-    minimal = run(shrunk.faults)  # the run the minimal scenario must reproduce
+    with fuzz_gc():
+        shrunk = shrink(found.faults, fails, low, options.shrink_budget, verify=verify)
+        minimal = run(shrunk.faults)  # the run the minimal scenario must reproduce
     outcome.shrunk, outcome.minimal, outcome.shrink_attempts = shrunk, shrunk.faults, simulated[0]
     outcome.minimal_file = _write_case(file, data, variant, options, found, shrunk.faults, target)
     if target not in minimal.failed:
@@ -239,7 +240,8 @@ def _fuzz_variant(file: Path, data: dict[str, Any], variant: str | None, bounds:
     found_file = outcome.minimal_file.with_name(f"{outcome.variant}-found.yaml")
     for role, path, expected in (("found", found_file, found),
                                  ("minimal", outcome.minimal_file, minimal)):
-        replay = _replay(path, runner.scenario, expected)
+        with fuzz_gc():
+            replay = _replay(path, runner.scenario, expected)
         outcome.replays[role] = replay
         if not replay.reproduced and outcome.error is None:
             outcome.error = (f"{path} does not reproduce run {found.index}'s {role} schedule: "
