@@ -176,7 +176,9 @@ def run_local(job: Job, runs: int | None, workers: int, tally: Tally,
                              initargs=(job,)) as pool:
         try:
             while True:
-                if not stopping and deadline is not None and time.monotonic() >= deadline:
+                over = cut is not None and tally.done >= cut
+                if not stopping and not over and deadline is not None and (
+                        time.monotonic() >= deadline):
                     stopping, tally.stopped_by = True, "time-budget"
                     for future in pending:
                         future.cancel()  # runs not started yet; the running ones finish
@@ -201,7 +203,8 @@ def run_local(job: Job, runs: int | None, workers: int, tally: Tally,
                                 other.cancel()
                 fold()
         except KeyboardInterrupt:
-            tally.stopped_by = "interrupted"
+            if tally.stopped_by == "runs":
+                tally.stopped_by = "interrupted"
             for future in pending:
                 future.cancel()
             for future, index in pending.items():
@@ -231,5 +234,6 @@ def _run_serially(job: Job, runs: int | None, tally: Tally, deadline: float | No
             if over:
                 break
     except KeyboardInterrupt:
-        tally.stopped_by = "interrupted"
+        if tally.stopped_by == "runs":
+            tally.stopped_by = "interrupted"
     return tally
