@@ -91,7 +91,7 @@ def measure(root: Path, env: dict[str, str], variant: str, runs: int, seed: int,
 
 
 BREAKDOWN = """
-import gc, json, sys, time, tempfile
+import functools, gc, json, sys, time, tempfile
 from pathlib import Path
 import orjson
 cpu = time.process_time
@@ -106,6 +106,7 @@ def leave(name):
     if stack:
         stack[-1][1] += elapsed
 def timed(name, function):
+    @functools.wraps(function)
     def wrapper(*args, **kwargs):
         enter()
         try:
@@ -177,9 +178,37 @@ with parallel.fuzz_gc():
         total += cpu() - started
 overhead = sum(calls.values()) * per_call
 parts = {k: max(0.0, v - calls[k] * per_call) / runs for k, v in spent.items()}
+# A/B, interleaved run by run so the machine's load falls on both alike, no timing wrappers:
+# the base's way (write the case as YAML, load it, simulate into /dev/null, the collector's
+# default thresholds) against this one (compiled once, digested, fuzz_gc).
+gc.callbacks.remove(on_gc)
+Cluster.build, Cluster.start = Cluster.build.__wrapped__, Cluster.start.__wrapped__
+simulate_module._quiesce = simulate_module._quiesce.__wrapped__
+EventLog._notify, HashingSink.write = EventLog._notify.__wrapped__, HashingSink.write.__wrapped__
+orjson.dumps = orjson.dumps.__wrapped__
+for module in (safety, fetch_sessions, consumer_reads, base):
+    for name in dir(module):
+        kind = getattr(module, name)
+        if isinstance(kind, type) and hasattr(vars(kind).get("finish"), "__wrapped__"):
+            kind.finish = kind.finish.__wrapped__
+base_s = this_s = 0.0
+for index in range(runs):
+    faults, seed = draw_run(bounds, 0, index)
+    started = cpu()
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "case.yaml"
+        path.write_text(dump_case(case_document(doc.data, variant, faults, seed)))
+        spec = load_scenario(path).variants[0]
+    simulate_module.simulate(spec, Path("/dev/null"), scenario=doc.data["name"])
+    base_s += cpu() - started
+    started = cpu()
+    with parallel.fuzz_gc():
+        compiled.run(faults, seed, index)
+    this_s += cpu() - started
 print(json.dumps({"imports": imports, "compile_once": compile_once,
                   "yaml_load_per_run": yaml_load / runs, "run": (total - overhead) / runs,
-                  "timing_overhead_per_run": overhead / runs, "parts": parts}))
+                  "timing_overhead_per_run": overhead / runs, "parts": parts,
+                  "ab_base_per_run": base_s / runs, "ab_this_per_run": this_s / runs}))
 """
 
 
@@ -204,6 +233,11 @@ def breakdown(root: Path, env: dict[str, str], variant: str, runs: int) -> None:
           f"(and draw, compile, structlog's chain)")
     print(f"    (each part is exclusive of the others; the timing itself, "
           f"{r['timing_overhead_per_run'] * 1000:.0f} ms a run, is taken off)")
+    a, b = r["ab_base_per_run"], r["ab_this_per_run"]
+    print(f"  interleaved A/B, CPU per run: the base's way (a YAML file per run, loaded, logged to "
+          f"/dev/null, default collector) {a * 1000:.0f} ms = {SIMULATED_S_PER_RUN / a:.0f} sim s "
+          f"per CPU s; this one {b * 1000:.0f} ms = {SIMULATED_S_PER_RUN / b:.0f} sim s per CPU s "
+          f"({(a - b) / a:.0%} less)")
 
 
 def main() -> None:
