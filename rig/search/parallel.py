@@ -25,6 +25,7 @@ import gc
 import hashlib
 import multiprocessing
 import signal
+import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -173,8 +174,8 @@ def run_local(job: Job, runs: int | None, workers: int, tally: Tally,
             if over:
                 return
 
-    with ProcessPoolExecutor(workers, mp_context=_context(), initializer=_start_worker,
-                             initargs=(job,)) as pool:
+    with _terminate_as_interrupt(), ProcessPoolExecutor(
+            workers, mp_context=_context(), initializer=_start_worker, initargs=(job,)) as pool:
         try:
             while True:
                 over = cut is not None and tally.done >= cut
@@ -213,6 +214,24 @@ def run_local(job: Job, runs: int | None, workers: int, tally: Tally,
                     ready[index] = future.result()  # a run started finishes (workers ignore ^C)
             fold()
     return tally
+
+
+@contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM stops a pooled session as Ctrl-C does (its runs so far kept, the workers shut
+    down) instead of killing this process and leaving its workers behind."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(_signal: int, _frame: object) -> None:
+        raise KeyboardInterrupt
+
+    before = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
 
 
 def _run_here(job: Job, runs: int | None, tally: Tally, deadline: float | None,
