@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from rig.checks import CheckResult, default_checks
 from rig.cluster.cluster import Cluster
@@ -52,8 +54,13 @@ def _quiesce(cluster: Cluster, faults: FaultSchedule, limit_ms: int) -> None:
 
 def simulate(variant: VariantSpec, events_path: Path, *, scenario: str = "",
              allow_plugin_paths: bool = False,
-             progress: Progress | None = None) -> SimulationResult:
-    """Run `variant` for its duration and write its events to `events_path` (JSON lines)."""
+             progress: Progress | None = None,
+             sink: BinaryIO | None = None) -> SimulationResult:
+    """Run `variant` for its duration and write its events to `events_path` (JSON lines).
+
+    With `sink`, the events go there instead (the same bytes) and `events_path` is not opened:
+    rig fuzz digests them with a HashingSink rather than writing a file.
+    """
     strategies = {
         kind: registry.instantiate(kind, ref.name, dict(ref.options),
                                    allow_paths=allow_plugin_paths)
@@ -62,10 +69,13 @@ def simulate(variant: VariantSpec, events_path: Path, *, scenario: str = "",
     streams = Streams(variant.seed)
     checks = default_checks()
     started = time.perf_counter()
-    events_path.parent.mkdir(parents=True, exist_ok=True)
+    if sink is None:
+        events_path.parent.mkdir(parents=True, exist_ok=True)
     replicas = sum(topic.partitions * topic.replication_factor for topic in variant.topics)
-    with events_path.open("wb", buffering=1 << 20) as sink, LongLivedModel(replicas) as heap:
-        log = EventLog(sink, lambda: sim.now_us / 1000, variant=variant.name)
+    opened = (events_path.open("wb", buffering=1 << 20) if sink is None
+              else nullcontext(sink))
+    with opened as out, LongLivedModel(replicas) as heap:
+        log = EventLog(out, lambda: sim.now_us / 1000, variant=variant.name)
         for check in checks:
             log.observe(check.observe)
         log.emit(names.RUN_START, scenario=scenario, seed=variant.seed,

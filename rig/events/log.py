@@ -6,6 +6,7 @@ and `event` first, let observers (online checkers) see the event, render with or
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Mapping, MutableMapping
 from typing import Any, BinaryIO
 
@@ -26,6 +27,32 @@ class _LineWriter:
         self._write(message + b"\n")
 
     info = msg  # structlog's bound logger forwards `msg` as `info`
+
+
+class HashingSink:
+    """A binary sink that keeps no event: the SHA-256 of the bytes written and their count.
+
+    Given to `simulate` instead of a file, it digests exactly the bytes the file would hold, so
+    `hexdigest()` equals the SHA-256 of the event log a run to disk writes (rig fuzz compares a
+    run with its replay this way without writing either). `last_line` is the final event.
+    """
+
+    def __init__(self) -> None:
+        self._hash = hashlib.sha256()
+        self.bytes = 0
+        self.last_line = b""
+
+    def write(self, data: bytes) -> int:
+        self._hash.update(data)
+        self.bytes += len(data)
+        self.last_line = data
+        return len(data)
+
+    def flush(self) -> None:
+        """Nothing is buffered."""
+
+    def hexdigest(self) -> str:
+        return self._hash.hexdigest()
 
 
 class EventLog:

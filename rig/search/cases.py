@@ -7,14 +7,20 @@ from __future__ import annotations
 import copy
 import os
 import tempfile
-from dataclasses import dataclass, field
+import time
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, cast
 
+import orjson
 import yaml
 
 from rig.checks import Status
-from rig.scenario.load import load_scenario
+from rig.errors import ScenarioError
+from rig.events.log import HashingSink
+from rig.scenario.load import _Collector, _faults, load_scenario
+from rig.scenario.model import VariantSpec
+from rig.scenario.source import load_yaml_file
 from rig.search.draw import Fault, as_yaml_faults
 from rig.simulate import simulate
 
@@ -32,6 +38,10 @@ class CaseResult:
     unknown: list[str] = field(default_factory=list)
     violations: list[dict[str, Any]] = field(default_factory=list)
     events: int = 0
+    events_sha256: str = ""  # of the event log the case writes (HashingSink: never written)
+    log_bytes: int = 0
+    simulated_ms: float = 0.0  # the simulated time of its last event, the quiesce included
+    cpu_s: float = 0.0  # CPU time of the simulation: a timing figure, not part of the result
 
     @property
     def violated(self) -> bool:
@@ -40,7 +50,8 @@ class CaseResult:
     def as_json(self) -> dict[str, Any]:
         return {"index": self.index, "seed": self.seed, "faults": as_yaml_faults(self.faults),
                 "failed": self.failed, "unknown": self.unknown,
-                "violations": self.violations[:3], "events": self.events}
+                "violations": self.violations[:3], "events": self.events,
+                "events_sha256": self.events_sha256}
 
 
 def case_document(data: dict[str, Any], variant: str | None, faults: list[Fault],
@@ -64,16 +75,49 @@ def dump_case(doc: dict[str, Any]) -> str:
     return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=100)
 
 
-def run_case(data: dict[str, Any], variant: str | None, faults: list[Fault], seed: int,
-             index: int = 0) -> CaseResult:
-    """Simulate one case (no event log is kept) and return what the safety checks found."""
-    doc = case_document(data, variant, faults, seed)
-    with tempfile.TemporaryDirectory(prefix="rig-fuzz-") as folder:
-        path = Path(folder) / "case.yaml"
-        path.write_text(dump_case(doc), encoding="utf-8")
-        spec = load_scenario(path).variants[0]
-        result = simulate(spec, Path(os.devnull), scenario=str(doc.get("name", "")))
-    case = CaseResult(index=index, seed=seed, faults=faults, events=result.events)
+class CaseCompiler:
+    """Turns (faults, seed) into the variant `load_scenario` would give for the written case.
+
+    The scenario is loaded, validated and resolved once (a case with no faults); each case then
+    only compiles its faults with the loader's own code and swaps them and the seed in. Loading
+    a YAML file per run cost more than set-up; what a case runs is unchanged: a case written to
+    YAML and loaded gives an equal VariantSpec (tests/search/test_fuzz_speed.py checks it, and
+    every violation is replayed from its written YAML before it is reported).
+    """
+
+    def __init__(self, data: dict[str, Any], variant: str | None):
+        self.scenario = str(data.get("name", ""))
+        doc = case_document(data, variant, [], 0)
+        with tempfile.TemporaryDirectory(prefix="rig-fuzz-") as folder:
+            path = Path(folder) / "case.yaml"
+            path.write_text(dump_case(doc), encoding="utf-8")
+            self._document = load_yaml_file(path)
+            self.template = load_scenario(path).variants[0]
+
+    def variant(self, faults: list[Fault], seed: int) -> VariantSpec:
+        written = as_yaml_faults(faults)
+        problems = _Collector(self._document)
+        compiled = _faults({"faults": written}, self.template.brokers, problems)
+        if problems.problems:
+            raise ScenarioError(problems.problems)
+        document = {**self.template.document, "seed": seed, "faults": written}
+        return replace(self.template, seed=seed, faults=compiled, document=document)
+
+    def run(self, faults: list[Fault], seed: int, index: int = 0) -> CaseResult:
+        """Simulate one case, its event log digested (never written), judged by safety checks."""
+        return judge(self.variant(faults, seed), self.scenario, faults, seed, index)
+
+
+def judge(spec: VariantSpec, scenario: str, faults: list[Fault], seed: int,
+          index: int = 0) -> CaseResult:
+    """Simulate `spec` into a HashingSink; what the safety checks found and the log's digest."""
+    sink = HashingSink()
+    cpu = time.process_time()
+    result = simulate(spec, Path(os.devnull), scenario=scenario, sink=cast(BinaryIO, sink))
+    case = CaseResult(index=index, seed=seed, faults=faults, events=result.events,
+                      events_sha256=sink.hexdigest(), log_bytes=sink.bytes,
+                      simulated_ms=_last_t_ms(sink.last_line),
+                      cpu_s=time.process_time() - cpu)
     for check in result.checks:
         if check.name not in SAFETY_CHECKS:
             continue
@@ -83,3 +127,28 @@ def run_case(data: dict[str, Any], variant: str | None, faults: list[Fault], see
         elif check.status is Status.UNKNOWN:
             case.unknown.append(check.name)
     return case
+
+
+def _last_t_ms(line: bytes) -> float:
+    """The simulated time of the run's last event (run.end: after the quiesce)."""
+    if not line:
+        return 0.0
+    return float(orjson.loads(line)["t_ms"])
+
+
+_compiled: dict[tuple[bytes, str | None], CaseCompiler] = {}
+
+
+def compiler(data: dict[str, Any], variant: str | None) -> CaseCompiler:
+    """The CaseCompiler of (data, variant), made once per process (a worker, a Spark executor)."""
+    key = (orjson.dumps(data, option=orjson.OPT_SORT_KEYS), variant)
+    found = _compiled.get(key)
+    if found is None:
+        found = _compiled[key] = CaseCompiler(data, variant)
+    return found
+
+
+def run_case(data: dict[str, Any], variant: str | None, faults: list[Fault], seed: int,
+             index: int = 0) -> CaseResult:
+    """Simulate one case (no event log is kept) and return what the safety checks found."""
+    return compiler(data, variant).run(faults, seed, index)

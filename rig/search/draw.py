@@ -56,6 +56,13 @@ def draw_schedule(rng: random.Random, bounds: FuzzBounds) -> list[Fault]:
     return sorted(faults, key=lambda f: f["at"])
 
 
+def draw_run(bounds: FuzzBounds, seed: int, index: int) -> tuple[list[Fault], int]:
+    """Run `index` of a session seeded `seed`: its schedule and its scenario seed."""
+    rng = run_rng(seed, index)
+    faults = draw_schedule(rng, bounds)
+    return faults, rng.randrange(2**31)
+
+
 def as_yaml_faults(faults: list[Fault]) -> list[Fault]:
     """The schedule as scenario YAML writes it: durations as `NNNms` strings."""
     return [{k: (f"{v}ms" if k in TIMED_FIELDS else v) for k, v in f.items()} for f in faults]

@@ -17,8 +17,9 @@ from tests.conftest import ROOT
 
 runner = CliRunner()
 SCENARIO = str(ROOT / "scenarios" / "fuzz-replication.yaml")
-# Seed 3 reaches a violating schedule at run 9: the test stays short and stays deterministic.
-FOUND = ["--variant", "hw-truncation", "--runs", "30", "--seed", "3"]
+# Seed 3 reaches a violating schedule at run 9; --until-violation stops there (runs 0-9), so
+# the test stays short and stays deterministic.
+FOUND = ["--variant", "hw-truncation", "--runs", "30", "--seed", "3", "--until-violation"]
 
 
 @pytest.fixture(scope="module")
@@ -33,8 +34,11 @@ def found(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
 @pytest.mark.slow
 def test_hw_truncation_violation_is_shrunk_to_a_few_faults(found: tuple[Path, Any]) -> None:
     out, report = found
-    violation = report["variants"]["hw-truncation"]["violation"]
+    entry = report["variants"]["hw-truncation"]
+    assert entry["runs_done"] == 10 and entry["stopped_by"] == "violation"
+    violation = entry["violation"]
     assert violation["index"] == 9 and violation["failed"] == ["no-acked-loss"]
+    assert violation["one_minimal"] is True and violation["error"] is None
     assert 1 <= len(violation["minimal_faults"]) <= min(3, len(violation["faults"]))
     minimal = yaml.safe_load((out / "hw-truncation-minimal.yaml").read_text())
     assert minimal["faults"] == violation["minimal_faults"]
