@@ -15,6 +15,7 @@ from typing import Any
 
 from rig.scenario.model import VariantSpec
 from rig.scenario.source import PathKey
+from rig.units import format_duration_ms
 
 # Defaults of the `limits:` keys. The shipped scenarios stay at least ten times below each.
 DEFAULT_EVENTS = 50_000_000  # about 15 GB of event log, an hour or more of simulation
@@ -112,7 +113,8 @@ def size_problems(variant: VariantSpec, limits: Mapping[str, Any]) -> list[tuple
     max_replicas = int(limits.get("replicas", DEFAULT_REPLICAS))
     if projection.records > max_records:
         found.append((projection.records_at,
-                      f"would produce about {_about(projection.records)} records in this run; "
+                      f"would produce about {_about(projection.records)} records in "
+                      f"{format_duration_ms(variant.duration_ms)}; "
                       f"rig stops at {max_records:,} (limits.records): lower the rate or the "
                       "duration, or raise limits.records if you mean it"))
     elif projection.events > max_events:

@@ -45,21 +45,34 @@ def _take_lines(lines: Lines, override_lines: Lines, at: PathKey) -> None:
             lines.by_path[path] = where
 
 
+class AssignmentError(ValueError):
+    """A `--set` that cannot be applied: where (the option, a JSON path) and why."""
+
+    def __init__(self, origin: str, path: str, message: str):
+        super().__init__(f"{origin}: {path}: {message}")
+        self.origin, self.path, self.message = origin, path, message
+
+
+def origin_of(text: str, option: str = "--set") -> str:
+    """How messages name one `--set KEY=VALUE`: as given, or cut when it is long."""
+    return f"{option} {text}" if len(text) <= 80 else (
+        f"{option} {text[:60]}… ({len(text):,} characters)")
+
+
 def parse_assignment(text: str, option: str = "--set") -> tuple[list[str | int], Any]:
     """`topics.0.partitions=100` → (["topics", 0, "partitions"], 100); the value is YAML, read
     with the scenario loader's bounds (no tags, a small alias budget, a nesting limit)."""
     key, sep, raw = text.partition("=")
     if not sep or not key.strip():
-        raise ValueError(f"{option} {short(text)}: expected key.path=value")
+        raise AssignmentError(origin_of(text, option), "$", "expected key.path=value")
     path: list[str | int] = [int(p) if p.isdigit() else p for p in key.strip().split(".")]
     if not raw.strip():
         return path, ""
     try:
         value = parse_value(raw, f"{option} {key.strip()}")
     except ScenarioError as exc:
-        first = exc.problems[0]
-        raise ValueError(f"{option} {key.strip()}: the value is not accepted: {first.message}"
-                         ) from None
+        raise AssignmentError(origin_of(text, option), json_path(tuple(path)),
+                              f"the value is not accepted: {exc.problems[0].message}") from None
     return path, value
 
 
@@ -78,11 +91,11 @@ def apply_sets(doc: Document, assignments: list[str]) -> Document:
     lines = Lines(dict(doc.lines.by_path))
     problems: list[Problem] = []
     for text in assignments:
-        origin = f"--set {text}" if len(text) <= 80 else f"--set {short(text)}"
+        origin = origin_of(text)
         try:
             path, value = parse_assignment(text)
-        except ValueError as exc:
-            problems.append(Problem("--set", None, "$", str(exc)))
+        except AssignmentError as exc:
+            problems.append(Problem(exc.origin, None, exc.path, exc.message))
             continue
         target: Any = data
         walked: list[str | int] = []
