@@ -67,7 +67,7 @@ _VARIANT: dict[str, Any] = {
     "checks": {
         "ok": BOOL, "status": STRING, "violations": LIST, "expected_by_scenario": BOOL,
         "checks": {ANY: {"status": STRING, "note": STRING}},
-        "sizes_verified_by_encoder": MAP,
+        "sizes_verified_by_encoder": NUMBER,
     },
     "simulation": {"events": NUMBER, "steps": NUMBER, "wall_seconds": NUMBER},
 }
