@@ -17,7 +17,8 @@ from rig.scenario.model import VariantSpec
 from rig.scenario.source import PathKey
 from rig.units import format_duration_ms
 
-# Defaults of the `limits:` keys. The shipped scenarios stay at least ten times below each.
+# Defaults of the `limits:` keys. Every shipped scenario stays at least four times below each
+# (the largest, benchmarks/scenarios/idle-100k-partitions.yaml, projects 12.6M events).
 DEFAULT_EVENTS = 50_000_000  # about 15 GB of event log, an hour or more of simulation
 DEFAULT_RECORDS = 100_000_000  # 1,000 s of simulation at ~100k simulated records per wall second
 DEFAULT_REPLICAS = 1_000_000  # ~1.5 GB of model (100k partitions × RF 3 take ~470 MiB)
