@@ -6,6 +6,7 @@ become bytes per second. Plain numbers are already in the base unit.
 
 from __future__ import annotations
 
+import math
 import re
 
 _DURATION_MS = {"us": 0.001, "ms": 1, "s": 1000, "m": 60_000, "min": 60_000, "h": 3_600_000,
@@ -15,7 +16,7 @@ _SIZE = {"b": 1, "kb": 1000, "mb": 1000**2, "gb": 1000**3, "tb": 1000**4,
 _BITS = {"bit": 1, "kbit": 1000, "mbit": 1000**2, "gbit": 1000**3,
          "bps": 1, "kbps": 1000, "mbps": 1000**2, "gbps": 1000**3}
 
-_NUMBER_UNIT = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*$")
+_NUMBER_UNIT = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*")  # used with fullmatch
 
 DURATION_PATTERN = r"^\s*\d+(\.\d+)?\s*(us|ms|s|m|min|h|d)\s*$"
 SIZE_PATTERN = r"^\s*\d+(\.\d+)?\s*([KMGT]i?B|B)\s*$"
@@ -23,15 +24,34 @@ BANDWIDTH_PATTERN = r"^\s*\d+(\.\d+)?\s*(([KMGT]i?B|B)/s|[KMG]?bit/s|[KMG]?bps)\
 
 
 def _split(text: str, what: str) -> tuple[float, str]:
-    match = _NUMBER_UNIT.match(text)
+    match = _NUMBER_UNIT.fullmatch(text)
     if not match:
-        raise ValueError(f"{text!r} is not a {what}")
-    return float(match.group(1)), match.group(2)
+        raise ValueError(f"{_short(text)} is not a {what}")
+    return _float(match.group(1), text), match.group(2)
+
+
+_LARGEST = 2**63 - 1  # every duration, size and bandwidth fits a Java long, as in Kafka
+
+
+def _short(text: str) -> str:
+    return repr(text) if len(text) <= 40 else repr(text[:40]) + f"… ({len(text)} characters)"
+
+
+def _float(value: int | float | str, text: str) -> float:
+    """`value` as a finite float no larger than a Java long; ValueError otherwise."""
+    try:
+        number = float(value)
+    except OverflowError:
+        number = math.inf
+    if not math.isfinite(number) or abs(number) > _LARGEST:
+        raise ValueError(f"{_short(text)} is too large (at most {_LARGEST:,} in the base unit)")
+    return number
 
 
 def _whole(value: float, text: str, what: str) -> int:
+    value = _float(value, text)
     if value != int(value):
-        raise ValueError(f"{text!r} is not a whole number of {what}")
+        raise ValueError(f"{_short(text)} is not a whole number of {what}")
     return int(value)
 
 
@@ -39,7 +59,7 @@ def _duration(value: int | float | str, per_ms: int, unit_name: str) -> int:
     if isinstance(value, bool):
         raise ValueError(f"{value!r} is not a duration")
     if isinstance(value, int | float):
-        return _whole(float(value) * per_ms, str(value), unit_name)
+        return _whole(_float(value, str(value)) * per_ms, str(value), unit_name)
     number, unit = _split(value, "duration (e.g. 500ms, 10s, 2m, 1h)")
     factor = _DURATION_MS.get(unit or "ms")
     if factor is None:
@@ -69,7 +89,7 @@ def size_bytes(value: int | float | str) -> int:
     if isinstance(value, bool):
         raise ValueError(f"{value!r} is not a size")
     if isinstance(value, int | float):
-        return _whole(float(value), str(value), "bytes")
+        return _whole(value, str(value), "bytes")
     number, unit = _split(value, "size (e.g. 4KiB, 1GiB)")
     factor = _SIZE.get((unit or "b").lower())
     if factor is None:
@@ -79,11 +99,20 @@ def size_bytes(value: int | float | str) -> int:
 
 
 def bandwidth_bytes_per_s(value: int | float | str) -> float:
-    """Bytes per second in `value`: a number, `125MiB/s`, `1Gbit/s` or `10Gbps`."""
+    """Bytes per second in `value`: a number, `125MiB/s`, `1Gbit/s` or `10Gbps`; more than 0
+    (a link that carries nothing is a network partition or `loss: 1`, not a bandwidth)."""
+    rate = _bandwidth(value)
+    if rate <= 0:
+        raise ValueError(f"{_short(str(value))}: a bandwidth must be more than 0 (to cut a link, "
+                         "use a network-partition fault or `loss: 1`)")
+    return rate
+
+
+def _bandwidth(value: int | float | str) -> float:
     if isinstance(value, bool):
         raise ValueError(f"{value!r} is not a bandwidth")
     if isinstance(value, int | float):
-        return float(value)
+        return _float(value, str(value))
     text = value.strip()
     if text.endswith("/s") and not text.lower().endswith("bit/s"):
         return float(size_bytes(text[:-2]))

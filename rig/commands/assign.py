@@ -10,6 +10,10 @@ import typer
 from rig.commands._common import fail
 from rig.errors import UserError
 
+# What one command prints at most: a topic's partitions and a cluster's brokers, as scenarios allow.
+MAX_PARTITIONS = 1_000_000
+MAX_BROKERS = 10_000
+
 
 def _int_list(text: str, what: str) -> list[int]:
     try:
@@ -36,7 +40,14 @@ def assign(
     from rig.strategies.placement.kafka import kafka_assignment, rack_alternated
 
     try:
+        if not 1 <= partitions <= MAX_PARTITIONS:
+            raise UserError(f"--partitions must be between 1 and {MAX_PARTITIONS:,} (got "
+                            f"{partitions:,})")
+        if len(brokers) > 12 * MAX_BROKERS:  # ids up to 11 digits and a comma each
+            raise UserError(f"--brokers lists more than {MAX_BROKERS:,} brokers")
         ids = _int_list(brokers, "brokers")
+        if len(ids) > MAX_BROKERS:
+            raise UserError(f"--brokers lists {len(ids):,} brokers; at most {MAX_BROKERS:,}")
         rack_names = [r.strip() for r in racks.split(",")] if racks else []
         if rack_names and len(rack_names) != len(ids):
             raise UserError(f"--racks names {len(rack_names)} racks for {len(ids)} brokers")

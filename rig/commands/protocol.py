@@ -56,6 +56,7 @@ from rig.protocol.primitives import (
     Reader,
     Scalar,
 )
+from rig.scenario.source import read_limited
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
 
@@ -69,6 +70,11 @@ PARTITION_MAX_BYTES = 1 * MiB
 FOLLOWER_MAX_BYTES = 10 * MiB
 CONSUMER_MAX_BYTES = 50 * MiB
 DEFAULT_SESSION_ID = 1  # what an example session is called when --session-id is not given
+# Bounds of what the command builds in memory: more partitions than one fetcher lists in any
+# real cluster, records well above Kafka's fetch.max.bytes (50 MiB), and the input of --decode.
+MAX_PARTITIONS = 200_000
+MAX_RECORDS_BYTES = 256 << 20
+MAX_INPUT_BYTES = 256 << 20
 
 _I16 = struct.Struct(">h")
 _I32 = struct.Struct(">i")
@@ -182,8 +188,9 @@ def _example(version: int | None, topic: str, partitions: int | None, incrementa
                         f"v{FETCH_VERSIONS[-1]}")
     if partitions is None:
         raise UserError("--partitions is required (how many partitions the fetcher fetches)")
-    if partitions < 0:
-        raise UserError(f"--partitions must be ≥ 0 (got {partitions})")
+    if not 0 <= partitions <= MAX_PARTITIONS:
+        raise UserError(f"--partitions must be between 0 and {MAX_PARTITIONS:,} (got "
+                        f"{partitions:,})")
     if (changed is not None or forgotten is not None) and not incremental:
         raise UserError("--changed and --forgotten describe an incremental fetch: add "
                         "--incremental")
@@ -191,13 +198,19 @@ def _example(version: int | None, topic: str, partitions: int | None, incrementa
     if not 0 <= changed <= partitions:
         raise UserError(f"--changed must be between 0 and --partitions {partitions} "
                         f"(got {changed})")
-    if forgotten < 0:
-        raise UserError(f"--forgotten must be ≥ 0 (got {forgotten})")
+    if not 0 <= forgotten <= MAX_PARTITIONS:
+        raise UserError(f"--forgotten must be between 0 and {MAX_PARTITIONS:,} (got "
+                        f"{forgotten:,})")
     if records_bytes is not None and not response:
         raise UserError("--records-bytes sizes a response: add --response")
     records_bytes = records_bytes or 0
     if records_bytes < 0:
         raise UserError(f"--records-bytes must be ≥ 0 (got {records_bytes})")
+    listed = changed if incremental else partitions
+    if records_bytes * listed > MAX_RECORDS_BYTES:
+        raise UserError(f"--records-bytes {records_bytes:,} × {listed:,} partitions is "
+                        f"{records_bytes * listed:,} bytes of records; rig builds responses of "
+                        f"at most {MAX_RECORDS_BYTES:,} (Kafka's fetch.max.bytes is 50 MiB)")
     if version < 7:
         if incremental:
             raise UserError(f"Fetch v{version} has no sessions (KIP-227 starts at v7): "
@@ -518,9 +531,12 @@ def _encode(ex: Example, response: bool, client_id: str, correlation_id: int, sh
 
 def _read_input(path: Path) -> bytes:
     try:
-        data = sys.stdin.buffer.read() if str(path) == "-" else path.read_bytes()
-    except OSError as exc:
-        raise UserError(f"--decode {path}: cannot read: {exc.strerror}") from None
+        data = (sys.stdin.buffer.read(MAX_INPUT_BYTES + 1) if str(path) == "-"
+                else read_limited(path, MAX_INPUT_BYTES, "messages"))
+    except (OSError, ValueError) as exc:
+        raise UserError(f"--decode {path}: {exc}") from None
+    if len(data) > MAX_INPUT_BYTES:
+        raise UserError(f"--decode -: more than {MAX_INPUT_BYTES:,} bytes on stdin")
     if data.strip() and _HEX_TEXT.match(data):  # a hex dump such as `xxd -p` writes
         digits = re.sub(rb"\s", b"", data)
         if len(digits) % 2:

@@ -41,11 +41,29 @@ def run(
                          command=command or f"rig run {shlex.quote(str(file))}")
     progress = Progress(quiet=quiet)
     try:
+        skipped = _skipped(file, options)
         outcome = run_pipeline(file, options, progress)
     except UserError as error:
         fail(error)
     _print_outcome(outcome, quiet)
+    if skipped and not quiet:
+        typer.echo(f"skipped {len(skipped)} expectations about variants not run "
+                   f"(--variant {', '.join(options.variants)}):")
+        for text in skipped:
+            typer.echo(f"  skipped {text}")
     raise typer.Exit(outcome.exit_code)
+
+
+def _skipped(file: Path, options: Any) -> list[str]:
+    """The expectations `--variant` leaves out: they speak of variants this run does not
+    simulate, so they are reported as skipped, neither passed nor failed."""
+    if not options.variants:
+        return []
+    from rig.scenario.load import load_scenario
+
+    scenario = load_scenario(file, sets=options.sets, seed=options.seed,
+                             only_variants=options.variants)
+    return [e.text for e in scenario.skipped_expectations]
 
 
 def _print_outcome(outcome: Any, quiet: bool) -> None:

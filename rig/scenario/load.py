@@ -7,15 +7,18 @@ Every problem found is collected and raised together as one ScenarioError, each 
 from __future__ import annotations
 
 import copy
+import difflib
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from rig import units
 from rig.errors import Problem, ScenarioError
+from rig.events import names as event_names
 from rig.hashing import OFFSETS_TOPIC
-from rig.scenario import profiles
+from rig.scenario import profiles, summary_keys
+from rig.scenario.limits import size_problems
 from rig.scenario.model import (
     STRATEGY_KINDS,
     BrokerConfig,
@@ -34,15 +37,15 @@ from rig.scenario.model import (
     VariantSpec,
 )
 from rig.scenario.overrides import apply_sets, deep_merge
-from rig.scenario.schema import schema_problems
-from rig.scenario.source import Document, Lines, PathKey, load_yaml_file
+from rig.scenario.schema import schema_errors
+from rig.scenario.source import Document, Lines, PathKey, json_path, load_yaml_file
 
 DEFAULT_VARIANT = "default"
 DEFAULT_SEED = 1
 DEFAULT_DURATION = "1m"
 DEFAULT_LATENCY = "500us"
 DEFAULT_BANDWIDTH = "10Gbit/s"
-SUMMARY_ROOTS = ("scenario", "seed", "rig_version", "variants", "expectations")
+MAX_SEED = 2**63 - 1  # the schema's bound: a Java long
 
 # Broker config keys (Kafka's names) → (BrokerConfig field, converter).
 _CONFIG_KEYS: dict[str, tuple[str, Any]] = {
@@ -93,16 +96,60 @@ _TOPIC_CONFIG: dict[str, Any] = {
 
 
 class _Collector:
-    """Problems of one document, deduplicated across variants."""
+    """Problems of one document, deduplicated across variants.
+
+    While a variant is checked, `doc` is its merged document; a problem about a value that the
+    variant itself sets is reported under `$.variants.<name>…`, where the user wrote it.
+    """
 
     def __init__(self, doc: Document):
         self.doc = doc
         self.problems: list[Problem] = []
+        self.variant: str | None = None
+        self.override: Any = None
 
     def add(self, path: PathKey, message: str) -> None:
-        problem = self.doc.problem(path, message)
+        file, line = self.doc.lines.locate(path, self.doc.file)
+        shown = path
+        if self.variant is not None and _holds(self.override, path):
+            shown = ("variants", self.variant, *path)
+        problem = Problem(file, line, json_path(shown), message)
         if problem not in self.problems:
             self.problems.append(problem)
+
+
+def _holds(data: Any, path: PathKey) -> bool:
+    """Whether `data` (a variant's override) sets the value at `path` or one above it."""
+    node = data
+    for part in path:
+        if isinstance(node, list) and isinstance(part, int):
+            if not 0 <= part < len(node):
+                return False
+            node = node[part]
+        elif isinstance(node, dict) and part in node:
+            node = node[part]
+        else:
+            return False
+    return True
+
+
+class _Units:
+    """Converts the unit values of one scenario item, each bad one reported at its own key."""
+
+    def __init__(self, raw: dict[str, Any], at: PathKey, out: _Collector):
+        self.raw, self.at, self.out = raw, at, out
+
+    def get(self, key: str, convert: Callable[[Any], Any], default: Any = None) -> Any:
+        """`convert(raw[key])`, or of `default` when the key is absent; None when neither is
+        given. A value that does not convert is reported and read as 0."""
+        value = self.raw.get(key, default)
+        if value is None:
+            return None
+        try:
+            return convert(value)
+        except ValueError as exc:
+            self.out.add((*self.at, key), str(exc))
+            return 0
 
 
 def _brokers(data: dict[str, Any], out: _Collector) -> tuple[BrokerSpec, ...]:
@@ -151,15 +198,11 @@ def _config(data: dict[str, Any], kafka: str, out: _Collector,
 
 
 def _link(raw: dict[str, Any], fallback: LinkSpec, at: PathKey, out: _Collector) -> LinkSpec:
-    latency_us, bandwidth = fallback.latency_us, fallback.bandwidth_bytes_per_s
-    try:
-        if "latency" in raw:
-            latency_us = units.duration_us(raw["latency"])
-        if "bandwidth" in raw:
-            bandwidth = units.bandwidth_bytes_per_s(raw["bandwidth"])
-    except ValueError as exc:
-        out.add(at, str(exc))
-    return LinkSpec(latency_us, bandwidth)
+    u = _Units(raw, at, out)
+    latency_us = u.get("latency", units.duration_us)
+    bandwidth = u.get("bandwidth", units.bandwidth_bytes_per_s)
+    return LinkSpec(fallback.latency_us if latency_us is None else latency_us,
+                    fallback.bandwidth_bytes_per_s if bandwidth is None else bandwidth)
 
 
 def _network(data: dict[str, Any], out: _Collector) -> NetworkSpec:
@@ -258,11 +301,12 @@ def _producers(data: dict[str, Any], topics: Sequence[TopicSpec],
             out.add((*at, "topic"), f"no topic named {raw['topic']!r} (topics: "
                     f"{', '.join(by_name)})")
             continue
+        u = _Units(raw, at, out)
         rate, on, off = raw.get("rate", 1000), 0, 0
         if isinstance(rate, dict):
-            burst = rate["bursty"]
-            rate, on, off = burst["rate"], units.duration_ms(burst["on"]), units.duration_ms(
-                burst["off"])
+            burst = _Units(rate["bursty"], (*at, "rate", "bursty"), out)
+            rate = rate["bursty"]["rate"]
+            on, off = burst.get("on", units.duration_ms), burst.get("off", units.duration_ms)
             if on <= 0:
                 out.add((*at, "rate"), "a burst needs on > 0")
         keys, key_count, zipf_s = "none", 0, 1.0
@@ -286,16 +330,16 @@ def _producers(data: dict[str, Any], topics: Sequence[TopicSpec],
         result.append(ProducerSpec(
             name=raw.get("name", f"producer-{i}"), topic=topic.name, rate=float(rate),
             burst_on_ms=on, burst_off_ms=off,
-            record_size=_size_dist(raw.get("record_size", 100)),
-            key_size=units.size_bytes(raw.get("key_size", 16)), keys=keys, key_count=key_count,
+            record_size=u.get("record_size", _size_dist, 100) or SizeDist("fixed", 0),
+            key_size=u.get("key_size", units.size_bytes, 16), keys=keys, key_count=key_count,
             zipf_s=zipf_s, partitioner=partitioner, explicit_partition=explicit, acks=int(acks),
-            linger_ms=units.duration_ms(raw.get("linger", "5ms")),
-            batch_size=units.size_bytes(raw.get("batch_size", "16KiB")),
+            linger_ms=u.get("linger", units.duration_ms, "5ms"),
+            batch_size=u.get("batch_size", units.size_bytes, "16KiB"),
             retries=raw.get("retries", 2_147_483_647),
-            request_timeout_ms=units.duration_ms(raw.get("request_timeout", "30s")),
-            delivery_timeout_ms=units.duration_ms(raw.get("delivery_timeout", "2m")),
-            start_ms=units.duration_ms(raw.get("start", 0)),
-            stop_ms=units.duration_ms(raw["stop"]) if "stop" in raw else None,
+            request_timeout_ms=u.get("request_timeout", units.duration_ms, "30s"),
+            delivery_timeout_ms=u.get("delivery_timeout", units.duration_ms, "2m"),
+            start_ms=u.get("start", units.duration_ms, 0),
+            stop_ms=u.get("stop", units.duration_ms),
             count=raw.get("count")))
     return tuple(result)
 
@@ -323,25 +367,29 @@ def _consumers(data: dict[str, Any], topics: Sequence[TopicSpec], config: Broker
         version = raw.get("fetch_version")
         session = strategies.get("fetch_session")
         if (session is not None and session.name == "incremental"
-                and (version or config.fetch_version) < 7):
+                and version is not None and version < 7):  # the cluster's: checked once
             out.add((*at, "fetch_version"), "incremental fetch sessions need Fetch v7 or later")
-        start_ms = units.duration_ms(raw.get("start_at", 0))
-        ramp_ms = units.duration_ms(raw.get("ramp", 0))
+        u = _Units(raw, at, out)
+        start_ms = u.get("start_at", units.duration_ms, 0)
+        ramp_ms = u.get("ramp", units.duration_ms, 0)
+        fetch_max_wait_ms = u.get("fetch_max_wait", units.duration_ms, "500ms")
+        fetch_min_bytes = u.get("fetch_min_bytes", units.size_bytes, 1)
+        max_partition_fetch_bytes = u.get("max_partition_fetch_bytes", units.size_bytes, "1MiB")
+        fetch_max_bytes = u.get("fetch_max_bytes", units.size_bytes, "50MiB")
+        lag_sample_ms = u.get("lag_sample", units.duration_ms, "1s")
+        auto_commit_interval_ms = u.get("auto_commit_interval", units.duration_ms, "5s")
         for n, name in enumerate(names):
             result.append(ConsumerSpec(
                 group=name, topic=raw["topic"], members=raw.get("members", 1),
                 assignment=raw.get("assignment", "range"), start=raw.get("start", "latest"),
                 fetch_version=version,
-                fetch_max_wait_ms=units.duration_ms(raw.get("fetch_max_wait", "500ms")),
-                fetch_min_bytes=units.size_bytes(raw.get("fetch_min_bytes", 1)),
-                max_partition_fetch_bytes=units.size_bytes(
-                    raw.get("max_partition_fetch_bytes", "1MiB")),
-                fetch_max_bytes=units.size_bytes(raw.get("fetch_max_bytes", "50MiB")),
+                fetch_max_wait_ms=fetch_max_wait_ms, fetch_min_bytes=fetch_min_bytes,
+                max_partition_fetch_bytes=max_partition_fetch_bytes,
+                fetch_max_bytes=fetch_max_bytes,
                 start_ms=start_ms + ramp_ms * n // len(names),
-                lag_sample_ms=units.duration_ms(raw.get("lag_sample", "1s")),
+                lag_sample_ms=lag_sample_ms,
                 commit=raw.get("commit", "none"),
-                auto_commit_interval_ms=units.duration_ms(
-                    raw.get("auto_commit_interval", "5s"))))
+                auto_commit_interval_ms=auto_commit_interval_ms))
     return tuple(result)
 
 
@@ -352,7 +400,32 @@ _FAULT_TARGETS = {
 }
 
 
-def _faults(data: dict[str, Any], brokers: Sequence[BrokerSpec],
+def _never_fires(raw: dict[str, Any], at: PathKey, fault: FaultSpec, ids: set[int],
+                 duration_ms: int, out: _Collector) -> None:
+    """Report a trigger that cannot fire in this run: the run would pass without the fault."""
+    end = units.format_duration_ms(duration_ms)
+    if fault.at_ms is not None and duration_ms and fault.at_ms >= duration_ms:
+        out.add((*at, "at"), f"{raw['at']} is not before the end of the run (duration {end}): "
+                "this fault would never fire; inject it earlier or lengthen the duration")
+    if fault.after_event is None:
+        return
+    if fault.after_event not in event_names.ALL:
+        close = difflib.get_close_matches(fault.after_event, sorted(event_names.ALL), n=1)
+        hint = (f"; did you mean {close[0]!r}?" if close
+                else "; the names are listed in rig/events/names.py")
+        out.add((*at, "after", "event"), f"no event is named {fault.after_event!r}, so this "
+                f"fault would never fire{hint}")
+    if duration_ms and fault.after_delay_ms >= duration_ms:
+        out.add((*at, "after", "delay"), f"{raw['after']['delay']} is not shorter than the run "
+                f"(duration {end}): this fault would never fire")
+    for key in ("broker", "leader"):
+        value = fault.after_where.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and value not in ids:
+            out.add((*at, "after", "where", key), f"broker {value} is not in the cluster, so "
+                    "no event matches and this fault would never fire")
+
+
+def _faults(data: dict[str, Any], brokers: Sequence[BrokerSpec], duration_ms: int,
             out: _Collector) -> tuple[FaultSpec, ...]:
     ids = {b.id for b in brokers}
     racks = {b.rack for b in brokers if b.rack}
@@ -366,7 +439,9 @@ def _faults(data: dict[str, Any], brokers: Sequence[BrokerSpec],
             out.add(at, f"a {kind} fault needs `broker` or `brokers`")
         for b in targets:
             if b not in ids:
-                out.add(at, f"broker {b} is not in the cluster")
+                key = "broker" if raw.get("broker") == b else "brokers"
+                out.add((*at, key), f"broker {b} is not in the cluster (brokers: "
+                        f"{', '.join(map(str, sorted(ids)))})")
         if need == "rack" and raw.get("rack") not in racks:
             out.add((*at, "rack"), f"rack {raw.get('rack')!r} is not a rack of this cluster "
                     f"(racks: {', '.join(sorted(racks)) or 'none'})")
@@ -378,22 +453,23 @@ def _faults(data: dict[str, Any], brokers: Sequence[BrokerSpec],
             if node != "zk" and node not in ids:
                 out.add(at, f"node {node} is not in the cluster")
         after = raw.get("after", {})
+        u = _Units(raw, at, out)
+        delay = _Units(after, (*at, "after"), out).get("delay", units.duration_ms, 0)
         result.append(FaultSpec(
             kind=kind, index=i,
-            at_ms=units.duration_ms(raw["at"]) if "at" in raw else None,
+            at_ms=u.get("at", units.duration_ms),
             after_event=after.get("event"), after_where=dict(after.get("where", {})),
-            after_delay_ms=units.duration_ms(after.get("delay", 0)),
+            after_delay_ms=delay,
             brokers=targets, rack=raw.get("rack"),
             groups=tuple(tuple(g) for g in raw.get("groups", [])),
             between=tuple(raw.get("between", ())),
-            latency_us=units.duration_us(raw["latency"]) if "latency" in raw else None,
-            bandwidth_bytes_per_s=(units.bandwidth_bytes_per_s(raw["bandwidth"])
-                                   if "bandwidth" in raw else None),
+            latency_us=u.get("latency", units.duration_us),
+            bandwidth_bytes_per_s=u.get("bandwidth", units.bandwidth_bytes_per_s),
             loss=raw.get("loss", 0.0),
-            restart_after_ms=(units.duration_ms(raw["restart_after"])
-                              if "restart_after" in raw else None),
-            heal_after_ms=units.duration_ms(raw["heal_after"]) if "heal_after" in raw else None,
+            restart_after_ms=u.get("restart_after", units.duration_ms),
+            heal_after_ms=u.get("heal_after", units.duration_ms),
             description=raw.get("description", "")))
+        _never_fires(raw, at, result[-1], ids, duration_ms, out)
     return tuple(result)
 
 
@@ -418,40 +494,63 @@ def _strategies(data: dict[str, Any], out: _Collector) -> dict[str, StrategyRef]
     return chosen
 
 
-def _variant(name: str, doc: Document, out: _Collector) -> VariantSpec | None:
+def _variant(name: str, doc: Document, out: _Collector,
+             spoiled: frozenset[str] = frozenset()) -> VariantSpec | None:
+    """Check and resolve one variant's merged document.
+
+    `spoiled` names the top-level keys that failed the schema: the checks that read them are
+    skipped (they would only repeat the schema's message), every other check still runs, so
+    all the problems of a file show at once.
+    """
     data = doc.data
     before = len(out.problems)
-    try:
-        duration = units.duration_ms(data.get("duration", DEFAULT_DURATION))
-    except ValueError as exc:
-        out.add(("duration",), str(exc))
-        duration = 0
-    if duration <= 0 and len(out.problems) == before:
-        out.add(("duration",), "must be greater than 0 (e.g. 10m)")
-    kafka = data.get("kafka", profiles.DEFAULT_PROFILE)
-    brokers = _brokers(data, out)
-    config = _config(data, kafka, out)
-    network = _network(data, out)
-    topics = _topics(data, brokers, out)
-    strategies = _strategies(data, out)
-    if "fetch_session" not in data.get("strategies", {}) and config.fetch_version < 7:
-        strategies["fetch_session"] = StrategyRef("sessionless")  # no sessions before v7
-    session = strategies.get("fetch_session")
-    if session is not None and session.name == "incremental" and config.fetch_version < 7:
-        out.add(("strategies", "fetch_session"),
-                f"incremental fetch sessions need Fetch v7 or later (KIP-227), but this variant "
-                f"sends v{config.fetch_version}: use kafka ≥ 1.1 or protocol.fetch_version ≥ 7")
+
+    def usable(*keys: str) -> bool:
+        return spoiled.isdisjoint(keys)
+
+    duration = 0
+    if usable("duration"):
+        try:
+            duration = units.duration_ms(data.get("duration", DEFAULT_DURATION))
+        except ValueError as exc:
+            out.add(("duration",), str(exc))
+        else:
+            if duration <= 0:
+                out.add(("duration",), "must be greater than 0 (e.g. 10m)")
+    kafka = data.get("kafka", profiles.DEFAULT_PROFILE) if usable("kafka") else (
+        profiles.DEFAULT_PROFILE)
+    cluster_ok = usable("cluster")
+    brokers = _brokers(data, out) if cluster_ok else ()
+    config_ok = usable("cluster", "kafka", "protocol")
+    config = _config(data, kafka, out) if config_ok else _config({}, kafka, out)
+    network = _network(data, out) if usable("network") else _network({}, out)
+    topics_ok = cluster_ok and usable("topics")
+    topics = _topics(data, brokers, out) if topics_ok else ()
+    strategies_ok = usable("strategies")
+    strategies = _strategies(data, out) if strategies_ok else {}
+    if strategies_ok and config_ok:
+        if "fetch_session" not in data.get("strategies", {}) and config.fetch_version < 7:
+            strategies["fetch_session"] = StrategyRef("sessionless")  # no sessions before v7
+        session = strategies.get("fetch_session")
+        if session is not None and session.name == "incremental" and config.fetch_version < 7:
+            out.add(("strategies", "fetch_session"),
+                    f"incremental fetch sessions need Fetch v7 or later (KIP-227), but this "
+                    f"variant sends v{config.fetch_version}: use kafka ≥ 1.1 or "
+                    "protocol.fetch_version ≥ 7")
     broker_configs = {}
-    raw_brokers = data["cluster"]["brokers"]
+    raw_brokers = data["cluster"]["brokers"] if config_ok else None
     if isinstance(raw_brokers, list):
         for i, raw in enumerate(raw_brokers):
             if raw.get("config"):
                 broker_configs[raw["id"]] = _config(data, kafka, out, raw["config"],
                                                     ("cluster", "brokers", i, "config"))
-    os_spec = _os(data, out)
-    producers = _producers(data, topics, out)
-    faults = _faults(data, brokers, out)
-    consumers = _consumers(data, topics, config, strategies, out)
+    os_spec = _os(data, out) if cluster_ok else OsSpec()
+    workload_ok = topics_ok and usable("workload")
+    producers = _producers(data, topics, out) if workload_ok else ()
+    faults = (_faults(data, brokers, duration, out)
+              if cluster_ok and usable("faults", "duration") else ())
+    consumers = (_consumers(data, topics, config, strategies, out)
+                 if workload_ok and config_ok and strategies_ok else ())
     topics = _with_offsets_topic(topics, consumers, config, len(brokers))
     compacted = {t.name for t in topics if "compact" in str(t.config.get("cleanup.policy", ""))}
     for i, producer in enumerate(producers):
@@ -459,30 +558,34 @@ def _variant(name: str, doc: Document, out: _Collector) -> VariantSpec | None:
             out.add(("workload", "producers", i, "keys"),
                     f"topic {producer.topic!r} is compacted (cleanup.policy compact) and Kafka "
                     "refuses records without a key there: give keys, e.g. {uniform: 1000}")
-    if config.log_cleaner_dedupe_buffer_size // config.log_cleaner_threads <= 1 << 20:
+    if config_ok and config.log_cleaner_dedupe_buffer_size // config.log_cleaner_threads <= 1 << 20:
         # KafkaConfig: require(dedupeBufferSize / threads > 1024 * 1024)
         out.add(("cluster", "config", "log.cleaner.dedupe.buffer.size"),
                 f"must be more than 1MiB per cleaner thread, as Kafka requires (got "
                 f"{config.log_cleaner_dedupe_buffer_size} bytes over "
                 f"{config.log_cleaner_threads} threads)")
-    try:
-        quiesce = units.duration_ms(data.get("quiesce", "2m"))
-    except ValueError as exc:
-        out.add(("quiesce",), str(exc))
-        quiesce = 0
+    quiesce = 0
+    if usable("quiesce"):
+        try:
+            quiesce = units.duration_ms(data.get("quiesce", "2m"))
+        except ValueError as exc:
+            out.add(("quiesce",), str(exc))
     placement = strategies.get("placement")
     if placement is not None and placement.name == "explicit":
         for i, topic in enumerate(topics):
             if topic.assignment is None:
                 out.add(("topics", i), "the explicit placement needs an assignment for every topic")
-    if len(out.problems) > before:
+    if spoiled or len(out.problems) > before:
         return None
-    return VariantSpec(name=name, seed=data.get("seed", DEFAULT_SEED), duration_ms=duration,
-                       kafka=kafka, brokers=brokers, config=config, network=network,
-                       topics=topics, strategies=strategies, document=data,
-                       broker_configs=broker_configs, os=os_spec, producers=producers,
-                       faults=faults, quiesce_ms=quiesce, consumers=consumers,
-                       events=data.get("events", "full"))
+    variant = VariantSpec(name=name, seed=data.get("seed", DEFAULT_SEED), duration_ms=duration,
+                          kafka=kafka, brokers=brokers, config=config, network=network,
+                          topics=topics, strategies=strategies, document=data,
+                          broker_configs=broker_configs, os=os_spec, producers=producers,
+                          faults=faults, quiesce_ms=quiesce, consumers=consumers,
+                          events=data.get("events", "full"))
+    for path, message in size_problems(variant, data.get("limits") or {}):
+        out.add(path, message)
+    return None if len(out.problems) > before else variant
 
 
 def _with_offsets_topic(topics: tuple[TopicSpec, ...], consumers: Sequence[ConsumerSpec],
@@ -499,73 +602,123 @@ def _with_offsets_topic(topics: tuple[TopicSpec, ...], consumers: Sequence[Consu
                                        "segment.bytes": 100 << 20}))
 
 
-def _expectations(doc: Document, variants: Sequence[str],
-                  out: _Collector) -> tuple[Expectation, ...]:
-    result = []
+def _expectations(doc: Document, variants: Sequence[str] | None, run: Sequence[str],
+                  out: _Collector) -> tuple[tuple[Expectation, ...], tuple[Expectation, ...]]:
+    """The expectations to judge, and those skipped because they speak of a variant that is
+    not run (`--variant`): those cannot be measured, so they are neither passed nor failed."""
+    judged: list[Expectation] = []
+    skipped: list[Expectation] = []
     for i, raw in enumerate(doc.data.get("expect", [])):
         at: PathKey = ("expect", i)
-        paths = [raw["metric"]] if "metric" in raw else list(raw["ratio"])
-        for path in paths:
-            parts = path.split(".")
-            key = "metric" if "metric" in raw else "ratio"
-            if parts[0] not in SUMMARY_ROOTS:
-                out.add((*at, key), f"{path!r} does not start with a summary.json key "
-                        f"({', '.join(SUMMARY_ROOTS)})")
-            elif parts[0] == "variants" and (len(parts) < 2 or parts[1] not in variants):
-                out.add((*at, key), f"{path!r} names no variant of this scenario "
-                        f"(variants: {', '.join(variants)})")
-        result.append(Expectation(
-            op=raw["op"], value=raw["value"], metric=raw.get("metric"),
+        key = "metric" if "metric" in raw else "ratio"
+        paths = [(raw["metric"], (*at, key))] if key == "metric" else [
+            (m, (*at, key, n)) for n, m in enumerate(raw["ratio"])]
+        kinds = []
+        for path, where in paths:
+            problem, kind = summary_keys.check(path, variants)
+            if problem is not None:
+                out.add(where, problem)
+            kinds.append(kind)
+        value = raw["value"]
+        if (all(k == "number" for k in kinds) and value is not None
+                and not (isinstance(value, int | float) and not isinstance(value, bool))):
+            out.add((*at, "value"), f"{value!r} is not a number, but {raw.get(key)} is "
+                    "measured as one: give a number (or null for 'not measured')")
+        expectation = Expectation(
+            op=raw["op"], value=value, metric=raw.get("metric"),
             ratio=(raw["ratio"][0], raw["ratio"][1]) if "ratio" in raw else None,
             tolerance=raw.get("tolerance", 0.0), description=raw.get("description", ""),
-            line=doc.lines.locate(at, doc.file)[1]))
-    return tuple(result)
+            line=doc.lines.locate(at, doc.file)[1])
+        named = {p.split(".")[1] for p, _ in paths
+                 if p.startswith("variants.") and len(p.split(".")) > 1}
+        (skipped if named - set(run) else judged).append(expectation)
+    return tuple(judged), tuple(skipped)
+
+
+def _spoiled(errors: Sequence[tuple[PathKey, PathKey, str]], variant: str) -> frozenset[str]:
+    """The top-level keys of `variant`'s merged document that failed the schema."""
+    keys = set()
+    for _, spoiled, _ in errors:
+        if spoiled[:1] == ("variants",) and len(spoiled) >= 3 and spoiled[1] == variant:
+            spoiled = spoiled[2:]
+        if spoiled and isinstance(spoiled[0], str) and spoiled[0] != "variants":
+            keys.add(spoiled[0])
+    return frozenset(keys)
+
+
+def _with_seed(doc: Document, seed: int) -> Document:
+    """`doc` with the seed of `--seed`, which is checked and reported as `--seed`."""
+    if not 0 <= seed <= MAX_SEED:
+        raise ScenarioError([Problem("--seed", None, "$.seed",
+                                     f"must be between 0 and {MAX_SEED} (got {seed})")])
+    lines = Lines(dict(doc.lines.by_path))
+    lines.by_path[("seed",)] = ("--seed", None)
+    return Document({**doc.data, "seed": seed}, doc.file, lines, doc.raw)
 
 
 def load_scenario(path: str | Path, *, sets: Sequence[str] = (), seed: int | None = None,
                   only_variants: Sequence[str] = ()) -> Scenario:
-    """Load, check and resolve a scenario file; raise ScenarioError listing every problem."""
+    """Load, check and resolve a scenario file; raise ScenarioError listing every problem.
+
+    Schema problems do not stop the semantic checks of the parts they leave intact, so a file
+    shows all its mistakes at once.
+    """
     path = Path(path)
     raw_doc = load_yaml_file(path)
-    sets = list(sets) + ([f"seed={seed}"] if seed is not None else [])
     if not isinstance(raw_doc.data, dict):
         raise ScenarioError([raw_doc.problem((), "a scenario is a map of keys (name, cluster, "
                                              "topics, …)")])
-    doc = apply_sets(raw_doc, sets) if sets else raw_doc
-    problems = schema_problems(doc)
-    if problems:
-        raise ScenarioError(problems)
-    base = {k: v for k, v in doc.data.items() if k not in ("variants", "expect")}
-    overrides: dict[str, Any] = doc.data.get("variants") or {DEFAULT_VARIANT: {}}
+    doc = apply_sets(raw_doc, list(sets)) if sets else raw_doc
+    if seed is not None:
+        doc = _with_seed(doc, seed)
+    out = _Collector(doc)
+    errors = schema_errors(doc)
+    for where, _, message in errors:
+        out.add(where, message)
+    raw_variants = doc.data.get("variants")
+    overrides: dict[str, Any] = (raw_variants if isinstance(raw_variants, dict) and raw_variants
+                                 else {DEFAULT_VARIANT: {}})
     unknown = [v for v in only_variants if v not in overrides]
     if unknown:
         raise ScenarioError([doc.problem(("variants",), f"no variant named {', '.join(unknown)}; "
                                          f"variants: {', '.join(overrides)}")])
-    out = _Collector(doc)
+    base = {k: v for k, v in doc.data.items() if k not in ("variants", "expect")}
     variants = []
     for name, override in overrides.items():
         if only_variants and name not in only_variants:
             continue
+        if not isinstance(override, dict):
+            continue  # the schema said so
         lines = Lines(dict(doc.lines.by_path))
         sub = Lines({p[2:]: w for p, w in doc.lines.by_path.items()
                      if p[:2] == ("variants", name) and len(p) > 2})
         merged = deep_merge(copy.deepcopy(base), override, lines, sub)
-        merged_doc = Document(merged, doc.file, lines)
-        for problem in schema_problems(merged_doc):
-            if problem not in out.problems:
-                out.problems.append(problem)
-        if out.problems:
-            continue
-        variant = _variant(name, merged_doc, out)
+        out.doc, out.variant, out.override = Document(merged, doc.file, lines), name, override
+        merged_errors = schema_errors(out.doc)
+        for where, _, message in merged_errors:
+            if not _holds(override, where):  # the override itself was checked with the file
+                out.add(where, message)
+        variant = _variant(name, out.doc, out, _spoiled([*errors, *merged_errors], name))
         if variant is not None:
             variants.append(variant)
+    out.doc, out.variant, out.override = doc, None, None
+    expectations: tuple[Expectation, ...] = ()
+    skipped: tuple[Expectation, ...] = ()
+    if not any(spoiled[:1] == ("expect",) for _, spoiled, _ in errors):
+        # a variant name the schema refused would make every expectation about it "unknown"
+        names_ok = not any(spoiled == ("variants",) for _, spoiled, _ in errors)
+        expectations, skipped = _expectations(doc, list(overrides) if names_ok else None,
+                                              list(only_variants) or list(overrides), out)
     if out.problems:
-        raise ScenarioError(out.problems)
-    expectations = _expectations(doc, list(overrides), out)
-    if out.problems:
-        raise ScenarioError(out.problems)
-    source = path.read_bytes()
+        raise ScenarioError(sorted(out.problems, key=_file_order))
     return Scenario(name=doc.data["name"], description=doc.data.get("description", ""),
-                    file=str(path), source_sha256=hashlib.sha256(source).hexdigest(),
+                    file=str(path), source_sha256=hashlib.sha256(raw_doc.raw).hexdigest(),
                     seed=doc.data.get("seed", DEFAULT_SEED), variants=tuple(variants),
-                    expectations=expectations, document=doc.data)
+                    expectations=expectations, document=doc.data,
+                    skipped_expectations=skipped)
+
+
+def _file_order(problem: Problem) -> tuple[int, str, int, str]:
+    """Problems of the file in line order, then those of `--set`/`--seed`."""
+    in_file = problem.line is not None
+    return (0 if in_file else 1, problem.file, problem.line or 0, problem.path)

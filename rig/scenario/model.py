@@ -238,6 +238,8 @@ class Scenario:
     variants: tuple[VariantSpec, ...]
     expectations: tuple[Expectation, ...]
     document: Mapping[str, Any]  # the base document after --set overrides
+    # expectations about variants this run leaves out (`--variant`): neither passed nor failed
+    skipped_expectations: tuple[Expectation, ...] = ()
 
     def variant(self, name: str) -> VariantSpec:
         for variant in self.variants:

@@ -9,14 +9,12 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-import yaml
-
 from rig.errors import Problem, ScenarioError
-from rig.scenario.source import Document, Lines, PathKey, json_path
+from rig.scenario.source import Document, Lines, PathKey, json_path, parse_value
 
 # Keys whose value is a map in the scenario format: `--set` creates them when absent.
 MAP_KEYS = frozenset({"cluster", "config", "network", "cross_rack", "strategies", "protocol",
-                      "workload", "options"})
+                      "workload", "options", "limits", "fuzz"})
 
 
 def deep_merge(base: Any, override: Any, lines: Lines, override_lines: Lines,
@@ -47,17 +45,40 @@ def _take_lines(lines: Lines, override_lines: Lines, at: PathKey) -> None:
             lines.by_path[path] = where
 
 
-def parse_assignment(text: str) -> tuple[list[str | int], Any]:
-    """`topics.0.partitions=100` → (["topics", 0, "partitions"], 100); the value is YAML."""
+class AssignmentError(ValueError):
+    """A `--set` that cannot be applied: where (the option, a JSON path) and why."""
+
+    def __init__(self, origin: str, path: str, message: str):
+        super().__init__(f"{origin}: {path}: {message}")
+        self.origin, self.path, self.message = origin, path, message
+
+
+def origin_of(text: str, option: str = "--set") -> str:
+    """How messages name one `--set KEY=VALUE`: as given, or cut when it is long."""
+    return f"{option} {text}" if len(text) <= 80 else (
+        f"{option} {text[:60]}… ({len(text):,} characters)")
+
+
+def parse_assignment(text: str, option: str = "--set") -> tuple[list[str | int], Any]:
+    """`topics.0.partitions=100` → (["topics", 0, "partitions"], 100); the value is YAML, read
+    with the scenario loader's bounds (no tags, a small alias budget, a nesting limit)."""
     key, sep, raw = text.partition("=")
     if not sep or not key.strip():
-        raise ValueError(f"--set {text!r}: expected key.path=value")
+        raise AssignmentError(origin_of(text, option), "$", "expected key.path=value")
     path: list[str | int] = [int(p) if p.isdigit() else p for p in key.strip().split(".")]
+    if not raw.strip():
+        return path, ""
     try:
-        value = yaml.safe_load(raw) if raw.strip() else ""
-    except yaml.YAMLError as exc:
-        raise ValueError(f"--set {text!r}: the value is not valid YAML ({exc})") from None
+        value = parse_value(raw, f"{option} {key.strip()}")
+    except ScenarioError as exc:
+        raise AssignmentError(origin_of(text, option), json_path(tuple(path)),
+                              f"the value is not accepted: {exc.problems[0].message}") from None
     return path, value
+
+
+def short(text: str, limit: int = 80) -> str:
+    """`text` quoted, cut to `limit` characters: a message never echoes a huge value."""
+    return repr(text) if len(text) <= limit else repr(text[:limit]) + f"… ({len(text):,} chars)"
 
 
 def apply_sets(doc: Document, assignments: list[str]) -> Document:
@@ -70,11 +91,11 @@ def apply_sets(doc: Document, assignments: list[str]) -> Document:
     lines = Lines(dict(doc.lines.by_path))
     problems: list[Problem] = []
     for text in assignments:
-        origin = f"--set {text}"
+        origin = origin_of(text)
         try:
             path, value = parse_assignment(text)
-        except ValueError as exc:
-            problems.append(Problem("--set", None, "$", str(exc)))
+        except AssignmentError as exc:
+            problems.append(Problem(exc.origin, None, exc.path, exc.message))
             continue
         target: Any = data
         walked: list[str | int] = []

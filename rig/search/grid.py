@@ -8,14 +8,18 @@ brackets or braces do not split values.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
-import yaml
 
-from rig.errors import UserError
+from rig.errors import ScenarioError, UserError
+from rig.scenario.overrides import short
+from rig.scenario.source import parse_value
+
+MAX_RUNS = 10_000  # runs in one sweep: each is a whole simulation and a run directory
 
 
 class GridError(UserError, ValueError):
@@ -62,14 +66,19 @@ def parse_axis(text: str) -> Axis:
     key = key.strip()
     if not sep or not key or not raw.strip():
         raise GridError(f"--grid {text!r}: expected key.path=value1,value2,…")
+    parts = _split(raw)
+    if len(parts) > MAX_RUNS:
+        raise GridError(f"--grid {key}: {len(parts):,} values; a sweep runs at most "
+                        f"{MAX_RUNS:,}: split it into several sweeps")
     values = []
-    for part in _split(raw):
+    for part in parts:
         if not part:
             raise GridError(f"--grid {text!r}: an empty value (two commas in a row?)")
         try:
-            values.append(yaml.safe_load(part))
-        except yaml.YAMLError:
-            raise GridError(f"--grid {text!r}: {part!r} is not a valid YAML value") from None
+            values.append(parse_value(part, f"--grid {key}"))
+        except ScenarioError as exc:
+            raise GridError(f"--grid {key}: {short(part)} is not accepted: "
+                            f"{exc.problems[0].message}") from None
     if len(set(map(repr, values))) != len(values):
         raise GridError(f"--grid {text!r}: a value is given twice")
     return Axis(key, tuple(values))
@@ -86,8 +95,22 @@ def parse_grid(texts: Sequence[str]) -> list[Axis]:
     return axes
 
 
+def check_runs(axes: Sequence[Axis], seeds: int) -> int:
+    """The number of runs of the grid × `seeds`; GridError when it is more than MAX_RUNS.
+
+    Counted before anything is built, so a grid of a million points is refused at once.
+    """
+    runs = math.prod(len(a.values) for a in axes) * seeds
+    if runs > MAX_RUNS:
+        sizes = " × ".join(f"{len(a.values)} ({a.key})" for a in axes)
+        raise GridError(f"--grid: {sizes} × {seeds} seeds is {runs:,} runs; a sweep runs at "
+                        f"most {MAX_RUNS:,}: split it into several sweeps over parts of the grid")
+    return runs
+
+
 def points(axes: Sequence[Axis], seeds: Sequence[int]) -> list[Point]:
     """The cross product, the first axis varying slowest and the seed fastest."""
+    check_runs(axes, len(seeds))
     combos = itertools.product(*(a.values for a in axes))
     out: list[Point] = []
     for combo in combos:

@@ -22,7 +22,7 @@ from rig.pipeline import RUN_MARKER, RunOptions, _run_json, summarise, write_jso
 from rig.scenario.load import load_scenario
 from rig.scenario.model import Scenario
 from rig.scenario.resolve import resolved_yaml
-from rig.search.grid import Axis, Point, parse_grid, points
+from rig.search.grid import Axis, Point, check_runs, parse_grid, points
 from rig.search.outdir import prepare_out
 from rig.simulate import SimulationResult, simulate
 
@@ -100,6 +100,7 @@ def point_metrics(summary: dict[str, Any]) -> dict[str, dict[str, float]]:
 def sweep(file: Path, options: SweepOptions, echo: Echo) -> SweepOutcome:
     """Run every point of the grid × seeds; write run dirs, sweep.json and report.html."""
     axes: list[Axis] = parse_grid(options.grid)
+    check_runs(axes, options.seeds)
     base = load_scenario(file)
     seeds = [base.seed + k for k in range(options.seeds)]
     grid = points(axes, seeds)

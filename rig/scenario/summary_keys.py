@@ -1,0 +1,135 @@
+"""The keys summary.json can hold, declared once, so `rig validate` can check expectations.
+
+An expectation names a dotted path into summary.json; a path that no run can produce would only
+show, after the whole run, as UNKNOWN. `check` refuses it before the run, with the nearest key
+as a suggestion. The declaration is kept true by a test that walks the summaries of real runs
+(tests/scenario/test_summary_keys.py): every key they hold must be declared here, with its kind.
+
+Leaves are kinds: NUMBER (null when not measured), BOOL, STRING, or LIST / MAP, whose insides
+are free. A "*" key stands for any name (a variant, a consumer group, a check).
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+NUMBER, BOOL, STRING, LIST, MAP = "number", "bool", "string", "list", "map"
+ANY = "*"
+
+_BYTES = {"total": NUMBER, "min": NUMBER, "max": NUMBER, "p50": NUMBER}
+_SPREAD = {"min": NUMBER, "p50": NUMBER, "max": NUMBER}
+_FETCH_ROLE = {
+    "requests": NUMBER, "responses": NUMBER, "full_requests": NUMBER,
+    "incremental_requests": NUMBER, "request_bytes": _BYTES, "response_bytes": _BYTES,
+    "wire_request_bytes": _BYTES, "wire_response_bytes": _BYTES,
+    "first_request_bytes": NUMBER, "request_bytes_per_second": NUMBER,
+    "response_bytes_per_second": NUMBER,
+}
+_VARIANT: dict[str, Any] = {
+    "fetch": {"follower": _FETCH_ROLE, "consumer": _FETCH_ROLE},
+    "produce": dict.fromkeys(("acked", "acked_batches", "acked_all", "errors", "acked_lost",
+                              "acked_all_lost"), NUMBER),
+    "replication": dict.fromkeys((
+        "leader_elections", "unclean_elections", "isr_shrinks", "isr_expands",
+        "truncated_records", "diverged_partitions", "under_replicated_partition_seconds",
+        "offline_partition_seconds", "max_recovery_seconds", "faults", "max_detection_seconds",
+        "catch_up_bytes"), NUMBER),
+    "sessions": {
+        "created": NUMBER, "evicted": NUMBER,
+        "errors": {"session_id_not_found": NUMBER, "invalid_session_epoch": NUMBER},
+        "max_sessions_per_broker": NUMBER, "final_sessions": NUMBER,
+        "sessionless_full_fetches": {"consumer": NUMBER, "follower": NUMBER},
+    },
+    "isr": {
+        **dict.fromkeys(("shrinks", "expands", "shrinks_by_leader", "shrinks_by_controller",
+                         "notifications", "max_metadata_staleness_ms",
+                         "stale_partition_seconds"), NUMBER),
+        "shrink_delay_ms": _SPREAD, "propagation_delay_ms": _SPREAD,
+        "propagation_delay_by_writer_ms": {"leader": _SPREAD, "controller": _SPREAD},
+    },
+    "consumers": {"max_lag": NUMBER, "consumed": NUMBER},
+    "storage": {
+        **dict.fromkeys((
+            "cleaner_passes", "partial_passes", "aborted_passes", "records_removed",
+            "tombstones_removed", "cleaner_bytes_read", "cleaner_bytes_written",
+            "max_keys_mapped", "max_dirty_ratio", "final_dirty_ratio", "final_log_bytes",
+            "final_compacted_log_bytes", "final_segments", "segments_deleted", "lookups"),
+            NUMBER),
+        "lookup_bytes_scanned": _SPREAD,
+    },
+    "offsets": {
+        **dict.fromkeys(("commits", "commit_errors", "coordinator_failovers", "resumes",
+                         "duplicates"), NUMBER),
+        "groups": {ANY: {"offsets_partition": NUMBER, "coordinators": LIST}},
+    },
+    "checks": {
+        "ok": BOOL, "status": STRING, "violations": LIST, "expected_by_scenario": BOOL,
+        "checks": {ANY: {"status": STRING, "note": STRING}},
+        "sizes_verified_by_encoder": NUMBER,
+    },
+    "simulation": {"events": NUMBER, "steps": NUMBER, "wall_seconds": NUMBER},
+}
+SUMMARY: dict[str, Any] = {
+    "scenario": STRING, "seed": NUMBER, "rig_version": STRING, "scenario_sha256": STRING,
+    "variants": {ANY: _VARIANT},
+    "expectations": LIST,
+}
+
+
+def kind_of(path: Sequence[str], tree: Mapping[str, Any] = SUMMARY) -> str | None:
+    """The kind of the value at `path` (a leaf kind, or "object" for a map of declared keys);
+    None when no summary holds that key."""
+    node: Any = tree
+    for part in path:
+        if not isinstance(node, Mapping):
+            return node if node in (LIST, MAP) else None  # free insides
+        if part in node:
+            node = node[part]
+        elif ANY in node:
+            node = node[ANY]
+        else:
+            return None
+    return node if isinstance(node, str) else "object"
+
+
+def leaves(tree: Mapping[str, Any] = SUMMARY, prefix: tuple[str, ...] = ()
+           ) -> Iterator[tuple[tuple[str, ...], str]]:
+    """Every declared leaf: (path, kind), "*" standing for any name."""
+    for key, node in tree.items():
+        if isinstance(node, Mapping):
+            yield from leaves(node, (*prefix, key))
+        else:
+            yield (*prefix, key), node
+
+
+def check(path: str, variants: Sequence[str] | None) -> tuple[str | None, str | None]:
+    """(a problem with `path` or None, the kind of value it names or None); `variants` are the
+    scenario's variant names, None when they are not known (not checked then)."""
+    parts = path.split(".")
+    if (parts[0] == "variants" and variants is not None
+            and (len(parts) < 2 or parts[1] not in variants)):
+        return (f"{path!r} names no variant of this scenario (variants: "
+                f"{', '.join(variants)})", None)
+    kind = kind_of(parts)
+    if kind is None:
+        name = parts[1] if parts[0] == "variants" and len(parts) > 1 else ""
+        known = [".".join(name if p == ANY and i == 1 and name else p for i, p in enumerate(leaf))
+                 for leaf, _ in leaves()]
+        close = difflib.get_close_matches(path, known, n=1, cutoff=0.6)
+        hint = f"; did you mean {close[0]!r}?" if close else (
+            "; summary.json holds scenario, seed, variants.<name>.{fetch, produce, replication, "
+            "sessions, isr, consumers, storage, offsets, checks, simulation} and expectations")
+        return f"{path!r} is not a key of summary.json{hint}", None
+    if kind == "object":
+        return (f"{path!r} is a group of metrics, not one value: name one of its keys "
+                f"({', '.join(_children(parts))})", None)
+    return None, kind
+
+
+def _children(parts: Sequence[str]) -> list[str]:
+    node: Any = SUMMARY
+    for part in parts:
+        node = node[part] if part in node else node[ANY]
+    return sorted(node)
