@@ -97,7 +97,8 @@ class CaseCompiler:
     def variant(self, faults: list[Fault], seed: int) -> VariantSpec:
         written = as_yaml_faults(faults)
         problems = _Collector(self._document)
-        compiled = _faults({"faults": written}, self.template.brokers, problems)
+        compiled = _faults({"faults": written}, self.template.brokers, self.template.duration_ms,
+                           problems)
         if problems.problems:
             raise ScenarioError(problems.problems)
         document = {**self.template.document, "seed": seed, "faults": written}
