@@ -44,6 +44,7 @@ __all__ = ["MAX_NAME", "Staging", "Target", "bookkeeping", "clean_stale", "locat
 # The longest folder name rig accepts for a target: it adds `.previous-YYYYmmdd-HHMMSS-NN`
 # beside it and `.staging-<pid>-<hex>.owner` for its work, within the file system's 255.
 MAX_NAME = 200
+_NAME_MAX = 255  # what Linux, macOS and Windows file systems take for one name
 # Errors of renaming a folder that is a mount point, or of renaming across file systems: the
 # target is then filled in place instead.
 _CANNOT_RENAME = {errno.EBUSY, errno.EXDEV, errno.EPERM, errno.EINVAL}
@@ -85,14 +86,15 @@ class Target:
         return self.home / f".{self.name}.lock"
 
     def entries(self) -> list[Path]:
-        """What the target holds besides rig's bookkeeping (everything, when replaced)."""
+        """What the target holds besides rig's bookkeeping (which only a target filled in
+        place holds, also one `os.path.ismount` cannot see)."""
         try:
             found = sorted(self.path.iterdir())
         except FileNotFoundError:
             return []
         except OSError as exc:
             raise write_error(exc, self.given) from None
-        return [p for p in found if not (self.in_place and bookkeeping(p.name))]
+        return [p for p in found if not bookkeeping(p.name)]
 
     def kept_path(self, kind: str, stamp: dt.datetime) -> Path:
         """A free `<name>.<kind>-<date>[-n]` in `home`: how earlier or failed results are kept."""
@@ -107,17 +109,22 @@ class Target:
 def locate(given: Path) -> Target:
     """Resolve `given` (following symlinks, also dangling ones) and decide how to fill it."""
     path = Path(os.path.realpath(given))
-    return Target(given=given, path=path, in_place=path.is_dir() and os.path.ismount(path))
+    try:
+        in_place = path.is_dir() and os.path.ismount(path)
+    except OSError:  # a name too long, a loop: `check` says so
+        in_place = False
+    return Target(given=given, path=path, in_place=in_place)
 
 
 def check(target: Target, ours: Ours, what: str) -> None:
     """Refuse, before any work, a target rig must not or cannot fill: a file, a path below a
     file, a name too long, or a folder holding anything but an earlier result (`ours`)."""
     given = target.given
-    if len(target.name) > MAX_NAME:
-        raise RunDirError(f"{given}: the folder name is {len(target.name)} characters long; rig "
-                          f"takes at most {MAX_NAME} (it keeps earlier results beside it under "
-                          "longer names): choose a shorter --out")
+    if len(target.name) > MAX_NAME or any(len(p) > _NAME_MAX for p in target.path.parts):
+        longest = max(len(part) for part in target.path.parts)
+        raise RunDirError(f"{given}: a folder name is {longest} characters long; rig takes at "
+                          f"most {MAX_NAME} (it keeps earlier results beside it under longer "
+                          "names): choose a shorter --out")
     for part in target.path.parents:
         if part.exists() or part.is_symlink():
             if not part.is_dir():
