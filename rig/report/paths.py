@@ -11,6 +11,7 @@ import tempfile
 from pathlib import Path
 from urllib.parse import quote
 
+from rig import written
 from rig.errors import RunDirError
 
 __all__ = [
@@ -79,11 +80,10 @@ def _written_by_rig(path: Path) -> bool:
 def write_text_atomic(path: Path, text: str) -> Path:
     """Write `text` to `path` so readers see the old file or the new one, never half of one.
 
-    Refuses to replace a file rig did not write (a page without rig's generator tag): nothing a
-    user wrote is lost to a mistyped --out.
+    Refuses to replace a file rig did not write (a page without rig's generator tag), unless
+    --force (rig/written.py): nothing a user wrote is lost to a mistyped --out.
     """
-    if path.exists() and (not path.is_file() or not _written_by_rig(path)):
-        raise RunDirError(f"{path} exists and was not written by rig; choose another --out")
+    written.check_replace([path], also=_written_by_rig)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
