@@ -104,43 +104,6 @@ def fast(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(rig.analysis.spark, "check_java", lambda: None)
 
 
-@pytest.fixture
-def mount(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Path]:
-    """Make a folder behave like a mount point (Docker's `-v …:/out`): renaming or removing it
-    fails with EBUSY, and os.path.ismount says so unless `visible=False` (a bind mount of the
-    same file system, which ismount cannot see)."""
-    mounts: set[str] = set()
-    seen: set[str] = set()
-    real_ismount, real_rename, real_rmdir = os.path.ismount, os.rename, os.rmdir
-
-    def busy(*paths: Any) -> None:
-        for path in paths:
-            if os.path.realpath(path) in mounts:
-                raise OSError(errno.EBUSY, "Device or resource busy", str(path))
-
-    def rename(src: Any, dst: Any, **kw: Any) -> None:
-        busy(src, dst)
-        real_rename(src, dst, **kw)
-
-    def rmdir(path: Any, **kw: Any) -> None:
-        busy(path)
-        real_rmdir(path, **kw)
-
-    monkeypatch.setattr(os.path, "ismount",
-                        lambda p: os.path.realpath(p) in seen or real_ismount(p))
-    monkeypatch.setattr(os, "rename", rename)
-    monkeypatch.setattr(os, "rmdir", rmdir)
-
-    def make(path: Path, visible: bool = True) -> Path:
-        path.mkdir(parents=True, exist_ok=True)
-        mounts.add(os.path.realpath(path))
-        if visible:
-            seen.add(os.path.realpath(path))
-        return path
-
-    return make
-
-
 def _hidden(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if p.name.startswith(".")
                   and not p.name.endswith(".lock"))
