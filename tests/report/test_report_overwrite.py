@@ -97,10 +97,13 @@ def test_a_non_number_in_summary_json_is_read_as_unknown(tmp_path: Path,
         assert result.exit_code == 0 and result.exception is None, (args, result.exception)
 
 
-def test_scenario_text_in_figures_is_never_markup(tmp_path: Path) -> None:
-    """A link (or any tag) in a fault label or a variant name is shown, not followed."""
+LINK = '<a href="https://example.com/x">click</a>'
+
+
+def _run_with_links(tmp_path: Path) -> Path:
+    """A run whose fault labels and a variant name hold a link and a tag."""
     run = write_report_run(tmp_path / "run", faults=True, timeline=True)
-    link = '<a href="https://example.com/x">click</a>'
+    link = LINK
     faults = orjson.loads((run / "metrics" / "faults.json").read_bytes())
     for fault in faults:
         fault["label"] = fault["short"] = f"crash {link} & <b>bold</b>"
@@ -114,7 +117,13 @@ def test_scenario_text_in_figures_is_never_markup(tmp_path: Path) -> None:
         for row in rows:
             row["variant"] = link if row["variant"] == "v7" else row["variant"]
         (run / "metrics" / table).write_bytes(orjson.dumps(rows))
-    page = render_report(run).read_text()
+    return run
+
+
+def test_scenario_text_in_figures_is_never_markup(tmp_path: Path) -> None:
+    """A link (or any tag) in a fault label or a variant name is shown, not followed."""
+    link = LINK
+    page = render_report(_run_with_links(tmp_path)).read_text()
     data = re.search(r'id="rig-figures">(.*?)</script>', page, re.S)
     assert data is not None
     figures = orjson.loads(data.group(1))
@@ -134,3 +143,18 @@ def test_scenario_text_in_figures_is_never_markup(tmp_path: Path) -> None:
     assert html.escape(link, quote=False) in text
     assert html.escape("crash <a", quote=False) in text
     assert "<extra>" in text and "<span style=" in text  # rig's own markup stays
+
+
+@pytest.mark.browser
+def test_links_in_chart_text_are_not_live_in_a_browser(chromium: Any, tmp_path: Path) -> None:
+    """Plotly draws the escaped text as the user typed it, and makes no link of it."""
+    chromium.open(render_report(_run_with_links(tmp_path)))
+    driver = chromium.driver
+    assert driver.execute_script("return document.querySelectorAll('.js-plotly-plot a').length"
+                                 ) == 0
+    legends = driver.execute_script(
+        "return [...document.querySelectorAll('.legendtext')].map(e => e.textContent)")
+    assert LINK in legends, legends
+    notes = driver.execute_script(
+        "return [...document.querySelectorAll('.annotation-text')].map(e => e.textContent)")
+    assert any(f"crash {LINK} & <b>bold</b>" in n for n in notes), notes
