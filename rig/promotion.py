@@ -50,7 +50,7 @@ _NAME_MAX = 255  # what Linux, macOS and Windows file systems take for one name
 _CANNOT_RENAME = {errno.EBUSY, errno.EXDEV, errno.EPERM, errno.EINVAL}
 # Errors that say the output file system refuses to take the results: the user's to fix.
 _NO_WRITE = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG, errno.EACCES, errno.EPERM,
-             errno.ENAMETOOLONG, errno.ENOTDIR, errno.ELOOP}
+             errno.ENAMETOOLONG, errno.ENOTDIR, errno.EEXIST, errno.ELOOP}
 _KEPT = re.compile(r".+\.(previous|failed|finished)-\d{8}-\d{6}(-\d+)?")
 _STAGING = re.compile(r"\..+\.staging-\d+-[0-9a-f]{8}(\.owner(-new)?)?")
 _LOCK = re.compile(r"\..+\.lock")
@@ -143,7 +143,7 @@ def write_error(exc: OSError, given: Path) -> OSError:
     (full, read-only, no permission, a name too long), else `exc` itself: a bug to see."""
     if exc.errno not in _NO_WRITE:
         return exc
-    where = f" ({exc.filename})" if exc.filename else ""
+    where = f" ({exc.filename})" if exc.filename and str(exc.filename) != str(given) else ""
     return RunDirError(f"cannot write the results to {given}: {exc.strerror}{where}")
 
 

@@ -68,8 +68,11 @@ def check_replace(paths: Iterable[Path], *, also: Callable[[Path], bool] | None 
     did not write (`is_ours`, or `also` for files that carry their own mark)."""
     force = _force.get()
     for path in paths:
-        if not (path.exists() or path.is_symlink()):
-            continue
+        try:
+            if not (path.exists() or path.is_symlink()):
+                continue
+        except OSError as exc:  # a name too long, a loop
+            raise RunDirError(f"cannot write {path}: {exc.strerror}") from None
         if path.is_symlink() or not path.is_file():
             raise RunDirError(f"{path} exists and is not a plain file; rig will not replace it: "
                               "move it away or choose another --out")

@@ -22,6 +22,7 @@ from rig import written
 from rig.analysis.events import event_files
 from rig.analysis.tables import read_json
 from rig.errors import RunDirError
+from rig.promotion import write_error
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -284,10 +285,12 @@ def export_run(
     written.check_replace([folder / f"{name}.{fmt}" for name in tables]
                           + [folder / "events" / f"{f.stem}.parquet" for f in files])
     if fmt == "csv":
-        done = [
-            write_csv(rows, folder / f"{name}.csv", [c for c, _ in KNOWN_COLUMNS.get(name, ())])
-            for name, rows in tables.items()
-        ]
+        try:
+            done = [write_csv(rows, folder / f"{name}.csv",
+                              [c for c, _ in KNOWN_COLUMNS.get(name, ())])
+                    for name, rows in tables.items()]
+        except OSError as exc:  # read-only, full, a name too long: one line
+            raise write_error(exc, folder) from None
         written.record(done)
         return done
     from rig.analysis.spark import get_spark

@@ -158,3 +158,19 @@ def test_links_in_chart_text_are_not_live_in_a_browser(chromium: Any, tmp_path: 
     notes = driver.execute_script(
         "return [...document.querySelectorAll('.annotation-text')].map(e => e.textContent)")
     assert any(f"crash {LINK} & <b>bold</b>" in n for n in notes), notes
+
+
+def test_pages_and_exports_that_cannot_be_written_are_one_line(report_run: Path,
+                                                                tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("mine")
+    for out in (tmp_path / "file" / "x.html", tmp_path / ("y" * 300 + ".html")):
+        for args in (["report", str(report_run), "--out", str(out)],
+                     ["report", "--index", str(report_run), "--out", str(out)]):
+            result = runner.invoke(app, args)
+            assert result.exit_code == 2 and result.exception is not None, result.output
+            assert isinstance(result.exception, SystemExit), result.exception
+            assert result.output.startswith("error: cannot write"), result.output
+    (report_run / "export").write_text("a file where rig's folder goes")
+    result = runner.invoke(app, ["report", str(report_run), "--export", "csv"])
+    assert result.exit_code == 2 and "is not a folder" in result.output, result.output
+    assert (tmp_path / "file").read_text() == "mine"
