@@ -5,6 +5,8 @@ Each command lives in its own module under rig/commands; this file only assemble
 
 from __future__ import annotations
 
+import signal
+import sys
 from typing import Annotated
 
 import typer
@@ -45,8 +47,23 @@ app.command()(fuzz.fuzz)
 app.command()(sweep.sweep)
 
 
+class Terminated(BaseException):
+    """SIGTERM arrived (`kill`, `docker stop`): unwinds like Ctrl-C, so every stage's cleanup
+    runs (a run's staging folder is removed), then rig exits 143 as a process killed by it."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # one unwinding is enough
+    raise Terminated
+
+
 def main() -> None:
-    app()
+    signal.signal(signal.SIGTERM, _terminate)
+    try:
+        app()
+    except Terminated:
+        print("rig: terminated", file=sys.stderr)
+        sys.exit(128 + signal.SIGTERM)
 
 
 if __name__ == "__main__":

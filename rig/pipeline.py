@@ -1,7 +1,7 @@
 """The stages of `rig run`, in order: load → simulate → analyse → summarise → report → judge.
 
 Each stage reads what the previous one wrote to the run directory. The run is built in a staging
-folder beside the target and moved into place at the end, so a failed run leaves the previous
+folder and put in place at the end (rig/promotion.py), so a failed run leaves the previous
 results untouched, and a previous run is kept (renamed), never overwritten.
 """
 
@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,9 +16,10 @@ from typing import Any
 
 import orjson
 
+from rig import promotion
 from rig._version import __version__
 from rig.checks import Status, merge
-from rig.errors import RunDirError, StrategyFailure
+from rig.errors import StrategyFailure
 from rig.expectations import evaluate
 from rig.progress import Progress
 from rig.scenario.load import load_scenario
@@ -66,47 +66,13 @@ def is_run_dir(path: Path) -> bool:
 
 def check_target(target: Path) -> None:
     """Refuse a target that exists and is not an earlier rig run: it may hold someone's files."""
-    if target.exists() and not target.is_dir():
-        raise RunDirError(f"{target} exists and is a file; choose another --out")
-    if target.is_dir() and any(target.iterdir()) and not is_run_dir(target):
-        raise RunDirError(f"{target} exists, is not empty and is not a rig run directory; "
-                          "rig will not write into it: choose another --out or move it away")
+    promotion.check(promotion.locate(target), is_run_dir, "run directory")
 
 
 def write_json(path: Path, data: Any) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE))
     os.replace(tmp, path)
-
-
-def _promote(staging: Path, target: Path) -> Path | None:
-    """Move the finished run into place; keep an earlier run beside it under a dated name."""
-    previous = None
-    if target.is_dir() and any(target.iterdir()):
-        stamp = dt.datetime.fromtimestamp(target.joinpath(RUN_MARKER).stat().st_mtime)
-        previous = target.with_name(f"{target.name}.previous-{stamp:%Y%m%d-%H%M%S}")
-        n = 1
-        while previous.exists():
-            n += 1
-            previous = target.with_name(f"{target.name}.previous-{stamp:%Y%m%d-%H%M%S}-{n}")
-        target.rename(previous)
-    elif target.is_dir():
-        target.rmdir()
-    staging.rename(target)
-    return previous
-
-
-def _keep_partial(staging: Path, target: Path) -> Path:
-    """Keep a run that a strategy broke off beside the target, under a dated name: its event logs
-    show what led up to the failure. The target itself stays untouched."""
-    stamp = dt.datetime.now()
-    kept = target.with_name(f"{target.name}.failed-{stamp:%Y%m%d-%H%M%S}")
-    n = 1
-    while kept.exists():
-        n += 1
-        kept = target.with_name(f"{target.name}.failed-{stamp:%Y%m%d-%H%M%S}-{n}")
-    staging.rename(kept)
-    return kept
 
 
 def _run_json(scenario: Scenario, options: RunOptions) -> dict[str, Any]:
@@ -144,10 +110,8 @@ def run(file: Path, options: RunOptions, progress: Progress) -> RunOutcome:
     from rig.analysis.spark import check_java  # no pyspark import: only runs `java -version`
 
     check_java()  # before simulating: a long run must not end in "no Java"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = target.with_name(f".{target.name}.staging-{os.getpid()}")
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
+    stage = promotion.stage(target)
+    staging = stage.path
     try:
         run_info = _run_json(scenario, options)
         (staging / "scenario.yaml").write_text(resolved_yaml(scenario, __version__), "utf-8")
@@ -168,12 +132,15 @@ def run(file: Path, options: RunOptions, progress: Progress) -> RunOutcome:
 
             render_report(staging)
     except StrategyFailure as failure:
-        failure.partial_run = _keep_partial(staging, target)
+        failure.partial_run = stage.keep("failed")
         raise
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
+    except BaseException as exc:
+        stage.discard()
+        problem = promotion.write_error(exc, target) if isinstance(exc, OSError) else exc
+        if problem is not exc:  # a full or read-only disk: the user's to fix, no traceback
+            raise problem from None
         raise
-    previous = _promote(staging, target)
+    previous = stage.promote(is_run_dir, RUN_MARKER, "run directory")
     failed = [e for e in summary["expectations"] if e["ok"] is not True]
     failed_checks = [f"{name}: {c['status']}" for name, v in summary["variants"].items()
                      for c in [v["checks"]]

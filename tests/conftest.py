@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -81,3 +83,40 @@ def shipped(shipped_results: dict[str, ShippedRun]) -> dict[str, Path]:
         assert run.exit_code in (0, 1), (stem, run.output)
         assert (run.run_dir / "report.html").exists(), stem
     return {stem: run.run_dir for stem, run in shipped_results.items()}
+
+
+@pytest.fixture
+def mount(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Path]:
+    """Make a folder behave like a mount point (Docker's `-v …:/out`): renaming or removing it
+    fails with EBUSY, and os.path.ismount says so unless `visible=False` (a bind mount of the
+    same file system, which ismount cannot see)."""
+    mounts: set[str] = set()
+    seen: set[str] = set()
+    real_ismount, real_rename, real_rmdir = os.path.ismount, os.rename, os.rmdir
+
+    def busy(*paths: Any) -> None:
+        for path in paths:
+            if os.path.realpath(path) in mounts:
+                raise OSError(errno.EBUSY, "Device or resource busy", str(path))
+
+    def rename(src: Any, dst: Any, **kw: Any) -> None:
+        busy(src, dst)
+        real_rename(src, dst, **kw)
+
+    def rmdir(path: Any, **kw: Any) -> None:
+        busy(path)
+        real_rmdir(path, **kw)
+
+    monkeypatch.setattr(os.path, "ismount",
+                        lambda p: os.path.realpath(p) in seen or real_ismount(p))
+    monkeypatch.setattr(os, "rename", rename)
+    monkeypatch.setattr(os, "rmdir", rmdir)
+
+    def make(path: Path, visible: bool = True) -> Path:
+        path.mkdir(parents=True, exist_ok=True)
+        mounts.add(os.path.realpath(path))
+        if visible:
+            seen.add(os.path.realpath(path))
+        return path
+
+    return make

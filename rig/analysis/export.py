@@ -2,7 +2,8 @@
 
 Every metric table (metrics/*.json, plus flat tables made from summary.json) as CSV or Parquet,
 and with Parquet the event logs too (one file per events/<name>.jsonl). CSV needs nothing
-but Python; Parquet is written by Spark, imported only then.
+but Python; Parquet is written by Spark, imported only then. A file there that rig did not
+write is never replaced (rig/written.py), unless the command says --force.
 """
 
 from __future__ import annotations
@@ -17,8 +18,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
 
+from rig import written
 from rig.analysis.events import event_files
 from rig.analysis.tables import read_json
+from rig.errors import RunDirError
+from rig.promotion import write_error
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -273,18 +277,30 @@ def export_run(
     run_dir = Path(run_dir)
     folder = run_dir / EXPORT_DIR
     tables = metric_tables(run_dir)
+    files = event_files(run_dir) if fmt == "parquet" else []
+    # Nothing is written unless every file can be: none may be one rig did not write.
+    for place in (folder, folder / "events"):
+        if (place.exists() or place.is_symlink()) and not place.is_dir():
+            raise RunDirError(f"{place} exists and is not a folder; rig will not replace it")
+    written.check_replace([folder / f"{name}.{fmt}" for name in tables]
+                          + [folder / "events" / f"{f.stem}.parquet" for f in files])
     if fmt == "csv":
-        return [
-            write_csv(rows, folder / f"{name}.csv", [c for c, _ in KNOWN_COLUMNS.get(name, ())])
-            for name, rows in tables.items()
-        ]
+        try:
+            done = [write_csv(rows, folder / f"{name}.csv",
+                              [c for c, _ in KNOWN_COLUMNS.get(name, ())])
+                    for name, rows in tables.items()]
+        except OSError as exc:  # read-only, full, a name too long: one line
+            raise write_error(exc, folder) from None
+        written.record(done)
+        return done
     from rig.analysis.spark import get_spark
 
     spark = get_spark(spark_master)
-    written = [
+    done = [
         path
         for name, rows in tables.items()
         if (path := _write_table_parquet(spark, rows, folder / f"{name}.parquet")) is not None
     ]
-    files = event_files(run_dir)
-    return written + _export_events(spark, files, folder / "events")
+    done += _export_events(spark, files, folder / "events")
+    written.record(done)
+    return done

@@ -16,6 +16,7 @@ from typing import Annotated, Any
 import orjson
 import typer
 
+from rig import written
 from rig.commands._common import fail
 from rig.errors import ProtocolError, UserError
 from rig.protocol import (
@@ -468,8 +469,10 @@ def _encode(ex: Example, response: bool, client_id: str, correlation_id: int, sh
         header_spans = _request_header_spans(header, SIZE_PREFIX_BYTES)
     wire = frame(header, body)
     if out is not None:
+        written.check_replace([out])
         try:
             out.write_bytes(wire)
+            written.record([out])
         except OSError as exc:
             raise UserError(f"--out {out}: cannot write: {exc.strerror}") from None
     spans: list[Span] = []
@@ -713,6 +716,8 @@ def fetch(
         "--framed", help="With --decode: the bytes are size prefix + header + body.")] = False,
     body: Annotated[bool, typer.Option(
         "--body", help="With --decode: the bytes are a bare body (default: detect).")] = False,
+    force: Annotated[bool, typer.Option(
+        "--force", help="Let --out replace a file rig did not write.")] = False,
 ) -> None:
     """Encode a Fetch request or response; print its sizes and bytes, or --decode bytes.
 
@@ -735,6 +740,7 @@ def fetch(
                       records_bytes, replica_id, session_id, session_epoch, rack_id)
         if client_id is None:
             client_id = f"broker-{replica_id}-fetcher-0" if replica_id >= 0 else "consumer-1"
-        _encode(ex, response, client_id, correlation_id, hex_, json_, out)
+        with written.replacing_anything(force):
+            _encode(ex, response, client_id, correlation_id, hex_, json_, out)
     except UserError as error:
         fail(error)

@@ -13,6 +13,7 @@ from typing import Annotated
 
 import typer
 
+from rig import written
 from rig.commands._common import fail
 from rig.errors import UserError
 
@@ -61,50 +62,59 @@ def report(
              "converts the event logs too (with Spark).")] = None,
     spark_master: Annotated[str | None, typer.Option(
         help="Spark master URL for --export parquet (default: local mode).")] = None,
+    force: Annotated[bool, typer.Option(
+        "--force", help="Replace output files rig did not write (a page at --out, files in "
+                        "export/).")] = False,
 ) -> None:
     """Re-render a run's report, compare several runs, or index many (never re-simulates)."""
+    try:
+        with written.replacing_anything(force):
+            _report(run_dirs, out, index, export, spark_master)
+    except UserError as error:
+        fail(error)
+
+
+def _report(run_dirs: list[Path], out: Path | None, index: bool, export: ExportFormat | None,
+            spark_master: str | None) -> None:
     from rig.report import render_comparison, render_index, render_report
     from rig.report.compare import COMPARE_FOLDER, comparison_name, run_labels
     from rig.report.index import Skipped
     from rig.report.paths import resolve_out
 
-    try:
-        if index:
-            runs, skipped = [], []
-            for path in run_dirs:
-                reason = _not_a_run(path)
-                if reason is None:
-                    runs.append(path)
-                else:
-                    skipped.append(Skipped(path, reason))
-                    typer.echo(f"skipped {path}: {reason}", err=True)
-            if not runs:
-                raise UserError("none of the folders given is a finished rig run; nothing to "
-                                "index")
-            for path in runs:
-                if not (path / "report.html").exists():  # the index links to every report
-                    render_report(path)
-            target = resolve_out(out, _index_folder(runs), INDEX_NAME)
-            page = render_index(runs, target, skipped)
-            typer.echo(f"index: {page} ({len(runs)} runs, {len(skipped)} skipped)")
-        else:
-            for path in run_dirs:
-                reason = _not_a_run(path)
-                if reason is not None:
-                    raise UserError(f"{path} is not a finished rig run ({reason})")
-            runs = list(run_dirs)
-            if len(runs) == 1:
-                target = resolve_out(out, runs[0], "report.html")
-                typer.echo(f"report: {render_report(runs[0], target)}")
+    if index:
+        runs, skipped = [], []
+        for path in run_dirs:
+            reason = _not_a_run(path)
+            if reason is None:
+                runs.append(path)
             else:
-                name = comparison_name(run_labels(runs))
-                target = resolve_out(out, COMPARE_FOLDER, name)
-                typer.echo(f"comparison: {render_comparison(runs, target)}")
-        if export is not None:
-            from rig.analysis.export import export_run
+                skipped.append(Skipped(path, reason))
+                typer.echo(f"skipped {path}: {reason}", err=True)
+        if not runs:
+            raise UserError("none of the folders given is a finished rig run; nothing to "
+                            "index")
+        for path in runs:
+            if not (path / "report.html").exists():  # the index links to every report
+                render_report(path)
+        target = resolve_out(out, _index_folder(runs), INDEX_NAME)
+        page = render_index(runs, target, skipped)
+        typer.echo(f"index: {page} ({len(runs)} runs, {len(skipped)} skipped)")
+    else:
+        for path in run_dirs:
+            reason = _not_a_run(path)
+            if reason is not None:
+                raise UserError(f"{path} is not a finished rig run ({reason})")
+        runs = list(run_dirs)
+        if len(runs) == 1:
+            target = resolve_out(out, runs[0], "report.html")
+            typer.echo(f"report: {render_report(runs[0], target)}")
+        else:
+            name = comparison_name(run_labels(runs))
+            target = resolve_out(out, COMPARE_FOLDER, name)
+            typer.echo(f"comparison: {render_comparison(runs, target)}")
+    if export is not None:
+        from rig.analysis.export import export_run
 
-            for path in runs:
-                files = export_run(path, export.value, spark_master=spark_master)
-                typer.echo(f"export: {len(files)} {export.value} files in {path / 'export'}")
-    except UserError as error:
-        fail(error)
+        for path in runs:
+            files = export_run(path, export.value, spark_master=spark_master)
+            typer.echo(f"export: {len(files)} {export.value} files in {path / 'export'}")

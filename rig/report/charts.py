@@ -7,7 +7,9 @@ every trace a hover template, and every timeline the run's fault markers.
 
 from __future__ import annotations
 
+import html
 import math
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -23,6 +25,7 @@ __all__ = [
     "build_charts",
     "downsample",
     "per_second",
+    "plotly_text",
     "series_from_seconds",
     "series_from_timeline",
     "size_chart",
@@ -53,16 +56,45 @@ FIELDS = (
 _LOG_AXIS = {"type": "log", "dtick": 1, "tickformat": "~s"}
 _LINEAR_AXIS = {"type": "linear", "rangemode": "tozero"}
 ROLE_LABEL = {"follower": "followers", "consumer": "consumers"}
+# The only markup rig's own figure text uses. Plotly reads tags in any string of a figure (trace
+# names, hover text, titles, labels) as markup, so every other `<`, `>` and `&` is escaped:
+# scenario text like `<a href="https://…">` stays text, never a live link in an offline page.
+_OWN_TAGS = re.compile(r"</?extra>|<br>|</span>|<span style='color:#[0-9a-fA-F]{6}'>")
+
+
+def plotly_text(text: str) -> str:
+    """`text` as plotly shows it literally: `&`, `<`, `>` escaped (plotly decodes entities),
+    except rig's own tags (`_OWN_TAGS`)."""
+    out, pos = [], 0
+    for tag in _OWN_TAGS.finditer(text):
+        out += [html.escape(text[pos:tag.start()], quote=False), tag.group()]
+        pos = tag.end()
+    out.append(html.escape(text[pos:], quote=False))
+    return "".join(out)
+
+
+def _plain_figure(value: Any) -> Any:
+    if isinstance(value, str):
+        return plotly_text(value)
+    if isinstance(value, dict):
+        return {k: _plain_figure(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain_figure(v) for v in value]
+    return value
 
 
 @dataclass(frozen=True)
 class Chart:
-    """One figure on the page: its DOM id, the sentence under it, and the plotly figure."""
+    """One figure on the page: its DOM id, the sentence under it, and the plotly figure, whose
+    text is made plain (`plotly_text`) here, once, whoever built it."""
 
     id: str
     title: str
     caption: str
     figure: dict[str, Any]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "figure", _plain_figure(self.figure))
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,7 @@ from rig.report.inputs import (
     fault_marks,
     load_inputs,
     merge,
+    number,
     run_statuses,
     variants_of,
 )
@@ -129,7 +130,7 @@ def _union(lists: Sequence[Sequence[str]]) -> list[str]:
 
 def _roles(sides: Sequence[Side]) -> list[str]:
     consumers = any(
-        (dig(s.inputs.summary, "variants", v, "fetch", "consumer", "requests") or 0) > 0
+        (number(dig(s.inputs.summary, "variants", v, "fetch", "consumer", "requests")) or 0) > 0
         for s in sides
         for v in s.variants
     )

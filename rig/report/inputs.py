@@ -5,6 +5,7 @@ Tolerant by design: a missing file or key is an empty value, listed in `missing`
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +22,7 @@ __all__ = [
     "fault_marks",
     "load_inputs",
     "merge",
+    "number",
     "run_statuses",
     "status",
     "variants_of",
@@ -98,6 +100,13 @@ def dig(value: Any, *path: str) -> Any:
             return None
         value = value.get(key)
     return value
+
+
+def number(value: Any) -> float | None:
+    """`value` when it is a finite number (not a bool), else None: a hand-edited summary.json
+    may hold text where a number was, and a page shows that as unknown, never fails on it."""
+    ok = isinstance(value, int | float) and not isinstance(value, bool)
+    return float(value) if ok and math.isfinite(value) else None
 
 
 def variants_of(inputs: RunInputs) -> list[str]:

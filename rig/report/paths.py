@@ -11,7 +11,9 @@ import tempfile
 from pathlib import Path
 from urllib.parse import quote
 
+from rig import written
 from rig.errors import RunDirError
+from rig.promotion import write_error
 
 __all__ = [
     "GENERATOR_MARK",
@@ -62,9 +64,11 @@ def resolve_out(out: Path | None, folder: Path, default_name: str) -> Path:
     folder, or `default_name` inside `folder` when `out` is None."""
     if out is None:
         return child_path(folder, default_name)
-    if out.is_dir():
-        return child_path(out, default_name)
-    return out
+    try:
+        folder_given = out.is_dir()
+    except OSError:  # a name too long: writing it says so in one line
+        folder_given = False
+    return child_path(out, default_name) if folder_given else out
 
 
 def _written_by_rig(path: Path) -> bool:
@@ -79,20 +83,24 @@ def _written_by_rig(path: Path) -> bool:
 def write_text_atomic(path: Path, text: str) -> Path:
     """Write `text` to `path` so readers see the old file or the new one, never half of one.
 
-    Refuses to replace a file rig did not write (a page without rig's generator tag): nothing a
-    user wrote is lost to a mistyped --out.
+    Refuses to replace a file rig did not write (a page without rig's generator tag), unless
+    --force (rig/written.py): nothing a user wrote is lost to a mistyped --out.
     """
-    if path.exists() and (not path.is_file() or not _written_by_rig(path)):
-        raise RunDirError(f"{path} exists and was not written by rig; choose another --out")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    written.check_replace([path], also=_written_by_rig)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:  # a file where a folder should be, a name too long, read-only
+        raise write_error(exc, path) from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
         os.chmod(tmp, 0o644)  # mkstemp makes 0600; the file is meant to be shared
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError) and (problem := write_error(exc, path)) is not exc:
+            raise problem from None
         raise
     return path
 

@@ -30,6 +30,7 @@ from rig.report.inputs import (
     fault_marks,
     load_inputs,
     merge,
+    number,
     status,
     variants_of,
 )
@@ -184,12 +185,12 @@ def _expectations(inputs: RunInputs) -> list[dict[str, str]]:
 
 def _has_consumers(inputs: RunInputs, variants: list[str]) -> bool:
     if any(
-        (dig(inputs.summary, "variants", v, "fetch", "consumer", "requests") or 0) > 0
+        (number(dig(inputs.summary, "variants", v, "fetch", "consumer", "requests")) or 0) > 0
         for v in variants
     ):
         return True
     return any(
-        r.get("role") == "consumer" and (r.get("requests") or 0) > 0
+        r.get("role") == "consumer" and (number(r.get("requests")) or 0) > 0
         for r in inputs.timeseries + inputs.timeline
     )
 

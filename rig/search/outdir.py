@@ -1,12 +1,13 @@
 """The output folder of a sweep or a fuzz session: refuse folders rig did not make, keep earlier
-results beside the new ones under a dated name (as `rig run` does), never delete them."""
+results beside the new ones under a dated name (as `rig run` does), never delete them. The
+folder is filled in place, by the mechanism `rig run` promotes with (rig/promotion.py): mount
+points, symlinks and concurrent sessions behave the same."""
 
 from __future__ import annotations
 
-import datetime as dt
 from pathlib import Path
 
-from rig.errors import RunDirError
+from rig import promotion
 
 
 def prepare_out(out: Path, marker: str, what: str) -> Path | None:
@@ -14,19 +15,8 @@ def prepare_out(out: Path, marker: str, what: str) -> Path | None:
 
     `marker` is the file a finished session of this kind leaves (sweep.json, fuzz.json).
     """
-    if out.exists() and not out.is_dir():
-        raise RunDirError(f"{out} exists and is a file; choose another --out")
-    previous = None
-    if out.is_dir() and any(out.iterdir()):
-        if not (out / marker).is_file():
-            raise RunDirError(f"{out} exists, is not empty and is not a rig {what} folder; rig "
-                              "will not write into it: choose another --out or move it away")
-        stamp = dt.datetime.fromtimestamp((out / marker).stat().st_mtime)
-        previous = out.with_name(f"{out.name}.previous-{stamp:%Y%m%d-%H%M%S}")
-        n = 1
-        while previous.exists():
-            n += 1
-            previous = out.with_name(f"{out.name}.previous-{stamp:%Y%m%d-%H%M%S}-{n}")
-        out.rename(previous)
-    out.mkdir(parents=True, exist_ok=True)
+    def ours(path: Path) -> bool:
+        return (path / marker).is_file()
+
+    _, previous = promotion.set_aside(out, ours, marker, f"{what} folder")
     return previous

@@ -109,6 +109,7 @@ def test_export_csv(report_run_with_faults: Path) -> None:
     export = report_run_with_faults / "export"
     names = sorted(p.name for p in export.iterdir())
     assert names == [
+        ".rig-written.json",  # the manifest of what rig wrote there (rig/written.py)
         "faults.csv", "fetch_sizes.csv", "fetch_timeline.csv", "fetch_timeseries.csv",
         "summary_checks.csv", "summary_expectations.csv", "summary_fetch.csv",
     ]

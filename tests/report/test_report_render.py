@@ -12,6 +12,7 @@ from typing import Any
 import orjson
 
 from rig.report import render_report
+from rig.report.charts import plotly_text
 
 COMMAND = "rig run scenarios/idle-fetch.yaml --seed 7 --out 'reports/idle fetch'"
 
@@ -130,7 +131,9 @@ def test_hostile_variant_names_cannot_break_out_of_the_json(report_run: Path) ->
     page = _page(render_report(report_run))
     assert "<script>alert(3)" not in page
     names = [t["name"] for t in _figures(page)["chart-request-sizes"]["data"]]
-    assert evil in names
+    # Escaped for plotly, which decodes entities: the legend shows the name as typed.
+    assert evil not in names and html.unescape(plotly_text(evil)) == evil
+    assert plotly_text(evil) in names
 
 
 def test_missing_files_and_keys_are_tolerated(tmp_path: Path) -> None:
