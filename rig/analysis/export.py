@@ -17,8 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
 
-from rig.analysis.events import event_files
-from rig.analysis.tables import read_json
+from rig import rundir
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -28,7 +27,7 @@ __all__ = ["EXPORT_DIR", "FORMATS", "KNOWN_COLUMNS", "export_run", "metric_table
 
 Format = Literal["csv", "parquet"]
 FORMATS: tuple[str, ...] = ("csv", "parquet")
-EXPORT_DIR = "export"
+EXPORT_DIR = rundir.EXPORT_DIR  # kept for callers that name it
 # Columns of events a reader wants first; the rest follow in name order.
 _EVENT_HEAD = ("t_ms", "seq", "event", "variant")
 _S, _L, _D, _B = "string", "long", "double", "boolean"
@@ -118,11 +117,11 @@ def metric_tables(run_dir: Path) -> dict[str, list[dict[str, Any]]]:
     summary_expectations and summary_checks flattened from summary.json."""
     run_dir = Path(run_dir)
     tables: dict[str, list[dict[str, Any]]] = {}
-    for path in sorted((run_dir / "metrics").glob("*.json")):
-        rows = read_json(path)
+    for name, path in rundir.metric_paths(run_dir).items():
+        rows = rundir.read_json(path)
         if isinstance(rows, list):
-            tables[path.stem] = [r for r in rows if isinstance(r, dict)]
-    summary = read_json(run_dir / "summary.json") or {}
+            tables[name] = [r for r in rows if isinstance(r, dict)]
+    summary = rundir.read_summary(run_dir) or {}
     if isinstance(summary, dict):
         tables["summary_fetch"] = _flat_fetch(summary)
         tables["summary_expectations"] = _flat_expectations(summary)
@@ -271,7 +270,7 @@ def export_run(
     if fmt not in FORMATS:
         raise ValueError(f"unknown export format {fmt!r}; known: {', '.join(FORMATS)}")
     run_dir = Path(run_dir)
-    folder = run_dir / EXPORT_DIR
+    folder = rundir.export_dir(run_dir)
     tables = metric_tables(run_dir)
     if fmt == "csv":
         return [
@@ -286,5 +285,5 @@ def export_run(
         for name, rows in tables.items()
         if (path := _write_table_parquet(spark, rows, folder / f"{name}.parquet")) is not None
     ]
-    files = event_files(run_dir)
+    files = rundir.event_logs(run_dir)
     return written + _export_events(spark, files, folder / "events")

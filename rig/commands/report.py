@@ -26,14 +26,15 @@ class ExportFormat(StrEnum):
 
 def _not_a_run(path: Path) -> str | None:
     """Why `path` is not a finished rig run, or None when it is one."""
+    from rig import rundir
     from rig.pipeline import is_run_dir
 
     if not path.is_dir():
         return "not a folder"
     if not is_run_dir(path):
-        return "no run.json"
-    if not (path / "summary.json").exists():
-        return "no summary.json: the run did not finish"
+        return f"no {rundir.RUN_JSON}"
+    if not rundir.summary_path(path).exists():
+        return f"no {rundir.SUMMARY}: the run did not finish"
     return None
 
 
@@ -63,6 +64,7 @@ def report(
         help="Spark master URL for --export parquet (default: local mode).")] = None,
 ) -> None:
     """Re-render a run's report, compare several runs, or index many (never re-simulates)."""
+    from rig import rundir
     from rig.report import render_comparison, render_index, render_report
     from rig.report.compare import COMPARE_FOLDER, comparison_name, run_labels
     from rig.report.index import Skipped
@@ -82,7 +84,7 @@ def report(
                 raise UserError("none of the folders given is a finished rig run; nothing to "
                                 "index")
             for path in runs:
-                if not (path / "report.html").exists():  # the index links to every report
+                if not rundir.report_path(path).exists():  # the index links to every report
                     render_report(path)
             target = resolve_out(out, _index_folder(runs), INDEX_NAME)
             page = render_index(runs, target, skipped)
@@ -94,7 +96,7 @@ def report(
                     raise UserError(f"{path} is not a finished rig run ({reason})")
             runs = list(run_dirs)
             if len(runs) == 1:
-                target = resolve_out(out, runs[0], "report.html")
+                target = resolve_out(out, runs[0], rundir.REPORT)
                 typer.echo(f"report: {render_report(runs[0], target)}")
             else:
                 name = comparison_name(run_labels(runs))
@@ -105,6 +107,7 @@ def report(
 
             for path in runs:
                 files = export_run(path, export.value, spark_master=spark_master)
-                typer.echo(f"export: {len(files)} {export.value} files in {path / 'export'}")
+                typer.echo(f"export: {len(files)} {export.value} files in "
+                           f"{rundir.export_dir(path)}")
     except UserError as error:
         fail(error)

@@ -17,10 +17,9 @@ from tests.conftest import SMALL
 @pytest.fixture
 def no_spark(monkeypatch: pytest.MonkeyPatch) -> None:
     """These tests are about folders: skip Spark and the report."""
-    import rig.analysis
+    from rig.analysis import stages
 
-    monkeypatch.setattr(rig.analysis, "analyze_run", lambda run_dir, spark_master=None: {
-        "variants": {}})
+    monkeypatch.setattr(stages, "analyse", lambda run_dir, **_: ({}, stages.Timings()))
 
 
 def _run(path: Path, out: Path) -> pipeline.RunOutcome:
@@ -49,17 +48,18 @@ def test_a_new_run_keeps_the_previous_one(write_scenario: Any, tmp_path: Path,
     assert is_run_dir(out) and not (out / "notes.txt").exists()
     for folder in (out, second.previous):
         assert {p.name for p in folder.iterdir()} >= {"run.json", "summary.json", "events",
-                                                       "scenario.yaml", "command.txt"}
+                                                       "scenario.yaml", "command.txt",
+                                                       "checks.json"}
 
 
 def test_a_failing_run_leaves_no_staging_folder(write_scenario: Any, tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    import rig.analysis
+    from rig.analysis import stages
 
-    def broken(run_dir: Path, spark_master: str | None = None) -> dict[str, Any]:
+    def broken(run_dir: Path, **_: Any) -> Any:
         raise RuntimeError("analysis exploded")
 
-    monkeypatch.setattr(rig.analysis, "analyze_run", broken)
+    monkeypatch.setattr(stages, "analyse", broken)
     out = tmp_path / "out"
     with pytest.raises(RuntimeError):
         _run(write_scenario(SMALL), out)
