@@ -3,6 +3,7 @@ a change to the analysis changed no result (issue 19: parse the event log once, 
 
 Run before the change: python benchmarks/analysis_digests.py record digests.json [--set K=V]...
 and after it:          python benchmarks/analysis_digests.py check digests.json
+or record both sides at once (two checkouts) and: ... compare before.json after.json
 (`check` runs with the `--set` values stored by `record`). The scenarios run one after another
 as `rig run --no-report` would (rig.pipeline.run), in one fresh process with PYTHONHASHSEED=0
 (one Spark start for all of them), each into a temporary folder.
@@ -84,15 +85,35 @@ def all_digests(scenarios: list[Path], sets: list[str]) -> Iterator[tuple[Path, 
         sys.exit(f"the digest run failed (exit {proc.returncode}); its stderr is above")
 
 
+def _compare(before: dict[str, dict[str, str]], after: dict[str, dict[str, str]]) -> int:
+    """Print scenario by scenario what differs between two records; 1 if anything does."""
+    problems = 0
+    for name in sorted(set(before) & set(after)):
+        changed = sorted(f for f in before[name] if before[name][f] != after[name].get(f))
+        new = sorted(set(after[name]) - set(before[name]))
+        problems += len(changed)
+        print(f"{name}  {'same' if not changed else 'CHANGED: ' + ', '.join(changed)}"
+              f"  ({len(before[name])} files{'; new: ' + ', '.join(new) if new else ''})")
+    for name in sorted(set(before) ^ set(after)):
+        print(f"{name}  only in {'the first' if name in before else 'the second'} record")
+    print(f"{len(set(before) & set(after))} scenarios in both records, {problems} files differ")
+    return 1 if problems else 0
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("action", choices=["record", "check"])
+    parser.add_argument("action", choices=["record", "check", "compare"])
     parser.add_argument("file", type=Path)
+    parser.add_argument("other", type=Path, nargs="?", help="compare: the later record")
     parser.add_argument("--set", dest="sets", action="append", default=[],
                         help="scenario override for every scenario (record only)")
     parser.add_argument("--only", action="append", default=[],
                         help="a scenario file name (e.g. rack-failure.yaml); repeatable")
     args = parser.parse_args()
+    if args.action == "compare":
+        before = json.loads(args.file.read_text())["digests"]
+        after = json.loads(args.other.read_text())["digests"]
+        sys.exit(_compare(before, after))
     if args.action == "record":
         sets: list[str] = args.sets
         recorded: dict[str, dict[str, str]] = {}
