@@ -35,7 +35,7 @@ expect:
   - metric: variants.v7.fetch.follower.requests
     op: ">"
     value: 0
-  - metric: variants.v6.replication.leader_elections
+  - metric: variants.v6.produce.acked
     op: "=="
     value: 12345
 """
@@ -62,7 +62,8 @@ def test_analyze_rebuilds_what_the_run_wrote(write_scenario: Any, tmp_path: Path
         assert line in ran.output
     summary, tables = _results(run_dir)
     assert set(tables) == set(rundir.METRIC_TABLES)
-    assert summary["variants"]["v6"]["replication"]["leader_elections"] > 0
+    assert summary["variants"]["v6"]["produce"]["acked"] > 0
+    assert orjson.loads(tables[rundir.FAULTS])  # the crash and the restart
     timings = summary["timings"]
     assert set(timings["stages"]) == {"fetch", "replication", "produce_timeline", "sessions",
                                       "isr", "consumer_lag", "storage", "lost_records"}
