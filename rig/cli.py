@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from rig._version import __version__
-from rig.commands import assign, fuzz, plugins, report, run, sweep, validate
+from rig.commands import analyze, assign, fuzz, plugins, report, run, sweep, validate
 from rig.commands import partition_for as partition_for_command
 from rig.commands import protocol as protocol_command
 
@@ -38,6 +38,7 @@ def main_options(
 
 app.command()(validate.validate)
 app.command()(run.run)
+app.command()(analyze.analyze)
 app.command()(report.report)
 app.command()(assign.assign)
 app.command()(plugins.plugins)

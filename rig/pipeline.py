@@ -1,34 +1,37 @@
 """The stages of `rig run`, in order: load → simulate → analyse → summarise → report → judge.
 
-Each stage reads what the previous one wrote to the run directory. The run is built in a staging
-folder and put in place at the end (rig/promotion.py), so a failed run leaves the previous
-results untouched, and a previous run is kept (renamed), never overwritten.
+Each stage reads what the previous one wrote to the run directory (laid out by rig.rundir): the
+simulation writes the event logs and checks.json, and `analyze` builds the metric tables and
+summary.json from those files alone, so `rig analyze RUN_DIR` can redo it. The run is built in
+a staging folder and put in place at the end (rig/promotion.py), so a failed run leaves the
+previous results untouched, and a previous run is kept (renamed), never overwritten.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
-import os
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from rig import promotion
+from rig import promotion, rundir
 from rig._version import __version__
 from rig.checks import Status, merge
-from rig.errors import StrategyFailure
+from rig.errors import StrategyFailure, UserError
 from rig.expectations import evaluate
 from rig.progress import Progress
 from rig.scenario.load import load_scenario
-from rig.scenario.model import Scenario
+from rig.scenario.model import Expectation, Scenario
 from rig.scenario.resolve import resolved_yaml
 from rig.simulate import SimulationResult, simulate
 from rig.strategies import registry
 
-RUN_MARKER = "run.json"
+RUN_MARKER = rundir.RUN_JSON
 
 
 @dataclass
@@ -69,10 +72,6 @@ def check_target(target: Path) -> None:
     promotion.check(promotion.locate(target), is_run_dir, "run directory")
 
 
-def write_json(path: Path, data: Any) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE))
-    os.replace(tmp, path)
 
 
 def _run_json(scenario: Scenario, options: RunOptions) -> dict[str, Any]:
@@ -101,6 +100,29 @@ def _checks_summary(result: SimulationResult) -> dict[str, Any]:
             "sizes_verified_by_encoder": result.sizes_verified}
 
 
+def _expectation_json(expectation: Expectation) -> dict[str, Any]:
+    return dataclasses.asdict(expectation)
+
+
+def _expectation_of(record: dict[str, Any]) -> Expectation:
+    ratio = record.get("ratio")
+    return Expectation(**{**record, "ratio": tuple(ratio) if ratio else None})
+
+
+def record_checks(run_dir: Path, scenario: Scenario,
+                  results: dict[str, SimulationResult]) -> None:
+    """Write RUN_DIR/checks.json: each variant's online checks and simulation figures (in the
+    scenario's variant order) and the expectations to judge the summary by — all `analyze`
+    needs beside the event logs and run.json."""
+    rundir.write_checks(run_dir, {
+        "variants": {name: {"checks": _checks_summary(result),
+                            "simulation": {"events": result.events, "steps": result.steps,
+                                           "wall_seconds": round(result.wall_s, 3)}}
+                     for name, result in results.items()},
+        "expectations": [_expectation_json(e) for e in scenario.expectations],
+    })
+
+
 def run(file: Path, options: RunOptions, progress: Progress) -> RunOutcome:
     scenario = load_scenario(file, sets=options.sets, seed=options.seed,
                              only_variants=options.variants)
@@ -114,23 +136,26 @@ def run(file: Path, options: RunOptions, progress: Progress) -> RunOutcome:
     staging = stage.path
     try:
         run_info = _run_json(scenario, options)
-        (staging / "scenario.yaml").write_text(resolved_yaml(scenario, __version__), "utf-8")
-        (staging / "command.txt").write_text(options.command + "\n", "utf-8")
-        write_json(staging / RUN_MARKER, run_info)
+        rundir.write_scenario(staging, resolved_yaml(scenario, __version__))
+        rundir.write_command(staging, options.command)
+        rundir.write_run(staging, run_info)
         results: dict[str, SimulationResult] = {}
         for variant in scenario.variants:
             progress.start(f"simulating {variant.name}", variant.duration_ms * 1000)
             results[variant.name] = simulate(
-                variant, staging / "events" / f"{variant.name}.jsonl", scenario=scenario.name,
+                variant, rundir.event_log(staging, variant.name), scenario=scenario.name,
                 allow_plugin_paths=options.allow_plugin_paths, progress=progress.update)
             r = results[variant.name]
             progress.say(f"  {variant.name}: {r.events:,} events in {r.wall_s:.2f} s")
         progress.say("analysing the event logs with Spark …")
-        summary = summarise(staging, scenario, results, spark_master=options.spark_master)
+        summary = summarise(staging, scenario, results, spark_master=options.spark_master,
+                            say=progress.say, begin=progress.begin)
         if options.report:
             from rig.report import render_report
 
+            started = time.perf_counter()
             render_report(staging)
+            progress.say(f"  report: {time.perf_counter() - started:.2f} s")
     except StrategyFailure as failure:
         failure.partial_run = stage.keep("failed")
         raise
@@ -142,36 +167,62 @@ def run(file: Path, options: RunOptions, progress: Progress) -> RunOutcome:
         raise
     previous = stage.promote(is_run_dir, RUN_MARKER, "run directory")
     failed = [e for e in summary["expectations"] if e["ok"] is not True]
-    failed_checks = [f"{name}: {c['status']}" for name, v in summary["variants"].items()
-                     for c in [v["checks"]]
-                     if c["status"] != Status.OK.value and not c["expected_by_scenario"]]
-    return RunOutcome(target, summary, failed, failed_checks, previous)
+    return RunOutcome(target, summary, failed, failed_checks(summary), previous)
+
+
+def failed_checks(summary: dict[str, Any]) -> list[str]:
+    """"variant: status" for each variant whose checks did not pass, unless an expectation
+    judges that variant's checks."""
+    return [f"{name}: {c['status']}" for name, v in summary["variants"].items()
+            for c in [v["checks"]]
+            if c["status"] != Status.OK.value and not c["expected_by_scenario"]]
 
 
 def summarise(run_dir: Path, scenario: Scenario, results: dict[str, SimulationResult], *,
-              spark_master: str | None = None) -> dict[str, Any]:
-    """Analyse `run_dir`'s event logs, judge the expectations, write and return summary.json."""
-    from rig.analysis import analyze_run  # Spark stays out of `import rig`
-    from rig.analysis.stages import run_stages
+              spark_master: str | None = None,
+              say: Callable[[str], None] | None = None,
+              begin: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Record the checks of a finished simulation, then `analyze` the run directory."""
+    record_checks(run_dir, scenario, results)
+    return analyze(run_dir, spark_master=spark_master, say=say, begin=begin)
 
-    metrics = analyze_run(run_dir, spark_master=spark_master)
-    for name, extra in run_stages(run_dir, spark_master=spark_master).items():
-        metrics["variants"].setdefault(name, {}).update(extra)
-    summary: dict[str, Any] = {"scenario": scenario.name, "seed": scenario.seed,
+
+def analyze(run_dir: Path, *, spark_master: str | None = None,
+            say: Callable[[str], None] | None = None,
+            begin: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Analyse RUN_DIR from its files alone (run.json, checks.json, the event logs): write the
+    metric tables and summary.json, judge the expectations, and return the summary.
+
+    The summary is the same whenever it is rebuilt from the same files, but for its `timings`
+    (where this analysis spent its time). `say` hears a line per step as it ends, `begin` its
+    name as it starts.
+    """
+    from rig.analysis.stages import analyse  # Spark stays out of `import rig`
+
+    run_dir = Path(run_dir)
+    run_info = rundir.read_run(run_dir)
+    recorded = rundir.read_checks(run_dir)
+    if recorded is None:
+        raise UserError(f"{rundir.checks_path(run_dir)} is missing: the run never finished "
+                          "simulating, or an older rig wrote it (run it again with `rig run`)")
+    metrics, timings = analyse(run_dir, spark_master=spark_master, say=say, begin=begin)
+    expectations = [_expectation_of(e) for e in recorded.get("expectations") or []]
+    summary: dict[str, Any] = {"scenario": run_info.get("scenario"),
+                               "seed": run_info.get("seed"),
                                "rig_version": __version__,
-                               "scenario_sha256": scenario.source_sha256,
+                               "scenario_sha256": run_info.get("scenario_sha256"),
                                "variants": {}}
     # A variant whose checks an expectation speaks about (e.g. "this variant must lose
     # acknowledged records") is judged by that expectation, not by its checks' status.
-    judged = {e.metric.split(".")[1] for e in scenario.expectations
+    judged = {e.metric.split(".")[1] for e in expectations
               if e.metric and e.metric.startswith("variants.")
               and e.metric.split(".")[2:3] == ["checks"]}
-    for name, result in results.items():
-        entry = dict(metrics["variants"].get(name, {}))
-        entry["checks"] = {**_checks_summary(result), "expected_by_scenario": name in judged}
-        entry["simulation"] = {"events": result.events, "steps": result.steps,
-                               "wall_seconds": round(result.wall_s, 3)}
+    for name, online in (recorded.get("variants") or {}).items():
+        entry = dict(metrics.get(name, {}))
+        entry["checks"] = {**online["checks"], "expected_by_scenario": name in judged}
+        entry["simulation"] = online["simulation"]
         summary["variants"][name] = entry
-    summary["expectations"] = evaluate(scenario.expectations, summary)
-    write_json(run_dir / "summary.json", summary)
+    summary["expectations"] = evaluate(expectations, summary)
+    summary["timings"] = timings.as_json()
+    rundir.write_summary(run_dir, summary)
     return summary

@@ -38,6 +38,12 @@ class Progress:
                           f"({share:4.1f}%), {rate:,.0f} events/s   ")
         self.stream.flush()
 
+    def begin(self, label: str) -> None:
+        """On a terminal, show `label` on the live line until the next `say` replaces it."""
+        if self.live:
+            self.stream.write(f"\r  {label} …   ")
+            self.stream.flush()
+
     def say(self, message: str) -> None:
         if self.quiet:
             return

@@ -59,3 +59,15 @@ def test_the_workload_and_fault_fragments_validate_inside_the_tour(tmp_path: Pat
     assert variant.strategies["replication"].name == "leader-epoch"
     groups = [c.group for c in variant.consumers]
     assert groups[:2] == ["readers", "app-0001"] and groups[-1] == "app-1100"
+
+
+def test_the_run_directory_table_lists_every_file_rundir_names() -> None:
+    from rig import rundir
+
+    rows = {line.split("|")[1].strip(): line.split("|")[2] for line in README.splitlines()
+            if line.startswith("| `")}
+    assert re.findall(r"`(\w+)`", rows["`metrics/*.json`"]) == list(rundir.METRIC_TABLES)
+    for name in (rundir.RUN_JSON, rundir.SCENARIO, rundir.CHECKS, rundir.SUMMARY,
+                 rundir.COMMAND, f"{rundir.ANALYSIS_DIR}/{rundir.EVENT_TABLE}"):
+        assert f"`{name}`" in rows, name
+    assert "| `rig analyze RUN_DIR" in README

@@ -11,20 +11,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rig.analysis.events import event_files, read_events
-from rig.analysis.spark import get_spark
-from rig.analysis.tables import read_json, write_json_atomic
-from rig.analysis.timeline import span_seconds
+from rig import rundir
+from rig.analysis.buckets import MAX_POINTS, bucket_seconds, span_seconds
+from rig.analysis.stages import Analysis, FunctionStage, run_stage
 from rig.events import names
-from rig.report.charts import MAX_POINTS, bucket_seconds
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
     from pyspark.sql.types import StructType
 
-__all__ = ["CONSUMER_LAG", "analyze_consumer_lag", "lag_timeline"]
-
-CONSUMER_LAG = "consumer_lag.json"
+__all__ = ["STAGE", "analyze_consumer_lag", "lag_timeline"]
 
 
 def _schema() -> StructType:
@@ -71,20 +67,13 @@ def lag_timeline(rows: Iterable[Mapping[str, Any]], durations_ms: Mapping[str, A
             for v, g, s in ordered]
 
 
-def analyze_consumer_lag(run_dir: Path, *, spark_master: str | None = None) -> dict[str, Any]:
-    """Write RUN_DIR/metrics/consumer_lag.json; return `variants.<v>.consumers.{max_lag,
-    consumed}` for the variants that had consumers."""
-    run_dir = Path(run_dir)
-    run: dict[str, Any] = read_json(run_dir / "run.json") or {}
-    declared = run.get("variants") or {}
-    durations = {str(v): (info or {}).get("duration_ms") for v, info in declared.items()}
-    files = event_files(run_dir)
-    per_second: list[dict[str, Any]] = []
-    if files:
-        events = read_events(get_spark(spark_master), files, _schema())
-        per_second = _per_second(events)
-    rows = lag_timeline(per_second, durations, [str(v) for v in declared])
-    write_json_atomic(run_dir / "metrics" / CONSUMER_LAG, rows)
+def _lag_stage(analysis: Analysis) -> dict[str, dict[str, Any]]:
+    """Write metrics/consumer_lag.json; return `{v: {"consumers": {max_lag, consumed}}}` for
+    the variants that had consumers."""
+    events = analysis.events(_schema())
+    per_second = _per_second(events) if events is not None else []
+    rows = lag_timeline(per_second, analysis.durations, analysis.variants)
+    rundir.write_metric(analysis.run_dir, rundir.CONSUMER_LAG, rows)
     summary: dict[str, dict[str, Any]] = {}
     for row in rows:
         entry = summary.setdefault(row["variant"], {"consumers": {"max_lag": 0, "consumed": 0}})
@@ -96,4 +85,14 @@ def analyze_consumer_lag(run_dir: Path, *, spark_master: str | None = None) -> d
         consumed[key] = max(consumed.get(key, 0), row["consumed"])
     for (variant, _), count in consumed.items():
         summary[variant]["consumers"]["consumed"] += count
-    return {"variants": summary}
+    return summary
+
+
+STAGE = FunctionStage(name="consumer_lag", writes=(rundir.CONSUMER_LAG,), schema=_schema,
+                      job=_lag_stage)
+
+
+def analyze_consumer_lag(run_dir: Path, *, spark_master: str | None = None) -> dict[str, Any]:
+    """The stage alone: write RUN_DIR/metrics/consumer_lag.json; return
+    `{"variants": {v: {"consumers": {max_lag, consumed}}}}` for the variants with consumers."""
+    return run_stage(STAGE, run_dir, spark_master=spark_master)

@@ -1,9 +1,10 @@
-"""A run's event logs as Spark reads them: the files, their paths, the parse options, and the
-fetches in them whichever way they were logged.
+"""A run's events as Spark reads them: paths Spark can glob safely, and the fetches in them
+whichever way they were logged.
 
-Every analysis stage reads the JSON-lines logs through `read_events` with a schema of the
-fields it needs; a line that is not JSON, or a field of the wrong type, becomes nulls
-(PERMISSIVE) instead of failing the run. A stage that reads fetches reads them through
+Every analysis stage reads the event table (rig.analysis.columnar, through
+rig.analysis.stages.Analysis.events) with a schema of the fields it needs; a line that is not
+JSON, or a field of the wrong type, is nulls there instead of failing the run. A stage that
+reads fetches reads them through
 `fetch_rows` (or `fetch_runs`), never by the names fetch.request / fetch.response: with
 `events: fetch-aggregated` a run of idle rounds is one fetch.idle event standing for many of
 them, and every metric must come out the same as from the full log.
@@ -11,24 +12,21 @@ them, and every metric must come out the same as from the full log.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rig.events import names
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame, SparkSession
+    from pyspark.sql import Column, DataFrame
     from pyspark.sql.types import StructType
 
 __all__ = [
-    "event_files",
     "fetch_rows",
     "fetch_runs",
     "hadoop_path",
     "occurrences_before",
     "occurrences_between",
-    "read_events",
     "with_fetch_fields",
 ]
 
@@ -76,23 +74,12 @@ _BY_KIND: tuple[tuple[str, str | int | None, str | None], ...] = (
 _TOLERANCE_US = 0.001
 
 
-def event_files(run_dir: Path) -> list[Path]:
-    """RUN_DIR/events/*.jsonl, in name order."""
-    return sorted((Path(run_dir) / "events").glob("*.jsonl"))
-
-
 def hadoop_path(path: Path) -> str:
     """Escape Hadoop glob characters: Spark globs every path it is given."""
     text = str(path.resolve())
     for char in "\\[]{}*?":
         text = text.replace(char, "\\" + char)
     return text
-
-
-def read_events(spark: SparkSession, files: Sequence[Path], schema: StructType) -> DataFrame:
-    """The events of `files` with the columns of `schema`."""
-    return (spark.read.schema(schema).option("mode", "PERMISSIVE")
-            .json([hadoop_path(f) for f in files]))
 
 
 def with_fetch_fields(schema: StructType) -> StructType:

@@ -18,9 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
 
-from rig import written
-from rig.analysis.events import event_files
-from rig.analysis.tables import read_json
+from rig import rundir, written
 from rig.errors import RunDirError
 from rig.promotion import write_error
 
@@ -32,7 +30,7 @@ __all__ = ["EXPORT_DIR", "FORMATS", "KNOWN_COLUMNS", "export_run", "metric_table
 
 Format = Literal["csv", "parquet"]
 FORMATS: tuple[str, ...] = ("csv", "parquet")
-EXPORT_DIR = "export"
+EXPORT_DIR = rundir.EXPORT_DIR  # kept for callers that name it
 # Columns of events a reader wants first; the rest follow in name order.
 _EVENT_HEAD = ("t_ms", "seq", "event", "variant")
 _S, _L, _D, _B = "string", "long", "double", "boolean"
@@ -122,11 +120,11 @@ def metric_tables(run_dir: Path) -> dict[str, list[dict[str, Any]]]:
     summary_expectations and summary_checks flattened from summary.json."""
     run_dir = Path(run_dir)
     tables: dict[str, list[dict[str, Any]]] = {}
-    for path in sorted((run_dir / "metrics").glob("*.json")):
-        rows = read_json(path)
+    for name, path in rundir.metric_paths(run_dir).items():
+        rows = rundir.read_json(path)
         if isinstance(rows, list):
-            tables[path.stem] = [r for r in rows if isinstance(r, dict)]
-    summary = read_json(run_dir / "summary.json") or {}
+            tables[name] = [r for r in rows if isinstance(r, dict)]
+    summary = rundir.read_summary(run_dir) or {}
     if isinstance(summary, dict):
         tables["summary_fetch"] = _flat_fetch(summary)
         tables["summary_expectations"] = _flat_expectations(summary)
@@ -258,13 +256,13 @@ def _export_events(spark: SparkSession, files: Sequence[Path], folder: Path) -> 
     names = [f.name for f in schema.fields if f.name != "_corrupt_record"]
     ordered = [n for n in _EVENT_HEAD if n in names] + sorted(n for n in names
                                                               if n not in _EVENT_HEAD)
-    written = []
+    paths = []
     for file in files:
         frame = reader.schema(schema).json(hadoop_path(file)).select(*[F.col(n) for n in ordered])
         keys = [n for n in ("variant", "seq") if n in ordered]
         frame = frame.coalesce(1).sortWithinPartitions(*keys) if keys else frame
-        written.append(_write_one_parquet(frame, folder / f"{file.stem}.parquet"))
-    return written
+        paths.append(_write_one_parquet(frame, folder / f"{file.stem}.parquet"))
+    return paths
 
 
 def export_run(
@@ -275,9 +273,9 @@ def export_run(
     if fmt not in FORMATS:
         raise ValueError(f"unknown export format {fmt!r}; known: {', '.join(FORMATS)}")
     run_dir = Path(run_dir)
-    folder = run_dir / EXPORT_DIR
+    folder = rundir.export_dir(run_dir)
     tables = metric_tables(run_dir)
-    files = event_files(run_dir) if fmt == "parquet" else []
+    files = rundir.event_logs(run_dir) if fmt == "parquet" else []
     # Nothing is written unless every file can be: none may be one rig did not write.
     for place in (folder, folder / "events"):
         if (place.exists() or place.is_symlink()) and not place.is_dir():

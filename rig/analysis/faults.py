@@ -1,23 +1,19 @@
 """The fault table: every `broker.crash`, `broker.restart` and `fault.*` event of a run, in order.
 
-Small (one row per fault step), so the report can mark each one on every timeline. Spark finds
-the few candidate lines in the log; Python parses just those, keeping every detail field.
+Small (one row per fault step), so the report can mark each one on every timeline. The one pass
+that parses the logs (rig.analysis.columnar) keeps these events whole, every detail field.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 
 from rig.events import names
 
-if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
-
-__all__ = ["FAULT_PREFIX", "fault_rows", "is_fault_event", "read_fault_rows"]
+__all__ = ["FAULT_PREFIX", "fault_rows", "fault_rows_of", "is_fault_event"]
 
 FAULT_PREFIX = "fault."
 _BROKER_EVENTS = {names.BROKER_CRASH: "crashed", names.BROKER_RESTART: "restarted"}
@@ -69,19 +65,30 @@ def _labels(event: dict[str, Any]) -> tuple[str, str]:
 
 
 def fault_rows(lines: Iterable[bytes | str]) -> list[dict[str, Any]]:
-    """Parse candidate event lines; keep the fault events, in (variant, t_ms, seq) order.
-
-    Each row: variant, t_ms, seq, event, broker (or None), label, short, and `details` holding
-    every other field of the event. Lines that are not JSON objects are skipped, as the analysis
-    skips them elsewhere.
-    """
-    rows = []
+    """Parse event lines; keep the fault events, in (variant, t_ms, seq) order (fault_rows_of).
+    Lines that are not JSON objects are skipped, as the analysis skips them elsewhere."""
+    events = []
     for line in lines:
         try:
             event = orjson.loads(line)
         except orjson.JSONDecodeError:
             continue
-        if not isinstance(event, dict) or not is_fault_event(event.get("event")):
+        if isinstance(event, dict):
+            events.append(event)
+    return fault_rows_of(events)
+
+
+def fault_rows_of(events: Iterable[dict[str, Any]],
+                  variants: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """The fault events among `events` as table rows, in (variant, t_ms, seq) order, variants
+    in the order given (others after, by name).
+
+    Each row: variant, t_ms, seq, event, broker (or None), label, short, and `details` holding
+    every other field of the event.
+    """
+    rows = []
+    for event in events:
+        if not is_fault_event(event.get("event")):
             continue
         t_ms = event.get("t_ms")
         if not isinstance(t_ms, int | float) or isinstance(t_ms, bool):
@@ -103,32 +110,10 @@ def fault_rows(lines: Iterable[bytes | str]) -> list[dict[str, Any]]:
             }
         )
     rows.sort(key=lambda r: (r["variant"] or "", r["t_ms"], r["seq"] or 0, r["event"]))
-    return rows
-
-
-def read_fault_rows(
-    spark: SparkSession, files: Sequence[Path], variants: Sequence[str] = ()
-) -> list[dict[str, Any]]:
-    """The fault rows of the event logs `files`, variants in the order given (others after)."""
-    if not files:
-        return []
-    from pyspark.sql import functions as F
-
-    from rig.analysis.events import hadoop_path
-
-    value = F.col("value")
-    # A cheap substring test over the whole log; the exact event-name test runs in Python on
-    # the few lines that pass (a field merely containing "fault." is dropped there).
-    candidates = (
-        spark.read.text([hadoop_path(f) for f in files])
-        .where(
-            value.contains(names.BROKER_CRASH)
-            | value.contains(names.BROKER_RESTART)
-            | value.contains(FAULT_PREFIX)
-        )
-        .collect()
-    )
-    rows = fault_rows(row["value"] for row in candidates)
     index = {name: i for i, name in enumerate(variants)}
-    rows.sort(key=lambda r: index.get(r["variant"], len(index)))  # stable: time order within
+    # Stable: time order within each variant.
+    rows.sort(key=lambda r: index.get(str(r["variant"]), len(index)) if r["variant"] is not None
+              else len(index))
     return rows
+
+

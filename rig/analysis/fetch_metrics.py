@@ -10,17 +10,18 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rig.analysis.events import event_files, fetch_rows, read_events, with_fetch_fields
-from rig.analysis.extra_tables import write_extra_tables
-from rig.analysis.spark import get_spark
-from rig.analysis.tables import read_json, write_json_atomic
+from rig import rundir
+from rig.analysis.events import fetch_rows, with_fetch_fields
+from rig.analysis.faults import fault_rows_of
+from rig.analysis.stages import Analysis, FunctionStage, run_stage
+from rig.analysis.timeline import fetch_timeline
 from rig.events import names
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
     from pyspark.sql.types import StructType
 
-__all__ = ["ROLES", "analyze_run", "event_schema"]
+__all__ = ["ROLES", "STAGE", "analyze_run", "event_schema"]
 
 ROLES: tuple[str, ...] = ("follower", "consumer")
 # (summary key, event kind, column) for each bytes statistic; body bytes exclude header and size.
@@ -30,8 +31,6 @@ _BYTES_STATS: tuple[tuple[str, str, str], ...] = (
     ("wire_request_bytes", "request", "wire_bytes"),
     ("wire_response_bytes", "response", "wire_bytes"),
 )
-_TIMESERIES = "fetch_timeseries.json"
-_SIZES = "fetch_sizes.json"
 
 
 def event_schema() -> StructType:
@@ -232,21 +231,15 @@ def _order(variants: list[str], roles: list[str]) -> Any:
     return key
 
 
-def analyze_run(run_dir: Path, *, spark_master: str | None = None) -> dict[str, Any]:
-    """Analyse RUN_DIR/events/*.jsonl; write RUN_DIR/metrics/*.json; return the fetch summary.
-
-    Returns `{"variants": {name: {"fetch": {"follower": {...}, "consumer": {...}}}}}` with
-    variants in run.json order (then any others found in the events, sorted) and both roles
-    always present, zero-filled when a role made no fetches.
-    """
-    run_dir = Path(run_dir)
-    run: dict[str, Any] = read_json(run_dir / "run.json") or {}
-    files = event_files(run_dir)
+def _fetch_stage(analysis: Analysis) -> dict[str, dict[str, Any]]:
+    """Summary `fetch` entries for every variant in run.json order (then any others found in the
+    events, sorted), both roles always present, zero-filled when a role made no fetches. Writes
+    the fetch tables (per second, sizes, the coarse timeline) and the fault table."""
+    run = analysis.run
     declared = list((run.get("variants") or {}).keys())
 
     # No events, no Spark: an empty run is summarised as zeros without starting a JVM.
-    events = (read_events(get_spark(spark_master), files, event_schema()) if files
-              else None)
+    events = analysis.events(event_schema())
     totals_rows: list[dict[str, Any]] = []
     median_rows: dict[tuple[str, str, str, str], int | None] = {}
     timeseries: list[dict[str, Any]] = []
@@ -254,7 +247,7 @@ def analyze_run(run_dir: Path, *, spark_master: str | None = None) -> dict[str, 
     if events is not None:
         from pyspark import StorageLevel
 
-        # One scan of the (possibly huge) log; everything below reads the small cube.
+        # One scan of the (possibly huge) table; everything below reads the small cube.
         cube = _fetch_cube(events).persist(StorageLevel.MEMORY_AND_DISK)
         try:
             totals_rows = _totals(cube)
@@ -277,7 +270,7 @@ def analyze_run(run_dir: Path, *, spark_master: str | None = None) -> dict[str, 
     by_group: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
     for row in totals_rows:
         by_group.setdefault((row["variant"], row["role"]), {})[row["kind"]] = row
-    summary: dict[str, Any] = {"variants": {}}
+    entries: dict[str, dict[str, Any]] = {}
     for variant in variants:
         fetch: dict[str, Any] = {}
         for role in roles:
@@ -288,18 +281,29 @@ def analyze_run(run_dir: Path, *, spark_master: str | None = None) -> dict[str, 
             fetch[role] = _role_summary(
                 by_group.get((variant, role), {}), medians, durations.get(variant)
             )
-        summary["variants"][variant] = {"fetch": fetch}
+        entries[variant] = {"fetch": fetch}
 
     order = _order(variants, roles)
-    metrics = run_dir / "metrics"
-    write_json_atomic(metrics / _TIMESERIES, sorted(timeseries, key=order))
-    write_json_atomic(metrics / _SIZES, sorted(sizes, key=order))
-    write_extra_tables(
-        run_dir,
-        files=files,
-        timeseries=timeseries,
-        durations=durations,
-        variants=variants,
-        spark_master=spark_master,
-    )
-    return summary
+    run_dir = analysis.run_dir
+    rundir.write_metric(run_dir, rundir.FETCH_TIMESERIES, sorted(timeseries, key=order))
+    rundir.write_metric(run_dir, rundir.FETCH_SIZES, sorted(sizes, key=order))
+    # The coarse timeline the report draws: the per-second table can hold a million rows.
+    rundir.write_metric(run_dir, rundir.FETCH_TIMELINE,
+                        fetch_timeline(timeseries, durations, variants))
+    faults = analysis.parsed.faults if analysis.parsed is not None else []
+    rundir.write_metric(run_dir, rundir.FAULTS, fault_rows_of(faults, variants))
+    return entries
+
+
+STAGE = FunctionStage(
+    name="fetch",
+    writes=(rundir.FETCH_TIMESERIES, rundir.FETCH_SIZES, rundir.FETCH_TIMELINE, rundir.FAULTS),
+    schema=event_schema,
+    job=_fetch_stage,
+)
+
+
+def analyze_run(run_dir: Path, *, spark_master: str | None = None) -> dict[str, Any]:
+    """The fetch stage alone on RUN_DIR: `{"variants": {name: {"fetch": {"follower": {...},
+    "consumer": {...}}}}}`; writes its tables under RUN_DIR/metrics/."""
+    return run_stage(STAGE, run_dir, spark_master=spark_master)

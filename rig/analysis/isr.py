@@ -1,7 +1,8 @@
 """ISR membership, shrink timing and metadata propagation, from a run's event log.
 
-Spark selects the few events that say who is in sync and what each broker's metadata cache
-holds; Python then walks them in order per partition (a handful of rows per ISR change):
+Spark selects, from the event table, the few events that say who is in sync and what each
+broker's metadata cache holds; Python then walks them in order per partition (a handful of rows
+per ISR change):
 - shrink delay: from the fault that hit a replica to the shrink that removed it;
 - propagation delay: from a ZooKeeper write of a partition's state to the moment a live
   broker's metadata cache holds that state (writes a cache already showed, or that were
@@ -15,26 +16,23 @@ broker is told again).
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rig.analysis.events import event_files, hadoop_path
-from rig.analysis.spark import get_spark
-from rig.analysis.tables import read_json, write_json_atomic
+from rig import rundir
+from rig.analysis.stages import Analysis, FunctionStage, run_stage
 from rig.events import names
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
     from pyspark.sql.types import StructType
 
-__all__ = ["ISR_MEMBERSHIP", "ISR_PROPAGATION", "ISR_STALENESS", "analyze_isr", "isr_metrics",
-           "spread"]
+__all__ = ["STAGE", "analyze_isr", "isr_metrics", "spread"]
 
-ISR_MEMBERSHIP = "isr_membership.json"  # per partition: its ISR after each ZooKeeper write
-ISR_PROPAGATION = "isr_propagation.json"  # per (write, broker): how long until the cache had it
-ISR_STALENESS = "isr_staleness.json"  # per (broker, partition): each stretch of disagreement
+# The tables: rundir.ISR_MEMBERSHIP, per partition its ISR after each ZooKeeper write;
+# rundir.ISR_PROPAGATION, per (write, broker) how long until the cache had it;
+# rundir.ISR_STALENESS, per (broker, partition) each stretch of disagreement.
 
 _EVENTS = (
     names.PARTITION_ASSIGNED, names.ZK_PARTITION_STATE, names.METADATA_UPDATED,
@@ -246,32 +244,32 @@ def isr_metrics(rows: Iterable[Mapping[str, Any]],
     return summaries, tables
 
 
-def _select(lines: DataFrame) -> list[dict[str, Any]]:
-    """The events of interest, in order. The lines are matched as text before any JSON is
-    parsed: these are a few rows of a log that is mostly fetches and produces."""
+def _select(events: DataFrame) -> list[dict[str, Any]]:
+    """The events of interest, in order: a few rows of a log that is mostly fetches and
+    produces."""
     from pyspark.sql import functions as F
 
-    wanted = "|".join(re.escape(name) for name in _EVENTS)
-    parsed = (lines.where(F.col("value").rlike(f'"event":"({wanted})"'))
-              .select(F.from_json("value", _schema()).alias("e")).select("e.*"))
-    chosen = parsed.where(F.col("event").isin(*_EVENTS) & F.col("variant").isNotNull())
+    chosen = events.where(F.col("event").isin(*_EVENTS) & F.col("variant").isNotNull())
     return [row.asDict() for row in chosen.orderBy("variant", "seq").collect()]
 
 
+def _isr_stage(analysis: Analysis) -> dict[str, dict[str, Any]]:
+    """`{v: {"isr": {...}}}`; writes the membership, propagation and staleness tables."""
+    events = analysis.events(_schema())
+    rows = _select(events) if events is not None else []
+    summaries, tables = isr_metrics(rows, analysis.variants)
+    rundir.write_metric(analysis.run_dir, rundir.ISR_MEMBERSHIP, tables["membership"])
+    rundir.write_metric(analysis.run_dir, rundir.ISR_PROPAGATION, tables["propagation"])
+    rundir.write_metric(analysis.run_dir, rundir.ISR_STALENESS, tables["staleness"])
+    return {name: {"isr": summary} for name, summary in summaries.items()}
+
+
+STAGE = FunctionStage(
+    name="isr", writes=(rundir.ISR_MEMBERSHIP, rundir.ISR_PROPAGATION, rundir.ISR_STALENESS),
+    schema=_schema, job=_isr_stage)
+
+
 def analyze_isr(run_dir: Path, *, spark_master: str | None = None) -> dict[str, Any]:
-    """`{"variants": {v: {"isr": {...}}}}`; writes the membership, propagation and staleness
-    tables under RUN_DIR/metrics/."""
-    run_dir = Path(run_dir)
-    run: dict[str, Any] = read_json(run_dir / "run.json") or {}
-    variants = [str(v) for v in (run.get("variants") or {})]
-    files = event_files(run_dir)
-    rows: list[dict[str, Any]] = []
-    if files:
-        rows = _select(get_spark(spark_master).read.text([hadoop_path(f) for f in files]))
-    summaries, tables = isr_metrics(rows, variants)
-    metrics = run_dir / "metrics"
-    metrics.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(metrics / ISR_MEMBERSHIP, tables["membership"])
-    write_json_atomic(metrics / ISR_PROPAGATION, tables["propagation"])
-    write_json_atomic(metrics / ISR_STALENESS, tables["staleness"])
-    return {"variants": {name: {"isr": summary} for name, summary in summaries.items()}}
+    """The ISR stage alone: `{"variants": {v: {"isr": {...}}}}`; writes the membership,
+    propagation and staleness tables under RUN_DIR/metrics/."""
+    return run_stage(STAGE, run_dir, spark_master=spark_master)

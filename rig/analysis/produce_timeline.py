@@ -9,22 +9,17 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rig.analysis.events import event_files, read_events
-from rig.analysis.spark import get_spark
-from rig.analysis.tables import read_json, write_json_atomic
-from rig.analysis.timeline import span_seconds
+from rig import rundir
+from rig.analysis.buckets import MAX_POINTS, bucket_seconds, span_seconds
+from rig.analysis.stages import Analysis, FunctionStage, run_stage
 from rig.events import names
-
-# The bucket rule belongs to the charts (see rig.analysis.timeline): one rule for every timeline.
-from rig.report.charts import MAX_POINTS, bucket_seconds
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
     from pyspark.sql.types import StructType
 
-__all__ = ["PRODUCE_FIELDS", "PRODUCE_TIMELINE", "analyze_produce_timeline", "produce_timeline"]
+__all__ = ["PRODUCE_FIELDS", "STAGE", "analyze_produce_timeline", "produce_timeline"]
 
-PRODUCE_TIMELINE = "produce_timeline.json"
 # Per bucket: acked = records in produce.ack; errors = records in any produce.error (retried or
 # not), error_events = how many produce.error events (as summary.json's produce.errors counts);
 # failed = records in produce.error with retrying=false (the producer gave up on them);
@@ -123,23 +118,24 @@ def produce_timeline(
     return [{"variant": v, "second": s, "bucket_s": bucket, **sums[(v, s)]} for v, s in ordered]
 
 
+def _produce_stage(analysis: Analysis) -> dict[str, dict[str, Any]]:
+    """Write the produce timeline (empty without event logs); it adds nothing to the summary."""
+    events = analysis.events(_schema())
+    per_second = _per_second(events) if events is not None else []
+    rows = produce_timeline(per_second, analysis.durations, analysis.variants)
+    rundir.write_metric(analysis.run_dir, rundir.PRODUCE_TIMELINE, rows)
+    return {}
+
+
+STAGE = FunctionStage(name="produce_timeline", writes=(rundir.PRODUCE_TIMELINE,),
+                      schema=_schema, job=_produce_stage)
+
+
 def analyze_produce_timeline(
     run_dir: Path, *, spark_master: str | None = None
 ) -> list[dict[str, Any]]:
-    """Write RUN_DIR/metrics/produce_timeline.json from RUN_DIR/events/*.jsonl; return its rows.
-
-    No event logs, no Spark: the table is written empty.
-    """
-    run_dir = Path(run_dir)
-    run: dict[str, Any] = read_json(run_dir / "run.json") or {}
-    declared = run.get("variants") or {}
-    variants = [str(v) for v in declared]
-    durations = {str(v): (info or {}).get("duration_ms") for v, info in declared.items()}
-    files = event_files(run_dir)
-    per_second: list[dict[str, Any]] = []
-    if files:
-        events = read_events(get_spark(spark_master), files, _schema())
-        per_second = _per_second(events)
-    rows = produce_timeline(per_second, durations, variants)
-    write_json_atomic(run_dir / "metrics" / PRODUCE_TIMELINE, rows)
+    """The stage alone: write RUN_DIR/metrics/produce_timeline.json from the event logs; return
+    its rows. No event logs, no Spark: the table is written empty."""
+    run_stage(STAGE, run_dir, spark_master=spark_master)
+    rows: list[dict[str, Any]] = rundir.read_metric(run_dir, rundir.PRODUCE_TIMELINE)
     return rows

@@ -10,20 +10,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rig.analysis.events import event_files, read_events, with_fetch_fields
+from rig import rundir
+from rig.analysis.events import with_fetch_fields
 from rig.analysis.fault_reaction import add_detection_and_catch_up
-from rig.analysis.spark import get_spark
-from rig.analysis.tables import read_json, write_json_atomic
+from rig.analysis.stages import Analysis, FunctionStage, run_stage
 from rig.events import names
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
     from pyspark.sql.types import StructType
 
-__all__ = ["analyze_replication"]
+__all__ = ["STAGE", "analyze_replication"]
 
-_RECOVERY = "recovery.json"
-_PARTITION_TIMELINE = "partition_timeline.json"
 _ISR_EVENTS = (names.ISR_SHRINK, names.ISR_EXPAND, names.LEADER_ELECTED, names.PARTITION_OFFLINE)
 
 
@@ -161,19 +159,15 @@ def _recovery(events: DataFrame, points: dict[str, list[dict[str, Any]]]) -> lis
     return result
 
 
-def analyze_replication(run_dir: Path, *, spark_master: str | None = None) -> dict[str, Any]:
-    """`{"variants": {v: {"produce": {...}, "replication": {...}}}}`; writes the recovery and
-    partition-timeline tables under RUN_DIR/metrics/."""
-    run_dir = Path(run_dir)
-    run: dict[str, Any] = read_json(run_dir / "run.json") or {}
-    files = event_files(run_dir)
-    variants = list((run.get("variants") or {}).keys())
+def _replication_stage(analysis: Analysis) -> dict[str, dict[str, Any]]:
+    """`{v: {"produce": {...}, "replication": {...}}}`; writes the recovery and
+    partition-timeline tables."""
+    variants = analysis.variants
     counts: dict[str, dict[str, Any]] = {}
     timeline: list[dict[str, Any]] = []
     recovery: list[dict[str, Any]] = []
-    if files:
-        spark = get_spark(spark_master)
-        events = read_events(spark, files, _schema())
+    events = analysis.events(_schema())
+    if events is not None:
         counts = _counts(events)
         timeline = _timeline(events)
         by_variant: dict[str, list[dict[str, Any]]] = {}
@@ -184,7 +178,7 @@ def analyze_replication(run_dir: Path, *, spark_master: str | None = None) -> di
                                    {name: c.get("end_ms") for name, c in counts.items()})
     else:
         by_variant = {}
-    out: dict[str, Any] = {"variants": {}}
+    out: dict[str, Any] = {}
     for name in variants or sorted(counts):
         c = counts.get(name, {})
         under, offline = _partition_seconds(by_variant.get(name, []), c.get("end_ms"))
@@ -192,7 +186,7 @@ def analyze_replication(run_dir: Path, *, spark_master: str | None = None) -> di
                       if r["variant"] == name and r["recovery_seconds"] is not None]
         detections = [r["detection_seconds"] for r in recovery
                       if r["variant"] == name and r.get("detection_seconds") is not None]
-        out["variants"][name] = {
+        out[name] = {
             "produce": {key: int(c.get(key) or 0) for key in (
                 "acked", "acked_batches", "acked_all", "errors", "acked_lost",
                 "acked_all_lost")},
@@ -209,8 +203,16 @@ def analyze_replication(run_dir: Path, *, spark_master: str | None = None) -> di
                                       if r["variant"] == name),
             },
         }
-    metrics = run_dir / "metrics"
-    metrics.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(metrics / _RECOVERY, recovery)
-    write_json_atomic(metrics / _PARTITION_TIMELINE, timeline)
+    rundir.write_metric(analysis.run_dir, rundir.RECOVERY, recovery)
+    rundir.write_metric(analysis.run_dir, rundir.PARTITION_TIMELINE, timeline)
     return out
+
+
+STAGE = FunctionStage(name="replication", writes=(rundir.RECOVERY, rundir.PARTITION_TIMELINE),
+                      schema=_schema, job=_replication_stage)
+
+
+def analyze_replication(run_dir: Path, *, spark_master: str | None = None) -> dict[str, Any]:
+    """The replication stage alone: `{"variants": {v: {"produce": {...}, "replication":
+    {...}}}}`; writes the recovery and partition-timeline tables under RUN_DIR/metrics/."""
+    return run_stage(STAGE, run_dir, spark_master=spark_master)

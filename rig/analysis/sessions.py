@@ -8,12 +8,15 @@ slot (or a Fetch ≤ v6 client, which never has one) sends every partition in ev
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rig.analysis.events import event_files, fetch_rows, read_events, with_fetch_fields
-from rig.analysis.spark import get_spark
-from rig.analysis.tables import read_json, write_json_atomic
+from rig import rundir
+from rig.analysis.buckets import bucket_seconds
+from rig.analysis.events import fetch_rows, with_fetch_fields
+from rig.analysis.stages import Analysis, FunctionStage, run_stage
 from rig.events import names
 from rig.protocol.errors import FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH
 
@@ -21,9 +24,11 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
     from pyspark.sql.types import StructType
 
-__all__ = ["SESSIONS_TABLE", "analyze_sessions"]
+__all__ = ["CHURN_FIELDS", "STAGE", "analyze_sessions", "session_churn"]
 
-SESSIONS_TABLE = "sessions.json"
+# Per bucket of the churn table: sessions evicted, errors 70, consumer full fetches without one.
+CHURN_FIELDS = ("evicted", "not_found", "consumer_sessionless")
+
 _SESSION_EVENTS = (names.SESSION_CREATED, names.SESSION_EVICTED, names.SESSION_ERROR)
 _EVENTS = (names.SESSION_CACHE, *_SESSION_EVENTS, names.FETCH_RESPONSE, names.FETCH_IDLE)
 
@@ -136,25 +141,57 @@ def _summary(occupancy: list[dict[str, Any]], seconds: list[dict[str, Any]],
     }
 
 
-def analyze_sessions(run_dir: Path, *, spark_master: str | None = None) -> dict[str, Any]:
-    """`{"variants": {v: {"sessions": {...}}}}`; writes metrics/sessions.json with the cache
-    occupancy samples and the per-second counts."""
-    run_dir = Path(run_dir)
-    run: dict[str, Any] = read_json(run_dir / "run.json") or {}
-    files = event_files(run_dir)
+def session_churn(seconds: Sequence[Mapping[str, Any]], occupancy: Sequence[Mapping[str, Any]],
+                  durations_ms: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The per-second counts summed into coarse buckets (at most 60 over the run, at least 5 s:
+    clients long-poll in step, a 5 s wait makes a 5 s beat, and per-second counts would draw
+    that beat rather than the level). The span is the longest variant's duration, or the last
+    cache sample if later. Rows: variant, second (the bucket's first), bucket_s, CHURN_FIELDS;
+    buckets with nothing counted are left out (a reader zero-fills them); in the order of
+    `seconds` (variant, then time)."""
+    declared = [d / 1000 for d in durations_ms.values()
+                if isinstance(d, int | float) and not isinstance(d, bool) and d > 0]
+    ends = [float(s.get("t_s") or 0) for s in occupancy]
+    span_s = max([*declared, *ends, 1.0])
+    bucket = max(5, bucket_seconds(math.ceil(span_s), 60))
+    sums: dict[tuple[str, int], dict[str, int]] = {}
+    for row in seconds:
+        values = {name: int(row.get(name) or 0) for name in CHURN_FIELDS}
+        if not any(values.values()):
+            continue
+        start = int(row["second"]) // bucket * bucket
+        entry = sums.setdefault((str(row["variant"]), start), dict.fromkeys(CHURN_FIELDS, 0))
+        for name, value in values.items():
+            entry[name] += value
+    return [{"variant": v, "second": s, "bucket_s": bucket, **sums[(v, s)]} for v, s in sums]
+
+
+def _sessions_stage(analysis: Analysis) -> dict[str, dict[str, Any]]:
+    """`{v: {"sessions": {...}}}`; writes metrics/sessions.json with the cache occupancy
+    samples and the per-second counts."""
     occupancy: list[dict[str, Any]] = []
     seconds: list[dict[str, Any]] = []
-    if files:
-        spark = get_spark(spark_master)
-        events = (read_events(spark, files, _schema())
-                  .where("event IN ({})".format(", ".join(f"'{e}'" for e in _EVENTS))))
+    events = analysis.events(_schema())
+    if events is not None:
+        events = events.where("event IN ({})".format(", ".join(f"'{e}'" for e in _EVENTS)))
         rows = _rows(events).cache()
         occupancy = _occupancy(rows)
         seconds = _per_second(rows)
         rows.unpersist()
-    variants = list((run.get("variants") or {}).keys()) or sorted(
-        {r["variant"] for r in occupancy + seconds})
-    metrics = run_dir / "metrics"
-    metrics.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(metrics / SESSIONS_TABLE, {"occupancy": occupancy, "per_second": seconds})
-    return {"variants": {v: {"sessions": _summary(occupancy, seconds, v)} for v in variants}}
+    variants = analysis.variants or sorted({r["variant"] for r in occupancy + seconds})
+    rundir.write_metric(analysis.run_dir, rundir.SESSIONS,
+                        {"occupancy": occupancy, "per_second": seconds})
+    rundir.write_metric(analysis.run_dir, rundir.SESSION_CHURN,
+                        session_churn(seconds, occupancy, analysis.durations))
+    return {v: {"sessions": _summary(occupancy, seconds, v)} for v in variants}
+
+
+STAGE = FunctionStage(name="sessions", writes=(rundir.SESSIONS, rundir.SESSION_CHURN),
+                      schema=_schema,
+                      job=_sessions_stage)
+
+
+def analyze_sessions(run_dir: Path, *, spark_master: str | None = None) -> dict[str, Any]:
+    """The sessions stage alone: `{"variants": {v: {"sessions": {...}}}}`; writes
+    metrics/sessions.json."""
+    return run_stage(STAGE, run_dir, spark_master=spark_master)

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import metadata
@@ -26,7 +27,8 @@ from rig.errors import EnvironmentProblem
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["DEFAULT_MASTER", "JavaInfo", "check_java", "get_spark", "stop_spark"]
+__all__ = ["DEFAULT_MASTER", "JavaInfo", "check_java", "get_spark", "last_start_seconds",
+           "start_in_background", "stop_spark"]
 
 DEFAULT_MASTER = "local[2]"
 
@@ -119,6 +121,7 @@ _lock = threading.Lock()
 _session: SparkSession | None = None
 _master: str | None = None
 _scratch: Path | None = None
+_start_seconds: float | None = None  # how long the running session took to start
 
 
 def _scratch_dir() -> Path:
@@ -179,13 +182,14 @@ def get_spark(master: str | None = None) -> SparkSession:
 
     A session already running on another master is stopped first: one JVM per process.
     """
-    global _session, _master
+    global _session, _master, _start_seconds
     master = master or DEFAULT_MASTER
     with _lock:
         if _session is not None and _master == master:
             return _session
         if _session is not None:
             _stop_locked()
+        started = time.perf_counter()
         check_java()
         _pin_worker_python(master)
         scratch = _scratch_dir()
@@ -215,7 +219,28 @@ def get_spark(master: str | None = None) -> SparkSession:
             session = builder.getOrCreate()
         session.sparkContext.setLogLevel("ERROR")
         _session, _master = session, master
+        _start_seconds = time.perf_counter() - started
         return session
+
+
+def last_start_seconds() -> float | None:
+    """How long the running session took to start (None: none is running)."""
+    return _start_seconds if _session is not None else None
+
+
+def start_in_background(master: str | None = None) -> threading.Thread:
+    """Start the session for `master` on a thread, so the JVM boots while this process does
+    something else; get_spark waits for it (one session per process). A failed start is left
+    for the next get_spark to raise. While the JVM starts, this process's stderr goes to its log
+    (see _jvm_stderr_to): start it only around work that prints nothing."""
+
+    def start() -> None:
+        with contextlib.suppress(Exception):
+            get_spark(master)
+
+    thread = threading.Thread(target=start, name="rig-spark-start", daemon=True)
+    thread.start()
+    return thread
 
 
 def _stop_locked() -> None:

@@ -1,34 +1,239 @@
-"""The analysis jobs a run goes through after the fetch metrics, in order.
+"""A run's analysis: the event logs parsed once into a columnar table, then the stages in order.
 
-Each stage is `module:function`, called as `function(run_dir, spark_master=...)`. It writes its
-tables under RUN_DIR/metrics/ and may return `{"variants": {name: {key: value}}}`, which the
-pipeline merges into summary.json's `variants.<name>`. Stages are imported only when a run is
-analysed, so `import rig` never starts Spark. A new analysis adds one line here.
+A stage is a small object (`Stage`): its name, the event fields it reads (a Spark schema), the
+metric tables it writes under RUN_DIR/metrics/, and `run`, which computes them from an
+`Analysis` and returns what it adds to each variant's summary entry. The fields every stage
+declares make the columns of RUN_DIR/analysis/events.parquet, written once per analysis
+(rig.analysis.columnar); a stage reads it through `Analysis.events`, never the JSON lines. A new
+metric is one new stage named in STAGES. Stages are imported only when a run is analysed, so
+`import rig` never starts Spark.
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from importlib import import_module
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
+from rig import rundir
+from rig.analysis.columnar import ParsedLogs, column_name, parse_event_logs
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructType
+
+__all__ = ["STAGES", "Analysis", "FunctionStage", "Stage", "Timings", "analyse", "load_stages",
+           "run_stage", "run_stages"]
+
+# In order: the summary keys of a variant come in the order the stages add them.
 STAGES: tuple[str, ...] = (
-    "rig.analysis.replication:analyze_replication",
-    "rig.analysis.produce_timeline:analyze_produce_timeline",
-    "rig.analysis.sessions:analyze_sessions",
-    "rig.analysis.isr:analyze_isr",
-    "rig.analysis.consumer_lag:analyze_consumer_lag",
-    "rig.analysis.storage:analyze_storage",
+    "rig.analysis.fetch_metrics:STAGE",
+    "rig.analysis.replication:STAGE",
+    "rig.analysis.produce_timeline:STAGE",
+    "rig.analysis.sessions:STAGE",
+    "rig.analysis.isr:STAGE",
+    "rig.analysis.consumer_lag:STAGE",
+    "rig.analysis.storage:STAGE",
+    "rig.analysis.lost_records:STAGE",
 )
 
+# What a stage adds to summary.json: {variant: {key: value}}, merged into `variants.<name>`.
+VariantEntries = dict[str, dict[str, Any]]
 
-def run_stages(run_dir: Path, *, spark_master: str | None = None) -> dict[str, dict[str, Any]]:
-    """Run every stage on `run_dir`; return what they add to each variant's summary entry."""
-    merged: dict[str, dict[str, Any]] = {}
-    for stage in STAGES:
-        module, _, function = stage.partition(":")
-        result = getattr(import_module(module), function)(run_dir, spark_master=spark_master)
-        if isinstance(result, dict):
-            for name, extra in (result.get("variants") or {}).items():
-                merged.setdefault(name, {}).update(extra)
+
+class Stage(Protocol):
+    """One analysis job over the event table: reads `reads()`, writes `writes`."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def writes(self) -> tuple[str, ...]:
+        """The metric tables (rig.rundir.METRIC_TABLES) it writes, each on every run."""
+        ...
+
+    def reads(self) -> StructType:
+        """The event fields it reads, with their types (a field an event lacks is null)."""
+        ...
+
+    def run(self, analysis: Analysis) -> VariantEntries:
+        """Write its tables; return what it adds to each variant's summary entry."""
+        ...
+
+
+@dataclass(frozen=True)
+class FunctionStage:
+    """A Stage made of two functions: the schema it reads, and the job."""
+
+    name: str
+    writes: tuple[str, ...]
+    schema: Callable[[], StructType]
+    job: Callable[[Analysis], VariantEntries]
+
+    def reads(self) -> StructType:
+        return self.schema()
+
+    def run(self, analysis: Analysis) -> VariantEntries:
+        return self.job(analysis)
+
+
+@dataclass
+class Timings:
+    """Where an analysis spent its wall time, in seconds (summary.json's `timings`)."""
+
+    spark_start: float = 0.0
+    parse: float = 0.0
+    stages: dict[str, float] = field(default_factory=dict)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"spark_start_seconds": round(self.spark_start, 3),
+                "parse_seconds": round(self.parse, 3),
+                "stages": {name: round(s, 3) for name, s in self.stages.items()},
+                "analysis_seconds": round(self.parse + sum(self.stages.values()), 3)}
+
+
+@dataclass
+class Analysis:
+    """One run directory being analysed: run.json, the parsed event table, the Spark session.
+
+    `variants` are run.json's, in order; `durations` their declared duration_ms (None when
+    unknown). `parsed` is None when the run has no event logs: then no stage starts Spark.
+    """
+
+    run_dir: Path
+    spark_master: str | None = None
+    run: dict[str, Any] = field(default_factory=dict)
+    parsed: ParsedLogs | None = None
+    timings: Timings = field(default_factory=Timings)
+    _spark: SparkSession | None = None
+    _table: DataFrame | None = None
+
+    @property
+    def variants(self) -> list[str]:
+        return [str(v) for v in (self.run.get("variants") or {})]
+
+    @property
+    def durations(self) -> dict[str, Any]:
+        declared = self.run.get("variants") or {}
+        return {str(v): (info or {}).get("duration_ms") for v, info in declared.items()}
+
+    def spark(self) -> SparkSession:
+        """The process's Spark session (prepare started it while it parsed)."""
+        if self._spark is None:
+            from rig.analysis.spark import get_spark
+
+            self._spark = get_spark(self.spark_master)
+        return self._spark
+
+    def events(self, schema: StructType) -> DataFrame | None:
+        """The event table with the columns of `schema` (None: the run has no event logs).
+
+        Raises ValueError for a field no stage declared (it is not in the table)."""
+        if self.parsed is None:
+            return None
+        from pyspark.sql import functions as F
+
+        from rig.analysis.events import hadoop_path
+
+        if self._table is None:
+            self._table = self.spark().read.parquet(hadoop_path(self.parsed.table))
+        have = {f.name: f.dataType.simpleString() for f in self._table.schema.fields}
+        picked = []
+        for wanted in schema.fields:
+            kind = wanted.dataType.simpleString()
+            column = next((c for c in (column_name(wanted.name, kind, True), wanted.name)
+                           if have.get(c) == kind), None)
+            if column is None:
+                raise ValueError(f"no stage declares the event field {wanted.name} ({kind})")
+            picked.append(F.col(column).alias(wanted.name))
+        return self._table.select(*picked)
+
+
+def load_stages(names: Sequence[str] = STAGES) -> list[Stage]:
+    """The stages named `module:attribute`, imported now."""
+    found = []
+    for spec in names:
+        module, _, attribute = spec.partition(":")
+        found.append(getattr(import_module(module), attribute))
+    return found
+
+
+def _fields(stages: Sequence[Stage]) -> set[tuple[str, str]]:
+    return {(f.name, f.dataType.simpleString()) for stage in stages for f in stage.reads().fields}
+
+
+def prepare(run_dir: Path, stages: Sequence[Stage], *,
+            spark_master: str | None = None) -> Analysis:
+    """Read run.json and parse the event logs once into RUN_DIR/analysis/events.parquet (always
+    parsed afresh: the logs are the record, the table only their faster form). Spark starts on
+    another thread meanwhile; `prepare` returns with it running (or its start failed, which the
+    first stage to use it reports). Without event logs nothing is parsed and Spark not started.
+    """
+    from rig.analysis.spark import last_start_seconds, start_in_background
+
+    run_dir = Path(run_dir)
+    analysis = Analysis(run_dir=run_dir, spark_master=spark_master, run=rundir.read_run(run_dir))
+    files = rundir.event_logs(run_dir)
+    if not files:
+        return analysis
+    running = last_start_seconds() is not None  # a session of this process: no start to time
+    booting = start_in_background(spark_master)
+    started = time.perf_counter()
+    try:
+        analysis.parsed = parse_event_logs(files, _fields(stages),
+                                           rundir.event_table_path(run_dir))
+    finally:
+        analysis.timings.parse = time.perf_counter() - started
+        booting.join()
+    analysis.timings.spark_start = 0.0 if running else last_start_seconds() or 0.0
+    return analysis
+
+
+def _merge(into: VariantEntries, entries: VariantEntries) -> None:
+    for name, extra in entries.items():
+        into.setdefault(name, {}).update(extra)
+
+
+def analyse(run_dir: Path, *, spark_master: str | None = None,
+            say: Callable[[str], None] | None = None,
+            begin: Callable[[str], None] | None = None,
+            stages: Sequence[Stage] | None = None) -> tuple[VariantEntries, Timings]:
+    """Parse the logs once, run every stage in order, write their tables; return the variants'
+    summary entries (fetch first, then each stage's keys) and the timings. `say` hears one line
+    per step as it ends (the parse, Spark's start-up, each stage), `begin` the name of each step
+    as it starts (a terminal's live line)."""
+    chosen = list(stages) if stages is not None else load_stages()
+    if begin is not None:
+        begin("parsing the event logs (Spark starts meanwhile)")
+    analysis = prepare(run_dir, chosen, spark_master=spark_master)
+    timings = analysis.timings
+    if say is not None and analysis.parsed is not None:
+        say(f"  parsed {analysis.parsed.lines:,} events in {timings.parse:.2f} s "
+            f"(Spark started meanwhile, in {timings.spark_start:.2f} s)")
+        for warning in analysis.parsed.warnings():
+            say(f"  warning: {warning}")
+    merged: VariantEntries = {}
+    for stage in chosen:
+        if begin is not None:
+            begin(stage.name)
+        started = time.perf_counter()
+        _merge(merged, stage.run(analysis))
+        timings.stages[stage.name] = time.perf_counter() - started
+        if say is not None:
+            say(f"  {stage.name}: {timings.stages[stage.name]:.2f} s")
+    return merged, timings
+
+
+def run_stage(stage: Stage, run_dir: Path, *, spark_master: str | None = None) -> dict[str, Any]:
+    """One stage on `run_dir` alone (its own parse of the logs): `{"variants": entries}`."""
+    analysis = prepare(run_dir, [stage], spark_master=spark_master)
+    return {"variants": stage.run(analysis)}
+
+
+def run_stages(run_dir: Path, *, spark_master: str | None = None) -> VariantEntries:
+    """Every stage but the fetch metrics on `run_dir`: what they add to each variant's entry."""
+    merged, _ = analyse(run_dir, spark_master=spark_master, stages=load_stages(STAGES[1:]))
     return merged

@@ -13,18 +13,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rig.analysis.events import event_files, read_events
-from rig.analysis.spark import get_spark
-from rig.analysis.tables import read_json, write_json_atomic
+from rig import rundir
+from rig.analysis.stages import Analysis, FunctionStage, run_stage
 from rig.events import names
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
     from pyspark.sql.types import StructType
 
-__all__ = ["STORAGE_TABLE", "analyze_storage", "storage_summary"]
-
-STORAGE_TABLE = "storage.json"
+__all__ = ["STAGE", "analyze_storage", "storage_summary"]
 _EVENTS = (names.LOG_SAMPLE, names.BROKER_STORAGE, names.CLEANER_PASS, names.LOG_RETENTION,
            names.OFFSETS_COMMIT, names.COORDINATOR_FOUND, names.CONSUMER_RESUME)
 _PASS_FIELDS = ("broker", "thread", "topic", "partition", "keys_mapped", "map_capacity",
@@ -176,27 +173,33 @@ def storage_summary(rows: list[dict[str, Any]], totals: dict[str, Any]) -> dict[
     return {"storage": storage, "offsets": offsets, "table": table}
 
 
-def analyze_storage(run_dir: Path, *, spark_master: str | None = None) -> dict[str, Any]:
-    """`{"variants": {v: {"storage": {...}, "offsets": {...}}}}`; writes metrics/storage.json."""
-    run_dir = Path(run_dir)
-    run: dict[str, Any] = read_json(run_dir / "run.json") or {}
-    variants = [str(v) for v in (run.get("variants") or {})]
-    files = event_files(run_dir)
+def _storage_stage(analysis: Analysis) -> dict[str, dict[str, Any]]:
+    """`{v: {"storage": {...}, "offsets": {...}}}`; writes metrics/storage.json."""
     totals: dict[str, dict[str, Any]] = {}
     by_variant: dict[str, list[dict[str, Any]]] = {}
-    if files:
+    events = analysis.events(_schema())
+    if events is not None:
         from pyspark.sql import functions as F
 
-        events = (read_events(get_spark(spark_master), files, _schema())
-                  .where(F.col("event").isin(*_EVENTS) & F.col("variant").isNotNull()))
+        events = events.where(F.col("event").isin(*_EVENTS) & F.col("variant").isNotNull())
         totals = _totals(events)
         for row in events.orderBy("variant", "seq").collect():
             by_variant.setdefault(row["variant"], []).append(row.asDict())
-    out: dict[str, Any] = {"variants": {}}
+    out: dict[str, dict[str, Any]] = {}
     tables: dict[str, Any] = {}
-    for name in variants or sorted(totals):
+    for name in analysis.variants or sorted(totals):
         result = storage_summary(by_variant.get(name, []), totals.get(name, {}))
         tables[name] = result.pop("table")
-        out["variants"][name] = result
-    write_json_atomic(run_dir / "metrics" / STORAGE_TABLE, tables)
+        out[name] = result
+    rundir.write_metric(analysis.run_dir, rundir.STORAGE, tables)
     return out
+
+
+STAGE = FunctionStage(name="storage", writes=(rundir.STORAGE,), schema=_schema,
+                      job=_storage_stage)
+
+
+def analyze_storage(run_dir: Path, *, spark_master: str | None = None) -> dict[str, Any]:
+    """The storage stage alone: `{"variants": {v: {"storage": {...}, "offsets": {...}}}}`;
+    writes metrics/storage.json."""
+    return run_stage(STAGE, run_dir, spark_master=spark_master)

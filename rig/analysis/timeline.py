@@ -6,12 +6,10 @@ a report opens fast whatever the run length. Pure Python over rows the analysis 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-# The bucket rule belongs to the charts: this table exists so the report can draw it as it is.
-from rig.report.charts import MAX_POINTS, bucket_seconds
+from rig.analysis.buckets import MAX_POINTS, bucket_seconds, span_seconds
 
 __all__ = ["TIMELINE_FIELDS", "fetch_timeline"]
 
@@ -24,17 +22,6 @@ TIMELINE_FIELDS: tuple[str, ...] = (
     "wire_response_bytes",
 )
 _ROLES = ("follower", "consumer")
-
-
-def span_seconds(rows: Sequence[Mapping[str, Any]], durations_ms: Mapping[str, Any]) -> int:
-    """Seconds the longest variant covers: its declared duration, or further if data goes on
-    (rows carry a `second`). Every per-second table of a run is bucketed over this span."""
-    declared = [
-        math.ceil(d / 1000) for d in durations_ms.values()
-        if isinstance(d, int | float) and not isinstance(d, bool) and d > 0
-    ]
-    seen = [int(r["second"]) + 1 for r in rows if isinstance(r.get("second"), int | float)]
-    return max([*declared, *seen, 0])
 
 
 def fetch_timeline(

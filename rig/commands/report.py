@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from rig import written
+from rig import rundir, written
 from rig.commands._common import fail
 from rig.errors import UserError
 
@@ -32,9 +32,9 @@ def _not_a_run(path: Path) -> str | None:
     if not path.is_dir():
         return "not a folder"
     if not is_run_dir(path):
-        return "no run.json"
-    if not (path / "summary.json").exists():
-        return "no summary.json: the run did not finish"
+        return f"no {rundir.RUN_JSON}"
+    if not rundir.summary_path(path).exists():
+        return f"no {rundir.SUMMARY}: the run did not finish"
     return None
 
 
@@ -94,7 +94,7 @@ def _report(run_dirs: list[Path], out: Path | None, index: bool, export: ExportF
             raise UserError("none of the folders given is a finished rig run; nothing to "
                             "index")
         for path in runs:
-            if not (path / "report.html").exists():  # the index links to every report
+            if not rundir.report_path(path).exists():  # the index links to every report
                 render_report(path)
         target = resolve_out(out, _index_folder(runs), INDEX_NAME)
         page = render_index(runs, target, skipped)
@@ -106,7 +106,7 @@ def _report(run_dirs: list[Path], out: Path | None, index: bool, export: ExportF
                 raise UserError(f"{path} is not a finished rig run ({reason})")
         runs = list(run_dirs)
         if len(runs) == 1:
-            target = resolve_out(out, runs[0], "report.html")
+            target = resolve_out(out, runs[0], rundir.REPORT)
             typer.echo(f"report: {render_report(runs[0], target)}")
         else:
             name = comparison_name(run_labels(runs))
@@ -117,4 +117,5 @@ def _report(run_dirs: list[Path], out: Path | None, index: bool, export: ExportF
 
         for path in runs:
             files = export_run(path, export.value, spark_master=spark_master)
-            typer.echo(f"export: {len(files)} {export.value} files in {path / 'export'}")
+            typer.echo(f"export: {len(files)} {export.value} files in "
+                       f"{rundir.export_dir(path)}")

@@ -66,8 +66,11 @@ def _skipped(file: Path, options: Any) -> list[str]:
     return [e.text for e in scenario.skipped_expectations]
 
 
-def _print_outcome(outcome: Any, quiet: bool) -> None:
-    expectations = outcome.summary.get("expectations", [])
+def print_verdicts(summary: dict[str, Any], quiet: bool) -> list[dict[str, Any]]:
+    """Print each expectation's verdict and the failed checks; return the failed expectations."""
+    from rig.pipeline import failed_checks
+
+    expectations = summary.get("expectations", [])
     if not quiet and expectations:
         typer.echo("expectations:")
         for e in expectations:
@@ -75,14 +78,21 @@ def _print_outcome(outcome: Any, quiet: bool) -> None:
             value = e["value"]
             shown = f"{value:,.4g}" if isinstance(value, float) else f"{value}"
             typer.echo(f"  {mark:7} {e['expect']}   (measured {shown})")
-    for check in outcome.failed_checks:
+    for check in failed_checks(summary):
         typer.echo(f"check failed: {check}", err=True)
-    if outcome.failed_expectations:
-        typer.echo(f"{len(outcome.failed_expectations)} of {len(expectations)} expectations "
-                   "failed", err=True)
+    failed = [e for e in expectations if e["ok"] is not True]
+    if failed:
+        typer.echo(f"{len(failed)} of {len(expectations)} expectations failed", err=True)
+    return failed
+
+
+def _print_outcome(outcome: Any, quiet: bool) -> None:
+    print_verdicts(outcome.summary, quiet)
     if not quiet:
+        from rig import rundir
+
         typer.echo(f"run directory: {outcome.run_dir}")
-        report = outcome.run_dir / "report.html"
+        report = rundir.report_path(outcome.run_dir)
         if report.exists():
             typer.echo(f"report: {report}")
         if outcome.previous is not None:

@@ -14,6 +14,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+# One bucketing rule for every timeline, the analysis's: its tables come bucketed already.
+from rig.analysis.buckets import MAX_POINTS, bucket_seconds
+
 __all__ = [
     "MAX_POINTS",
     "PALETTE",
@@ -33,11 +36,8 @@ __all__ = [
     "time_charts",
 ]
 
-MAX_POINTS = 2000  # per trace; beyond that a browser gets sluggish and the eye sees no more
 MAX_SIZE_CATEGORIES = 40  # more distinct sizes than this and bars stop being readable
 MAX_FAULT_LABELS = 12  # more fault labels than this overlap; the lines and hover stay
-# Bucket widths a reader can reason about ("each point averages 10 s"), smallest first.
-NICE_BUCKETS = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21600, 43200, 86400)
 PALETTE = ("#2563eb", "#dc2626", "#059669", "#7c3aed", "#d97706", "#0891b2", "#be185d", "#4b5563")
 RUN_DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
 BAR_PATTERNS = {"dash": ".", "dot": "x", "dashdot": "-", "longdash": "|", "longdashdot": "+"}
@@ -148,17 +148,6 @@ class TraceStyle:
 
 
 Styler = Callable[[str, str, str], TraceStyle]  # (run, variant, role) → how to draw it
-
-
-def bucket_seconds(span_s: int, max_points: int = MAX_POINTS) -> int:
-    """The smallest "nice" bucket width that puts `span_s` seconds in at most `max_points`."""
-    if max_points < 1:
-        raise ValueError("max_points must be at least 1")
-    need = max(1, math.ceil(max(span_s, 0) / max_points))
-    for width in NICE_BUCKETS:
-        if width >= need:
-            return width
-    return NICE_BUCKETS[-1] * math.ceil(need / NICE_BUCKETS[-1])
 
 
 def downsample(

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rig import rundir
 from rig.report.charts import (
     PALETTE,
     RUN_DASHES,
@@ -304,7 +305,7 @@ def _run_facts(side: Side, out: Path, index: int) -> dict[str, Any]:
     seed = run.get("seed", summary.get("seed"))
     sha = str(run.get("scenario_sha256") or summary.get("scenario_sha256") or "")
     statuses = run_statuses(side.inputs, side.variants)
-    report = side.inputs.run_dir / "report.html"
+    report = rundir.report_path(side.inputs.run_dir)
     return {
         "label": side.label,
         "dash": RUN_DASHES[index % len(RUN_DASHES)],

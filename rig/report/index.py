@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rig import rundir
 from rig.report.format import DASH, fmt_bytes, fmt_number, fmt_rate, keep_units
 from rig.report.inputs import (
     RunInputs,
@@ -77,7 +78,7 @@ def _entry(inputs: RunInputs, out: Path, anchor: str) -> dict[str, Any]:
     statuses = run_statuses(inputs, variants)
     seed = run.get("seed", summary.get("seed"))
     sha = str(run.get("scenario_sha256") or summary.get("scenario_sha256") or "")
-    report = inputs.run_dir / "report.html"
+    report = rundir.report_path(inputs.run_dir)
     return {
         "anchor": anchor,
         "scenario": str(run.get("scenario") or summary.get("scenario") or inputs.run_dir.name),

@@ -13,6 +13,7 @@ from typing import Any
 
 import orjson
 
+from rig import rundir
 from rig.report.charts import FaultMark
 
 __all__ = [
@@ -28,10 +29,6 @@ __all__ = [
     "variants_of",
 ]
 
-TIMELINE = "fetch_timeline.json"
-TIMESERIES = "fetch_timeseries.json"
-SIZES = "fetch_sizes.json"
-FAULTS = "faults.json"
 
 
 @dataclass
@@ -51,15 +48,14 @@ class RunInputs:
 
 def _read_json(path: Path, missing: list[str] | None) -> Any:
     try:
-        return orjson.loads(path.read_bytes())
-    except FileNotFoundError:
-        if missing is not None:
-            missing.append(path.name)
-        return None
+        found = rundir.read_json(path)
     except orjson.JSONDecodeError:
         if missing is not None:
             missing.append(f"{path.name} (not valid JSON)")
         return None
+    if found is None and missing is not None and not path.exists():
+        missing.append(path.name)
+    return found
 
 
 def _rows(value: Any) -> list[dict[str, Any]]:
@@ -74,22 +70,21 @@ def load_inputs(run_dir: Path) -> RunInputs:
     """
     run_dir = Path(run_dir)
     found = RunInputs(run_dir=run_dir)
-    run = _read_json(run_dir / "run.json", found.missing)
-    summary = _read_json(run_dir / "summary.json", found.missing)
+    run = _read_json(rundir.run_json_path(run_dir), found.missing)
+    summary = _read_json(rundir.summary_path(run_dir), found.missing)
     found.run = run if isinstance(run, dict) else {}
     found.summary = summary if isinstance(summary, dict) else {}
-    metrics = run_dir / "metrics"
-    found.timeline = _rows(_read_json(metrics / TIMELINE, None))
+    found.timeline = _rows(_read_json(rundir.metric_path(run_dir, rundir.FETCH_TIMELINE), None))
     if not found.timeline:
-        found.timeseries = _rows(_read_json(metrics / TIMESERIES, found.missing))
-    found.sizes = _rows(_read_json(metrics / SIZES, found.missing))
-    found.faults = _rows(_read_json(metrics / FAULTS, None))
+        found.timeseries = _rows(_read_json(
+            rundir.metric_path(run_dir, rundir.FETCH_TIMESERIES), found.missing))
+    found.sizes = _rows(_read_json(rundir.metric_path(run_dir, rundir.FETCH_SIZES),
+                                   found.missing))
+    found.faults = _rows(_read_json(rundir.metric_path(run_dir, rundir.FAULTS), None))
     try:
-        found.scenario_text = (run_dir / "scenario.yaml").read_text(encoding="utf-8")
+        found.scenario_text = rundir.read_scenario_text(run_dir)
     except FileNotFoundError:
-        found.missing.append("scenario.yaml")
-    except UnicodeDecodeError:
-        found.scenario_text = (run_dir / "scenario.yaml").read_text("utf-8", "replace")
+        found.missing.append(rundir.SCENARIO)
     return found
 
 

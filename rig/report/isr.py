@@ -14,6 +14,7 @@ from typing import Any
 
 import orjson
 
+from rig import rundir
 from rig.report.charts import (
     FAULT_COLOR,
     PALETTE,
@@ -28,9 +29,6 @@ from rig.report.inputs import RunInputs, dig
 
 __all__ = ["MAX_STRIPS", "build_isr"]
 
-MEMBERSHIP = "isr_membership.json"
-PROPAGATION = "isr_propagation.json"
-STALENESS = "isr_staleness.json"
 MAX_STRIPS = 24  # replica rows in the membership chart; the busiest partitions first
 IN_SYNC = "#059669"
 OUT_OF_SYNC = "#e5e7eb"
@@ -38,7 +36,7 @@ OUT_OF_SYNC = "#e5e7eb"
 
 def _table(inputs: RunInputs, name: str) -> list[dict[str, Any]] | None:
     try:
-        value = orjson.loads((inputs.run_dir / "metrics" / name).read_bytes())
+        value = orjson.loads(rundir.metric_path(inputs.run_dir, name).read_bytes())
     except (OSError, orjson.JSONDecodeError):
         return None
     return [r for r in value if isinstance(r, dict)] if isinstance(value, list) else None
@@ -186,7 +184,7 @@ def _membership_chart(membership: Sequence[Mapping[str, Any]], variants: Sequenc
     shown = len({key for _, key, _ in groups})
     if shown < total:
         caption += (f" The {shown} busiest of the {total} partitions whose ISR changed; "
-                    f"metrics/{MEMBERSHIP} has them all.")
+                    f"{rundir.metric_file(rundir.ISR_MEMBERSHIP)} has them all.")
     return Chart("chart-isr-membership", title, caption, {"data": traces, "layout": layout})
 
 
@@ -286,9 +284,9 @@ def build_isr(inputs: RunInputs, variants: Sequence[str], marks: Sequence[FaultM
                   for s in summaries if isinstance(s, Mapping))
     if not changes:
         return None
-    membership = _table(inputs, MEMBERSHIP) or []
-    propagation = _table(inputs, PROPAGATION) or []
-    staleness = _table(inputs, STALENESS) or []
+    membership = _table(inputs, rundir.ISR_MEMBERSHIP) or []
+    propagation = _table(inputs, rundir.ISR_PROPAGATION) or []
+    staleness = _table(inputs, rundir.ISR_STALENESS) or []
     declared = [_num(dig(inputs.run, "variants", v, "duration_ms")) for v in variants]
     ends = [(_num(r.get("t_ms")) or 0.0) / 1000 for r in membership]
     ends += [m.t_s for m in marks]
@@ -296,6 +294,7 @@ def build_isr(inputs: RunInputs, variants: Sequence[str], marks: Sequence[FaultM
     charts = [c for c in (_membership_chart(membership, variants, span_s, _shared(marks)),
                           _propagation_chart(propagation, variants),
                           _staleness_chart(staleness, variants)) if c is not None]
-    missing = [name for name in (MEMBERSHIP, PROPAGATION, STALENESS)
-               if not (inputs.run_dir / "metrics" / name).exists()]
+    missing = [path.name for path in (rundir.metric_path(inputs.run_dir, name) for name in (
+        rundir.ISR_MEMBERSHIP, rundir.ISR_PROPAGATION, rundir.ISR_STALENESS))
+        if not path.exists()]
     return {"headline": _headline(inputs, variants), "charts": charts, "missing": missing}

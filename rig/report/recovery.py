@@ -1,24 +1,24 @@
 """The report's "Recovery" section: produce and replication headline numbers, the fault table,
 partition health, produce and election timelines, and the records a run lost or let diverge.
 
-Reads summary.json, metrics/{recovery,partition_timeline,produce_timeline,consumer_lag}.json and
-the tail of
-each event log; a missing piece leaves its table or chart out, never an error.
+Reads summary.json and metrics/{recovery,partition_timeline,produce_timeline,consumer_lag,
+lost_records}.json (never the event logs); a missing piece leaves its table or chart out, never
+an error.
 """
 
 from __future__ import annotations
 
 import math
-from collections import deque
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from rig import rundir
+from rig.analysis.buckets import MAX_POINTS, bucket_seconds
 from rig.report.charts import (
-    MAX_POINTS,
     PALETTE,
     Chart,
     FaultMark,
@@ -26,7 +26,6 @@ from rig.report.charts import (
     _fault_overlay,
     _layout,
     _time_unit,
-    bucket_seconds,
 )
 from rig.report.format import DASH, fmt_int, fmt_number, human_bytes
 from rig.report.inputs import RunInputs, dig
@@ -36,21 +35,10 @@ __all__ = [
     "RECOVERY_METRICS",
     "build_recovery",
     "has_recovery_numbers",
-    "lost_records",
 ]
 
-RECOVERY = "recovery.json"
-PARTITION_TIMELINE = "partition_timeline.json"
-PRODUCE_TIMELINE = "produce_timeline.json"
-CONSUMER_LAG = "consumer_lag.json"
-MAX_LOST_SHOWN = 100  # rows of the lost-or-diverged table; the event logs have them all
+MAX_LOST_SHOWN = 100  # rows of the lost-or-diverged table; metrics/lost_records.json has them all
 MAX_FAULT_ROWS = 200  # rows of the per-fault table, as the fault table above it
-# record.lost is written by the end-of-run checks, after run.quiesced: reading the log backwards
-# to that line finds them all without reading a long log whole. Past this many bytes, stop.
-MAX_TAIL_BYTES = 256 << 20
-_TAIL_BLOCK = 1 << 20
-_TAIL_STOP = {"run.quiesced", "run.start"}
-_TAIL_WORDS = (b"record.lost", *(name.encode() for name in sorted(_TAIL_STOP)))
 
 Fmt = Callable[[Any], str]
 
@@ -104,7 +92,7 @@ def _rows(value: Any) -> list[dict[str, Any]]:
 def _table(run_dir: Path, name: str) -> list[dict[str, Any]] | None:
     """A metrics table's rows; None when the file is missing or unreadable (an older run)."""
     try:
-        value = orjson.loads((run_dir / "metrics" / name).read_bytes())
+        value = orjson.loads(rundir.metric_path(run_dir, name).read_bytes())
     except (OSError, orjson.JSONDecodeError):
         return None
     return _rows(value) if isinstance(value, list) else None
@@ -121,53 +109,6 @@ def _int(value: Any) -> int:
 
 
 # Lost and diverged records ---------------------------------------------------------------------
-
-
-def _lines_backwards(path: Path, limit: int) -> Iterator[bytes]:
-    """The lines of `path`, last first, reading at most `limit` bytes from the end."""
-    with path.open("rb") as handle:
-        end = handle.seek(0, 2)
-        start, rest = end, b""
-        while start > 0 and end - start < limit:
-            step = min(_TAIL_BLOCK, start)
-            start -= step
-            handle.seek(start)
-            block = handle.read(step) + rest
-            lines = block.split(b"\n")
-            rest = lines[0]  # may be cut in half by the block boundary: joined with the next
-            yield from reversed(lines[1:])
-        if start == 0 and rest:
-            yield rest
-
-
-def lost_records(run_dir: Path, variants: Sequence[str]) -> tuple[dict[str, list[dict]], bool]:
-    """({variant: record.lost events in log order}, whether a log was too long to read to the
-    start of its end-of-run checks). Only the tail of each log is read."""
-    found: dict[str, list[dict[str, Any]]] = {}
-    cut = False
-    for path in sorted((run_dir / "events").glob("*.jsonl")):
-        rows: deque[dict[str, Any]] = deque()
-        stopped = False
-        for line in _lines_backwards(path, MAX_TAIL_BYTES):
-            if not any(word in line for word in _TAIL_WORDS):
-                continue  # most lines: no need to parse them
-            try:
-                event = orjson.loads(line)
-            except orjson.JSONDecodeError:
-                continue
-            if not isinstance(event, dict):
-                continue
-            if event.get("event") in _TAIL_STOP:
-                stopped = True
-                break
-            if event.get("event") == "record.lost":
-                rows.appendleft(event)
-        cut = cut or (not stopped and path.stat().st_size > MAX_TAIL_BYTES)
-        for event in rows:
-            variant = str(event.get("variant") or path.stem)
-            if not variants or variant in variants:
-                found.setdefault(variant, []).append(event)
-    return found, cut
 
 
 def _partition(row: Mapping[str, Any]) -> str:
@@ -243,21 +184,23 @@ def _grouped(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _lost_table(inputs: RunInputs, variants: Sequence[str]) -> dict[str, Any]:
-    """Lost records (record.lost events, or the no-acked-loss violations of summary.json when
-    the logs are gone) and diverged replicas (replicas-agree violations): grouped by partition,
-    and batch by batch (both capped)."""
-    events, cut = lost_records(inputs.run_dir, variants)
+    """Lost records and diverged replicas (metrics/lost_records.json; for a run analysed before
+    that table, the no-acked-loss and replicas-agree violations of summary.json): grouped by
+    partition, and batch by batch (both capped)."""
+    table = _table(inputs.run_dir, rundir.LOST_RECORDS)
     rows: list[dict[str, Any]] = []
     for v in variants:
-        violations = dig(inputs.summary, "variants", v, "checks", "violations")
-        violations = [x for x in violations if isinstance(x, Mapping)] if isinstance(
-            violations, list) else []
-        lost: Sequence[Mapping[str, Any]] = events.get(v, [])
-        if not lost and not (inputs.run_dir / "events").is_dir():
-            lost = [x for x in violations if x.get("check") == "no-acked-loss"]
-        rows += [_lost_row(v, row) for row in lost]
-        rows += [_diverged_row(v, row) for row in violations
-                 if row.get("check") == "replicas-agree"]
+        if table is not None:
+            found = [row for row in table if row.get("variant") == v]
+        else:
+            violations = dig(inputs.summary, "variants", v, "checks", "violations")
+            found = [{**x, "what": "lost" if x.get("check") == "no-acked-loss" else "diverged"}
+                     for x in (violations if isinstance(violations, list) else [])
+                     if isinstance(x, Mapping)
+                     and x.get("check") in ("no-acked-loss", "replicas-agree")]
+            found.sort(key=lambda x: x["what"] != "lost")  # stable: lost first, as the table
+        rows += [_lost_row(v, row) if row.get("what") == "lost" else _diverged_row(v, row)
+                 for row in found]
     shown = [
         {**row, "offset": fmt_int(row["offset"]), "records": fmt_int(row["records"]),
          "acked_at": _fmt_seconds(None if row["acked_ms"] is None else row["acked_ms"] / 1000)}
@@ -265,7 +208,7 @@ def _lost_table(inputs: RunInputs, variants: Sequence[str]) -> dict[str, Any]:
     ]
     groups = _grouped(rows)
     return {"groups": groups[:MAX_LOST_SHOWN], "groups_total": len(groups), "rows": shown,
-            "total": len(rows), "cut": cut,
+            "total": len(rows),
             "partitions": len({(r["variant"], r["partition"]) for r in rows}),
             "variants": [v for v in variants if any(r["variant"] == v for r in rows)]}
 
@@ -718,10 +661,11 @@ def build_recovery(
     """The section's template variables, or None when it is left out: a run without faults
     and producers, or one analysed before rig measured recovery."""
     run_dir = inputs.run_dir
-    recovery = _table(run_dir, RECOVERY)
-    points = _table(run_dir, PARTITION_TIMELINE)
-    produce = _table(run_dir, PRODUCE_TIMELINE) or []
-    lag = _table(run_dir, CONSUMER_LAG) if with_consumers else []
+    recovery = _table(run_dir, rundir.RECOVERY)
+    points = _table(run_dir, rundir.PARTITION_TIMELINE)
+    produce_table = _table(run_dir, rundir.PRODUCE_TIMELINE)
+    produce = produce_table or []
+    lag = _table(run_dir, rundir.CONSUMER_LAG) if with_consumers else []
     numbers = any(has_recovery_numbers(inputs.summary, v) for v in variants)
     if not (numbers or recovery or points or produce):
         return None
@@ -750,9 +694,10 @@ def build_recovery(
         "faults_total": len(faults),
         "charts": charts,
         "lost": _lost_table(inputs, variants),
-        "missing": [name for name, table in ((RECOVERY, recovery),
-                                             (PARTITION_TIMELINE, points))
-                    if table is None]
-        + ([] if (run_dir / "metrics" / PRODUCE_TIMELINE).exists() else [PRODUCE_TIMELINE])
-        + ([CONSUMER_LAG] if lag is None else []),
+        "missing": [rundir.metric_path(run_dir, name).name
+                    for name, table in ((rundir.RECOVERY, recovery),
+                                        (rundir.PARTITION_TIMELINE, points),
+                                        (rundir.PRODUCE_TIMELINE, produce_table),
+                                        (rundir.CONSUMER_LAG, lag))
+                    if table is None],
     }

@@ -12,6 +12,7 @@ from typing import Any
 
 import orjson
 
+from rig import rundir
 from rig.report.charts import PALETTE, Chart, build_charts
 from rig.report.format import (
     DASH,
@@ -282,6 +283,6 @@ def render_report(run_dir: Path, out: Path | None = None) -> Path:
     Refuses to overwrite a file that rig did not write.
     """
     run_dir = Path(run_dir)
-    out = Path(out) if out is not None else run_dir / "report.html"
+    out = Path(out) if out is not None else rundir.report_path(run_dir)
     context = build_context(load_inputs(run_dir))
     return write_page("report.html.j2", context, out, charts=True)

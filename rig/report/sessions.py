@@ -14,6 +14,7 @@ from typing import Any
 
 import orjson
 
+from rig import rundir
 from rig.report.charts import (
     PALETTE,
     RUN_DASHES,
@@ -21,7 +22,6 @@ from rig.report.charts import (
     FaultMark,
     _layout,
     _time_unit,
-    bucket_seconds,
 )
 from rig.report.format import fmt_int, fmt_rate
 from rig.report.inputs import RunInputs, dig
@@ -37,7 +37,6 @@ from rig.report.recovery import (
 
 __all__ = ["build_sessions"]
 
-SESSIONS = "sessions.json"
 
 
 def _summary_rows(inputs: RunInputs, variants: Sequence[str]) -> list[dict[str, Any]]:
@@ -120,27 +119,26 @@ def _occupancy_chart(samples: Sequence[Mapping[str, Any]], variants: Sequence[st
                    scale, len(variants) > 1)
 
 
-def _churn_chart(seconds: Sequence[Mapping[str, Any]], variants: Sequence[str],
+def _churn_chart(buckets: Sequence[Mapping[str, Any]], variants: Sequence[str],
                  marks: Sequence[FaultMark], span_s: float) -> Chart | None:
-    """Per bucket: evictions (bars) and consumer full fetches without a session (lines)."""
+    """Per bucket of metrics/session_churn.json (bucketed by the analysis, drawn as it is):
+    evictions (bars) and consumer full fetches without a session (lines)."""
     shown = [v for v in variants
              if any(_int(r.get("evicted")) or _int(r.get("not_found"))
-                    for r in seconds if r.get("variant") == v)]
+                    for r in buckets if r.get("variant") == v)]
     if not shown:
         return None
     unit, scale = _time_unit(span_s)
-    # Coarse buckets: clients long-poll in step (a 5 s wait makes a 5 s beat), and per-second
-    # counts would draw that beat rather than the level.
-    bucket = max(5, bucket_seconds(math.ceil(span_s), 60))
+    bucket = max(1, max(_int(r.get("bucket_s")) for r in buckets))
     n = math.ceil(span_s / bucket)
     traces: list[dict[str, Any]] = []
     for v in variants:
         evicted, sessionless = [0] * n, [0] * n
-        for r in seconds:
-            if r.get("variant") == v and 0 <= _int(r.get("second")) // bucket < n:
-                evicted[_int(r.get("second")) // bucket] += _int(r.get("evicted"))
-                sessionless[_int(r.get("second")) // bucket] += _int(
-                    r.get("consumer_sessionless"))
+        for r in buckets:
+            k = _int(r.get("second")) // bucket
+            if r.get("variant") == v and 0 <= k < n:
+                evicted[k] += _int(r.get("evicted"))
+                sessionless[k] += _int(r.get("consumer_sessionless"))
         i = variants.index(v)
         xs = [round(k * bucket / scale, 6) for k in range(n)]
         evicted_rate = [round(c / bucket, 2) for c in evicted]
@@ -177,19 +175,24 @@ def build_sessions(inputs: RunInputs, variants: Sequence[str], marks: Sequence[F
                    with_consumers: bool) -> dict[str, Any] | None:
     """The section's variables, or None when no variant cached a fetch session."""
     try:
-        table = orjson.loads((inputs.run_dir / "metrics" / SESSIONS).read_bytes())
+        table = orjson.loads(rundir.metric_path(inputs.run_dir, rundir.SESSIONS).read_bytes())
     except (OSError, orjson.JSONDecodeError):
         return None  # a run analysed before rig measured sessions
     data: Mapping[str, Any] = table if isinstance(table, Mapping) else {}
     samples = [s for s in data.get("occupancy") or [] if isinstance(s, Mapping)]
-    seconds = [s for s in data.get("per_second") or [] if isinstance(s, Mapping)]
+    try:
+        churn = orjson.loads(rundir.metric_path(inputs.run_dir,
+                                                rundir.SESSION_CHURN).read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        churn = []  # a run analysed before the churn table: no churn chart
+    buckets = [r for r in churn if isinstance(r, Mapping)] if isinstance(churn, list) else []
     if not any(_int(s.get("sessions")) for s in samples):
         return None
     ends = [float(s.get("t_s") or 0) for s in samples]
     span_s = _span_seconds(inputs, variants, *ends)
     marks = _shared_marks(marks, variants)
     charts = [c for c in (_occupancy_chart(samples, variants, marks, span_s),
-                          _churn_chart(seconds, variants, marks, span_s)) if c is not None]
+                          _churn_chart(buckets, variants, marks, span_s)) if c is not None]
     rows = _summary_rows(inputs, variants)
     if not with_consumers:
         rows = [r for r in rows if "Consumer" not in r["label"]]

@@ -14,13 +14,13 @@ from typing import Any
 
 import orjson
 
+from rig import rundir
 from rig.report.charts import PALETTE, Chart, FaultMark, _layout, _time_unit
 from rig.report.format import DASH, fmt_int
 from rig.report.inputs import RunInputs, dig
 
 __all__ = ["build_storage"]
 
-STORAGE_TABLE = "storage.json"
 MAX_PARTITION_LINES = 6  # per variant and chart: the largest logs
 MAX_PASS_ROWS = 200
 DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
@@ -181,7 +181,7 @@ def build_storage(
 ) -> dict[str, Any] | None:
     """The section's template variables, or None when there is nothing storage-specific."""
     summary = inputs.summary
-    path = inputs.run_dir / "metrics" / STORAGE_TABLE
+    path = rundir.metric_path(inputs.run_dir, rundir.STORAGE)
     try:
         tables: dict[str, Any] = orjson.loads(path.read_bytes())
     except (FileNotFoundError, orjson.JSONDecodeError):
@@ -238,5 +238,5 @@ def build_storage(
         "passes": passes[:MAX_PASS_ROWS],
         "passes_total": len(passes),
         "groups": _group_rows(summary, variants),
-        "missing": [] if tables else [STORAGE_TABLE],
+        "missing": [] if tables else [path.name],
     }

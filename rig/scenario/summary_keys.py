@@ -75,6 +75,8 @@ SUMMARY: dict[str, Any] = {
     "scenario": STRING, "seed": NUMBER, "rig_version": STRING, "scenario_sha256": STRING,
     "variants": {ANY: _VARIANT},
     "expectations": LIST,
+    "timings": {"spark_start_seconds": NUMBER, "parse_seconds": NUMBER,
+                "stages": {ANY: NUMBER}, "analysis_seconds": NUMBER},
 }
 
 

@@ -17,8 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rig import rundir
 from rig._version import __version__
-from rig.pipeline import RUN_MARKER, RunOptions, _run_json, summarise, write_json
+from rig.pipeline import RunOptions, _run_json, summarise
+from rig.rundir import write_json
 from rig.scenario.load import load_scenario
 from rig.scenario.model import Scenario
 from rig.scenario.resolve import resolved_yaml
@@ -72,11 +74,11 @@ def simulate_point(task: tuple[Scenario, str, str, dict[str, Any]]
     run_dir = Path(folder)
     shutil.rmtree(run_dir, ignore_errors=True)
     run_dir.mkdir(parents=True)
-    (run_dir / "scenario.yaml").write_text(resolved_yaml(scenario, __version__), "utf-8")
-    (run_dir / "command.txt").write_text(command + "\n", "utf-8")
+    rundir.write_scenario(run_dir, resolved_yaml(scenario, __version__))
+    rundir.write_command(run_dir, command)
     run_info = _run_json(scenario, RunOptions(command=command))
-    write_json(run_dir / RUN_MARKER, {**run_info, "sweep": sweep_info})
-    return {variant.name: simulate(variant, run_dir / "events" / f"{variant.name}.jsonl",
+    rundir.write_run(run_dir, {**run_info, "sweep": sweep_info})
+    return {variant.name: simulate(variant, rundir.event_log(run_dir, variant.name),
                                    scenario=scenario.name)
             for variant in scenario.variants}
 
@@ -158,5 +160,5 @@ def sweep(file: Path, options: SweepOptions, echo: Echo) -> SweepOutcome:
                 echo(f"  no run's summary has {metric!r} (a path below variants.<name>, e.g. "
                      "produce.acked_lost); the report leaves it out")
 
-        outcome.report = render_sweep(record, out / "report.html", options.metrics)
+        outcome.report = render_sweep(record, rundir.report_path(out), options.metrics)
     return outcome

@@ -60,11 +60,15 @@ def _rounds(idle: dict[str, Any]) -> list[tuple[str, int]]:
 def events(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
     from pyspark.sql import types as T
 
-    from rig.analysis.events import read_events, with_fetch_fields
+    from rig.analysis.columnar import parse_event_logs
+    from rig.analysis.events import hadoop_path, with_fetch_fields
 
     path: Path = tmp_path_factory.mktemp("idle") / "v.jsonl"
     path.write_bytes(b"\n".join(orjson.dumps(e) for e in [PLAIN, *IDLE]) + b"\n")
-    return read_events(spark, [path], with_fetch_fields(T.StructType([])))
+    schema = with_fetch_fields(T.StructType([]))
+    fields = [(f.name, f.dataType.simpleString()) for f in schema.fields]
+    parsed = parse_event_logs([path], fields, path.with_suffix(".parquet"))
+    return spark.read.parquet(hadoop_path(parsed.table))
 
 
 def test_occurrences_before_at_second_boundaries(spark: Any) -> None:

@@ -23,7 +23,7 @@ def test_version_and_help() -> None:
                 if c.callback is not None} | {g.name for g in app.registered_groups if g.name}
     # Every command the README lists is there and answers --help.
     assert {"validate", "run", "report", "assign", "plugins", "protocol", "partition-for",
-            "sweep", "fuzz"} <= commands
+            "sweep", "fuzz", "analyze"} <= commands
     for command in sorted(commands):
         result = runner.invoke(app, [command, "--help"])
         assert result.exit_code == 0 and "Usage" in result.output, command

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from rig import pipeline
+from rig import pipeline, rundir
 from rig.errors import RunDirError
 from rig.pipeline import RunOptions, is_run_dir, run
 from rig.progress import Progress
@@ -25,10 +25,9 @@ from tests.conftest import ROOT, SMALL
 @pytest.fixture
 def no_spark(monkeypatch: pytest.MonkeyPatch) -> None:
     """These tests are about folders: skip Spark and the report."""
-    import rig.analysis
+    from rig.analysis import stages
 
-    monkeypatch.setattr(rig.analysis, "analyze_run", lambda run_dir, spark_master=None: {
-        "variants": {}})
+    monkeypatch.setattr(stages, "analyse", lambda run_dir, **_: ({}, stages.Timings()))
 
 
 def _run(path: Path, out: Path) -> pipeline.RunOutcome:
@@ -57,17 +56,18 @@ def test_a_new_run_keeps_the_previous_one(write_scenario: Any, tmp_path: Path,
     assert is_run_dir(out) and not (out / "notes.txt").exists()
     for folder in (out, second.previous):
         assert {p.name for p in folder.iterdir()} >= {"run.json", "summary.json", "events",
-                                                       "scenario.yaml", "command.txt"}
+                                                       "scenario.yaml", "command.txt",
+                                                       "checks.json"}
 
 
 def test_a_failing_run_leaves_no_staging_folder(write_scenario: Any, tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    import rig.analysis
+    from rig.analysis import stages
 
-    def broken(run_dir: Path, spark_master: str | None = None) -> dict[str, Any]:
+    def broken(run_dir: Path, **_: Any) -> Any:
         raise RuntimeError("analysis exploded")
 
-    monkeypatch.setattr(rig.analysis, "analyze_run", broken)
+    monkeypatch.setattr(stages, "analyse", broken)
     out = tmp_path / "out"
     with pytest.raises(RuntimeError):
         _run(write_scenario(SMALL), out)
@@ -94,10 +94,9 @@ def fast(monkeypatch: pytest.MonkeyPatch) -> None:
     """No Java, no Spark: summarise writes a bare summary.json."""
     import rig.analysis.spark
 
-    def summarise(run_dir: Path, scenario: Any, results: Any,
-                  spark_master: str | None = None) -> dict[str, Any]:
+    def summarise(run_dir: Path, scenario: Any, results: Any, **_: Any) -> dict[str, Any]:
         summary = {"scenario": scenario.name, "variants": {}, "expectations": []}
-        pipeline.write_json(run_dir / "summary.json", summary)
+        rundir.write_summary(run_dir, summary)
         return summary
 
     monkeypatch.setattr(pipeline, "summarise", summarise)
@@ -313,10 +312,11 @@ _FINISHER = """
 import sys, time
 from pathlib import Path
 import rig.analysis.spark, rig.pipeline
-from rig.pipeline import RunOptions, run, write_json
+from rig.pipeline import RunOptions, run
+from rig.rundir import write_json
 from rig.progress import Progress
 go = Path(sys.argv[3])
-def summarise(run_dir, scenario, results, spark_master=None):
+def summarise(run_dir, scenario, results, **_):
     summary = {"scenario": scenario.name, "variants": {}, "expectations": []}
     write_json(run_dir / "summary.json", summary)
     Path(sys.argv[4]).touch()

@@ -14,6 +14,7 @@ from typing import Any
 import orjson
 import pytest
 
+from rig.analysis.lost_records import lost_rows
 from rig.report import recovery as rec
 from rig.report import render_comparison, render_report
 from tests.report.conftest import FAULTS, screenshot_dir, write_report_run
@@ -44,21 +45,12 @@ def _numbers(acked: int, lost: int, violations: list[dict[str, Any]]) -> dict[st
     }
 
 
-def _event_log(variant: str, lost: int) -> list[bytes]:
-    """A short log ending like a real one: quiesced, then the end-of-run record.lost events."""
-    head = [{"t_ms": 0.0, "seq": 0, "event": "run.start", "variant": variant},
-            # Before run.quiesced: the tail reader must stop before it reaches this one.
-            {"t_ms": 1.0, "seq": 1, "event": "record.lost", "variant": variant, "topic": "early",
-             "partition": 9, "offset": 0, "records": 1, "acks": -1}]
-    head += [{"t_ms": 2.0 + i, "seq": 2 + i, "event": "produce.ack", "variant": variant,
-              "records": 1, "pad": "x" * 200} for i in range(200)]
-    tail = [{"t_ms": 300_000.0, "seq": 500, "event": "run.quiesced", "variant": variant}]
-    tail += [{"t_ms": 300_000.0, "seq": 501 + i, "event": "record.lost", "variant": variant,
-              "topic": "orders<b>", "partition": 2 + i // 100, "id": [0, i], "offset": i,
-              "records": 2, "acks": -1 if i % 2 else 1, "acked_at_ms": 1_000.0 + i,
-              "leader": 1} for i in range(lost)]
-    tail.append({"t_ms": 300_000.0, "seq": 900, "event": "run.end", "variant": variant})
-    return [orjson.dumps(e) for e in head + tail]
+def _lost_events(variant: str, lost: int) -> list[dict[str, Any]]:
+    """The end-of-run record.lost events of a variant, as the log holds them."""
+    return [{"t_ms": 300_000.0, "seq": 501 + i, "event": "record.lost", "variant": variant,
+             "topic": "orders<b>", "partition": 2 + i // 100, "id": [0, i], "offset": i,
+             "records": 2, "acks": -1 if i % 2 else 1, "acked_at_ms": 1_000.0 + i,
+             "leader": 1} for i in range(lost)]
 
 
 def write_recovery_run(root: Path, *, faults: bool = True, lost: int = LOST_BATCHES) -> Path:
@@ -107,9 +99,11 @@ def write_recovery_run(root: Path, *, faults: bool = True, lost: int = LOST_BATC
     (metrics / "recovery.json").write_bytes(orjson.dumps(recovery))
     (metrics / "partition_timeline.json").write_bytes(orjson.dumps(points))
     (metrics / "produce_timeline.json").write_bytes(orjson.dumps(produce))
-    (run / "events").mkdir(exist_ok=True)
-    for v, n in (("v6", 0), ("v7", lost)):
-        (run / "events" / f"{v}.jsonl").write_bytes(b"\n".join(_event_log(v, n)) + b"\n")
+    # The lost-records table as the analysis writes it, from these events and the checks.
+    checks = {"variants": {v: {"checks": {"violations": [diverged] if v == "v7" and lost else []}}
+                           for v in ("v6", "v7")}}
+    table = lost_rows(_lost_events("v6", 0) + _lost_events("v7", lost), checks, ["v6", "v7"])
+    (metrics / "lost_records.json").write_bytes(orjson.dumps(table))
     return run
 
 
@@ -155,7 +149,7 @@ def test_section_with_numbers_faults_and_lost_records(recovery_run: Path) -> Non
     # An older recovery.json (no detection, no catch-up) shows dashes, as an open fault does.
     assert "network-partition #1 nodes 0, zk 200.000 — — — — not recovered —" in text
     # Lost records: grouped by partition, batch by batch capped at 100 with a note; the
-    # record.lost before run.quiesced is not read; the diverged replica is listed.
+    # diverged replica is listed.
     assert "131 batches lost or diverged, in 3 partitions of v7." in text
     assert "v7 lost (acks=all) orders<b>-2 50 100 1 – 99 1.001 – 1.099" in text
     assert "v7 lost (acks=1) orders<b>-3 15 30 100 – 128 1.100 – 1.128" in text
@@ -163,7 +157,6 @@ def test_section_with_numbers_faults_and_lost_records(recovery_run: Path) -> Non
     assert "Batch by batch (the first 100 of 131)" in text
     batches = re.search(r'<details id="recovery-lost-batches">(.*?)</details>', section, re.S)
     assert batches and batches.group(1).count("<tr><td>v7</td>") == rec.MAX_LOST_SHOWN
-    assert "early-9" not in text
     assert "Consumer lag" not in text  # no consumers in this run
 
 
@@ -280,17 +273,24 @@ def test_missing_and_broken_tables_leave_out_only_their_part(recovery_run: Path)
     assert "Fault by fault" in text
 
 
-def test_lost_records_read_backwards_across_block_boundaries(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_the_lost_table_is_drawn_from_the_analysis_table_or_else_the_violations(
+    tmp_path: Path
 ) -> None:
     run = write_recovery_run(tmp_path / "run", lost=7)
-    monkeypatch.setattr(rec, "_TAIL_BLOCK", 97)  # lines straddle blocks all the time
-    found, cut = rec.lost_records(run, ["v6", "v7"])
-    assert not cut and "v6" not in found
-    assert [e["offset"] for e in found["v7"]] == list(range(7))
-    monkeypatch.setattr(rec, "MAX_TAIL_BYTES", 500)  # no run.quiesced within reach
-    found, cut = rec.lost_records(run, ["v7"])
-    assert cut
+    (run / "events").mkdir()
+    (run / "events" / "v7.jsonl").write_text("not read: the report never opens the event logs\n")
+    text = _text(_section(render_report(run).read_text(encoding="utf-8")))
+    assert "8 batches lost or diverged, in 2 partitions of v7." in text
+    # A run analysed before lost_records.json: the checks' violations in summary.json.
+    (run / "metrics" / "lost_records.json").unlink()
+    summary = orjson.loads((run / "summary.json").read_bytes())
+    summary["variants"]["v7"]["checks"]["violations"].append(
+        {"check": "no-acked-loss", "topic": "t", "partition": 0, "offset": 5, "records": 3,
+         "acks": -1})
+    (run / "summary.json").write_bytes(orjson.dumps(summary))
+    text = _text(_section(render_report(run).read_text(encoding="utf-8")))
+    assert "2 batches lost or diverged, in 2 partitions of v7." in text
+    assert "v7 lost (acks=all) t-0 1 3 5 —" in text
 
 
 def test_comparison_shows_recovery_numbers(recovery_run: Path, tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 
 import orjson
 
+from rig.analysis.sessions import session_churn
 from rig.report import render_report
 from tests.report.conftest import write_report_run
 
@@ -59,6 +60,12 @@ def _add_sessions(run: Path) -> None:
         ],
     }
     (run / "metrics" / "sessions.json").write_bytes(orjson.dumps(table))
+    # The churn table as the analysis buckets it (the run is 300 s long).
+    run_json = orjson.loads((run / "run.json").read_bytes())
+    durations = {v: info.get("duration_ms") for v, info in run_json["variants"].items()}
+    churn = session_churn(table["per_second"], table["occupancy"], durations)
+    assert [(r["variant"], r["second"], r["bucket_s"]) for r in churn] == [("v7", 0, 5)]
+    (run / "metrics" / "session_churn.json").write_bytes(orjson.dumps(churn))
 
 
 def test_bandwidth_ranks_the_cheapest_variant_first(tmp_path: Path) -> None:
