@@ -7,15 +7,20 @@ VENV   ?= .venv
 PYTHON ?= python3
 BIN    := $(VENV)/bin
 SCENARIO ?= scenarios/fetch-sessions-1000-partitions.yaml
+# Test processes (pytest-xdist): one per core, at most 4 (each may start a Spark JVM).
+JOBS   ?= $(shell n=$$(nproc 2>/dev/null || echo 2); [ $$n -gt 4 ] && n=4; echo $$n)
+PYTEST := $(BIN)/python -m pytest -n $(JOBS) --dist loadgroup
 
 .PHONY: setup demo test quick lint bench java browser clean
 
 setup: $(VENV)/.installed java
 
-$(VENV)/.installed: pyproject.toml
+# The example plugin package too: its tests (tests/plugins/test_plugins_example.py) run, not skip.
+$(VENV)/.installed: pyproject.toml examples/plugins/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet --no-deps -e examples/plugins
 	touch $@
 
 # Spark needs Java 17+; install Debian's when it is missing and we may.
@@ -25,9 +30,10 @@ java:
 	    apt-get update -qq && apt-get install -y -qq openjdk-17-jre-headless >/dev/null; \
 	  else echo "note: Spark needs Java 17+: install it (Debian: apt-get install openjdk-17-jre-headless)"; fi; }
 
-# The report tests open report.html in headless Chromium.
+# The report tests open report.html in headless Chromium (or Google Chrome, as on GitHub's runners).
 browser:
-	@{ command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1; } || { \
+	@{ { command -v chromium || command -v google-chrome; } >/dev/null 2>&1 \
+	   && command -v chromedriver >/dev/null 2>&1; } || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    apt-get update -qq && apt-get install -y -qq chromium chromium-driver >/dev/null; \
 	  else echo "note: browser tests need Debian's chromium and chromium-driver; without them they are skipped"; fi; }
@@ -36,10 +42,10 @@ demo: setup
 	$(BIN)/rig run $(SCENARIO)
 
 test: setup browser
-	$(BIN)/python -m pytest
+	$(PYTEST)
 
 quick: setup
-	$(BIN)/python -m pytest -m "not spark and not browser and not slow"
+	$(PYTEST) -m "not spark and not browser and not slow"
 
 lint: setup
 	$(BIN)/ruff check rig tests benchmarks

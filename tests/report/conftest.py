@@ -247,8 +247,12 @@ def report_run_with_faults(tmp_path: Path) -> Path:
 
 # Headless Chromium for the browser tests ------------------------------------------------------
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMEDRIVER = "/usr/bin/chromedriver"
+# Where a browser and its driver are looked for, first found wins: RIG_CHROME / RIG_CHROMEDRIVER
+# when set, then Debian's chromium, then Google Chrome (what GitHub's ubuntu-latest runners have,
+# with chromedriver on PATH and in $CHROMEWEBDRIVER). Ubuntu's `chromium-browser` is a snap stub
+# that does not run in CI, so it is never picked.
+BROWSERS = ("/usr/bin/chromium", "chromium", "google-chrome", "google-chrome-stable")
+DRIVERS = ("/usr/bin/chromedriver", "chromedriver")
 WIDTH, HEIGHT = 1280, 1600
 
 _CHART_STATE = """
@@ -269,9 +273,28 @@ return Array.from(document.querySelectorAll('[data-chart]')).map(function (el) {
 """
 
 
+def _first(env: str, names: tuple[str, ...], extra: tuple[str, ...] = ()) -> str | None:
+    """The path in $env if set, else the first of `names` (absolute, or looked up on PATH)."""
+    if os.environ.get(env):
+        return os.environ[env]
+    for name in (*names, *extra):
+        found = name if Path(name).is_absolute() and Path(name).exists() else shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+def find_browser() -> tuple[str | None, str | None]:
+    """(browser binary, chromedriver) for the browser tests; None where none is installed."""
+    webdriver_dir = os.environ.get("CHROMEWEBDRIVER")
+    extra = (str(Path(webdriver_dir) / "chromedriver"),) if webdriver_dir else ()
+    return _first("RIG_CHROME", BROWSERS), _first("RIG_CHROMEDRIVER", DRIVERS, extra)
+
+
 def need(what: str) -> None:
     """Skip on a developer machine, but fail in CI: CI must never skip silently."""
-    message = f"{what} is not installed (Debian: apt-get install chromium chromium-driver)"
+    message = (f"{what} is not installed (Debian: apt-get install chromium chromium-driver; "
+               "or Google Chrome and its chromedriver; or set RIG_CHROME and RIG_CHROMEDRIVER)")
     if os.environ.get("CI"):
         pytest.fail(message)
     pytest.skip(message)
@@ -360,10 +383,9 @@ class Browser:
 @pytest.fixture(scope="module")
 def chromium() -> Iterator[Browser]:
     """One headless Chromium per test module (starting one costs a second or two)."""
-    binary = CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium")
-    driver_path = CHROMEDRIVER if Path(CHROMEDRIVER).exists() else shutil.which("chromedriver")
+    binary, driver_path = find_browser()
     if not binary:
-        need("chromium")
+        need("chromium (or google-chrome)")
     if not driver_path:
         need("chromedriver")
     try:
