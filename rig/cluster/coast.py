@@ -39,11 +39,12 @@ is simulated.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Protocol, cast
 
 from rig.cluster.messages import FetchRequestMsg, FetchResponseMsg
-from rig.engine import URGENT, Timer
-from rig.events import names
+from rig.engine import URGENT, Simulation, Timer
+from rig.events import EventLog, names
 from rig.protocol.errors import NONE
 from rig.strategies.fetch_session.base import (
     FINAL_EPOCH,
@@ -55,7 +56,25 @@ from rig.strategies.fetch_session.base import (
 if TYPE_CHECKING:
     from rig.cluster.broker import Broker
     from rig.cluster.fetch_client import FetchClient
-    from rig.cluster.network import Link, Network
+    from rig.cluster.network import Link, Network, Node
+
+
+
+class CoastHost(Protocol):
+    """What coasting needs of the model around it (rig.cluster.cluster.Cluster)."""
+
+    sim: Simulation
+    log: EventLog
+    network: Network
+    coasts: dict[Coast, None]  # every coast under way
+    horizon_us: int  # the latest the run can end
+
+    @property
+    def brokers(self) -> Mapping[int, Broker]: ...
+
+    def deliver_at(self, arrival_us: int, src: Node, dst: Node, deliver: Callable[[], None],
+                   sent_us: int) -> None: ...
+
 
 # Where a woken coast's current round stands.
 _SENT, _PARKED, _ANSWERED = "sent", "parked", "answered"
@@ -99,9 +118,10 @@ class Coast:
     `period_us` long: request on the wire `to_leader_us`, held `wait_us`, response back
     `to_client_us`."""
 
-    def __init__(self, fetcher: FetchClient, leader: Broker, request: FetchRequestMsg,
-                 response: FetchResponseMsg, queued: tuple[int, int]):
-        cluster = fetcher.cluster
+    def __init__(self, host: CoastHost, fetcher: FetchClient, leader: Broker,
+                 request: FetchRequestMsg, response: FetchResponseMsg, queued: tuple[int, int]):
+        self.host = host
+        cluster = host
         network = cluster.network
         self.fetcher = fetcher
         self.leader = leader
@@ -148,8 +168,8 @@ class Coast:
         """When to wake so that no message of ours meets another coast's on a shared link: the
         earliest such meeting, less the other message's busy time; None if none before the
         horizon."""
-        network = self.fetcher.cluster.network
-        now = self.fetcher.cluster.sim.now_us
+        network = self.host.network
+        now = self.host.sim.now_us
         earliest: int | None = None
         for link in self.links:
             first, busy = self._stream(link)
@@ -170,7 +190,7 @@ class Coast:
     def register(self, horizon_us: int) -> bool:
         """Take the fetcher's place in the simulation; False (nothing changed) when its messages
         would meet another coast's too soon to be worth it."""
-        cluster = self.fetcher.cluster
+        cluster = self.host
         meeting = self._first_meeting_us(horizon_us)
         if meeting is not None and meeting < self.start_us + 2 * self.period_us:
             return False
@@ -185,7 +205,7 @@ class Coast:
         return True
 
     def _unregister(self) -> None:
-        cluster = self.fetcher.cluster
+        cluster = self.host
         self.fetcher.coast = None
         if self.leader.coasts.get(self.slot) is self:
             del self.leader.coasts[self.slot]
@@ -206,13 +226,13 @@ class Coast:
             return
         self.active = False
         self._unregister()
-        sim = self.fetcher.cluster.sim
+        sim = self.host.sim
         rounds, phase = self._where(sim.now_us)
         self._restore(rounds, phase)
 
     def _where(self, now: int) -> tuple[int, str]:
         """(the round under way, how far it got) at `now`, by the queue's order at ties."""
-        sim = self.fetcher.cluster.sim
+        sim = self.host.sim
         current = (now - self.start_us) // self.period_us
         sent = self.start_us + current * self.period_us
         arrived = sent + self.to_leader_us
@@ -227,7 +247,7 @@ class Coast:
 
     def _restore(self, current: int, phase: str) -> None:
         fetcher, leader = self.fetcher, self.leader
-        cluster = fetcher.cluster
+        cluster = self.host
         period = self.period_us
         sent_us = self.start_us + current * period  # the current round's request left then
         arrived_us = sent_us + self.to_leader_us
@@ -243,7 +263,7 @@ class Coast:
         opened = current + (phase != _SENT)
         if opened:
             last_open_us = self.start_us + (opened - 1) * period + self.to_leader_us
-            leader.last_fetch_ms[self.slot] = last_open_us / 1000
+            leader.replica_manager.last_fetch_ms[self.slot] = last_open_us / 1000
             if phase == _PARKED:
                 cache.skip_idle_rounds(self.session_id, opened - 1,
                                        (last_open_us - period) / 1000)
@@ -261,7 +281,7 @@ class Coast:
             cluster.deliver_at(arrived_us, fetcher.node, leader.id,
                                lambda: leader.on_fetch(request), sent_us)
         elif phase == _PARKED:
-            leader.park_again(request, arrived_us)
+            leader.fetch_server.park_again(request, arrived_us)
         else:
             body, header, wire = self.response_sizes
             response = FetchResponseMsg(NONE, self.session_id, self.response_partitions, 0,
@@ -274,7 +294,7 @@ class Coast:
         fetcher = self.fetcher
         body, header, wire = self.request_sizes
         r_body, r_header, r_wire = self.response_sizes
-        fetcher.cluster.log.emit(
+        self.host.log.emit(
             names.FETCH_IDLE, role=fetcher.role, client=fetcher.client_id,
             replica_id=fetcher.replica_id, broker=self.leader.id, source=fetcher.source,
             fetcher=fetcher.fetcher_id, version=fetcher.version, session_id=self.session_id,
@@ -288,10 +308,10 @@ class Coast:
             response_header_bytes=r_header, response_wire_bytes=r_wire)
 
 
-def begin(fetcher: FetchClient, request: FetchRequestMsg, response: FetchResponseMsg) -> bool:
+def begin(cluster: CoastHost, fetcher: FetchClient, request: FetchRequestMsg,
+          response: FetchResponseMsg) -> bool:
     """After `fetcher` took `response`: coast from here if the round was idle and the next one
     would be the same; True if it coasts (then it must not send)."""
-    cluster = fetcher.cluster
     session = request.session
     if (response.error_code != NONE or response.records or response.high_watermarks
             or response.errors or request.updates or fetcher.dirty
@@ -302,9 +322,10 @@ def begin(fetcher: FetchClient, request: FetchRequestMsg, response: FetchRespons
         return False
     leader = cluster.brokers[fetcher.leader_id]
     slot = fetcher.slot_key
-    if (not leader.alive or leader.stalled or leader.pending.get(slot)
-            or leader.hw_unseen.get(slot) or slot in leader.delayed_fetches
-            or leader.follower_hw_behind(fetcher.replica_id)
+    replicas = leader.replica_manager
+    if (not leader.alive or leader.stalled or replicas.pending.get(slot)
+            or replicas.hw_unseen.get(slot) or leader.fetch_server.parked(slot)
+            or replicas.follower_hw_behind(fetcher.replica_id)
             or not isinstance(leader.cache, IdleRoundsCache)
             or not isinstance(fetcher.client, IdleRoundsClient)):
         return False
@@ -331,7 +352,8 @@ def begin(fetcher: FetchClient, request: FetchRequestMsg, response: FetchRespons
             or network.free_at(fetcher.node, leader.id) > now
             or network.free_at(leader.id, fetcher.node) > now):
         return False
-    return Coast(fetcher, leader, request, response, queued).register(cluster.horizon_us)
+    return Coast(cluster, fetcher, leader, request, response, queued).register(
+        cluster.horizon_us)
 
 
 def _queued_behind_coast(network: Network, link: Link, sent_us: int, queued_us: int,

@@ -108,8 +108,8 @@ def test_rounds_woken_in_every_phase_come_out_the_same(
     roles: collections.Counter = collections.Counter()
     begin = coast.begin
 
-    def counted(fetcher: Any, request: Any, response: Any) -> bool:
-        started = begin(fetcher, request, response)
+    def counted(host: Any, fetcher: Any, request: Any, response: Any) -> bool:
+        started = begin(host, fetcher, request, response)
         roles[fetcher.role] += started
         return started
 
