@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from rig.cluster.context import NodeContext, Wakeable
-from rig.cluster.fetch_server import SESSION_SAMPLE_MS, DelayedFetch, FetchServer
+from rig.cluster.context import NodeContext
+from rig.cluster.fetch_server import SESSION_SAMPLE_MS, FetchServer
 from rig.cluster.fetcher_manager import FetcherManager
 from rig.cluster.isr import ISR_CHANGE_PROPAGATION_INTERVAL_MS, IsrTasks
 from rig.cluster.log_manager import LogManager
@@ -45,10 +45,11 @@ class Broker:
         self.incarnation = 0
         self.controller_epoch_seen = 0
         self.tasks: list[Timer] = []
-        self.coasts: dict[Slot, Wakeable] = {}  # fetchers idling on this leader in closed form
         self.cache = cache  # the fetch-session cache (FetchSessionCache)
-        # The parts, each modelled on the Kafka class it names (docs/architecture.md).
-        self.fetch_purgatory: Purgatory[Slot, DelayedFetch] = Purgatory()
+        # The parts, each modelled on the Kafka class it names (docs/architecture.md). Parked
+        # fetches wait in the fetch purgatory, and so do idle rounds held in closed form
+        # (rig.cluster.coast), under the same slot.
+        self.fetch_purgatory: Purgatory[Slot, Any] = Purgatory()
         self.produce_purgatory: Purgatory[TopicPartition, DelayedProduce] = Purgatory()
         self.replicas: dict[TopicPartition, Replica] = {}
         self.storage = BrokerStorage(self, ctx, self.replicas)  # cleaner, retention, samples
@@ -59,9 +60,9 @@ class Broker:
             self, ctx, fetch_purgatory=self.fetch_purgatory,
             produce_purgatory=self.produce_purgatory, fetcher_manager=self.fetcher_manager,
             log_manager=self.log_manager, cache=cache, touched=self.storage.touched,
-            written=self.storage.written, coasts=self.coasts, replicas=self.replicas)
+            written=self.storage.written, replicas=self.replicas)
         self.fetch_server = FetchServer(self, ctx, self.replica_manager, self.fetch_purgatory,
-                                        cache, self.coasts)
+                                        cache)
         self.produces = ProduceHandler(self, ctx, self.replica_manager, self.produce_purgatory)
         self.isr = IsrTasks(self, ctx, self.replica_manager)
         self.metadata_cache = MetadataCache(broker_id, ctx.emit)

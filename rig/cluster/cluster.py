@@ -7,7 +7,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from rig.cluster import coast as coasting
+from rig.cluster import coast_begin
 from rig.cluster.broker import Broker
 from rig.cluster.coast import Coast
 from rig.cluster.context import NodeContext, Strategies, TopicConfigs
@@ -152,7 +152,7 @@ class Cluster:
     # -- messages ------------------------------------------------------------------------------
     def begin_coast(self, client: Any, request: Any, response: Any) -> bool:
         """Whether `client` coasts from here: its idle rounds go on in closed form."""
-        return coasting.begin(self, client, request, response)
+        return coast_begin.begin(self, client, request, response)
 
     def wake_coasts(self, broker_id: int) -> None:
         """Rebuild every coast that involves `broker`, as leader or as follower, before

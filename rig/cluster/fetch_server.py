@@ -11,11 +11,11 @@ complete a follower's.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from rig.cluster.context import NodeContext, Process, Wakeable
+from rig.cluster.context import NodeContext, Process
+from rig.cluster.fetch_progress import fetch_offset, update_fetch_state
 from rig.cluster.log import Batch
 from rig.cluster.messages import FetchRequestMsg, FetchResponseMsg, response_shape
 from rig.cluster.partition import TopicPartition
@@ -49,13 +49,18 @@ class DelayedFetch:
     timer: Timer | None = None
 
     def try_complete(self) -> bool:
+        """Answer if what was just announced brings enough: for a consumer, a HW advance that
+        makes min bytes readable (Kafka's DelayedFetch); for a follower, one append of at
+        least min bytes. Before a change (nothing announced) it waits."""
+        announced = self.server.replica_manager.announced
+        if announced is None:
+            return False
         request = self.request
         if request.fetcher.role == "consumer":
-            # Kafka's DelayedFetch completes once fetch.min.bytes are readable.
             ready = (request.min_bytes <= 1 or self.server.readable(
                 self.slot, request, request.min_bytes) >= request.min_bytes)
         else:
-            ready = request.min_bytes <= self.server.replica_manager.announced_bytes
+            ready = request.min_bytes <= announced
         return ready and self.server.complete(self)
 
     def expire(self) -> None:
@@ -66,15 +71,13 @@ class FetchServer:
     """A broker's Fetch requests: its session cache, reads, and the fetch purgatory."""
 
     def __init__(self, broker: Process, ctx: NodeContext, replica_manager: ReplicaManager,
-                 purgatory: Purgatory[Slot, DelayedFetch], cache: Any,
-                 coasts: Mapping[Slot, Wakeable]):
+                 purgatory: Purgatory[Slot, Any], cache: Any):
         self.broker = broker
         self.ctx = ctx
         self.config = broker.config
         self.replica_manager = replica_manager
         self.purgatory = purgatory
         self.cache = cache
-        self.coasts = coasts
         self._cache_sample: tuple[int, int | None] = (0, 0)
 
     def reset(self) -> None:
@@ -85,6 +88,7 @@ class FetchServer:
         self.cache.clear()
 
     def parked(self, slot: Slot) -> bool:
+        """Whether something waits in purgatory on `slot`."""
         return slot in self.purgatory
 
     # -- the session cache's gauges ------------------------------------------------------------
@@ -112,10 +116,10 @@ class FetchServer:
         now_us = self.ctx.sim.now_us
         fetcher = request.fetcher
         request.arrived_us = now_us
-        if self.coasts and request.session.full and request.session.epoch != FINAL_EPOCH:
-            # A session may be created, evicting by last use: coasting sessions catch up first.
-            for coast in list(self.coasts.values()):
-                coast.wake()
+        if request.session.full and request.session.epoch != FINAL_EPOCH:
+            # A session may be created, evicting by last use: what waits on the sessions as
+            # they are (idle rounds in closed form) acts first.
+            self.purgatory.check_and_complete_all()
         context = self.cache.open(request.session, request.partitions,
                                   privileged=fetcher.privileged, now_ms=broker.now_ms)
         if context.created:
@@ -133,7 +137,7 @@ class FetchServer:
             return
         slot = fetcher.slot_key
         readable = self.readable(slot, request, request.min_bytes)
-        self.replica_manager.update_fetch_state(slot, request)
+        update_fetch_state(self.replica_manager, slot, request)
         if readable >= request.min_bytes or request.max_wait_ms <= 0 or not context.partitions:
             self._respond(request, context, self.ctx.sim.now_us)
             return
@@ -177,7 +181,7 @@ class FetchServer:
             replica = replicas[key]
             if replica.role is not Role.LEADER or key not in request.partitions:
                 continue
-            offset = replica_manager.fetch_offset(request, replica, slot[0])
+            offset = fetch_offset(replica_manager, request, replica, slot[0])
             if offset > replica.leo:
                 return enough  # an error to report: answer at once
             total += replica.log.bytes_after(offset, enough, self._visible_end(request, replica))
@@ -220,7 +224,7 @@ class FetchServer:
                 replica = replicas[key]
                 if replica.role is not Role.LEADER:
                     continue
-                offset = replica_manager.fetch_offset(request, replica, slot[0])
+                offset = fetch_offset(replica_manager, request, replica, slot[0])
                 if offset > replica.leo:
                     errors[key] = OFFSET_OUT_OF_RANGE
                     continue

@@ -22,12 +22,12 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from rig.cluster.epoch_cache import UNDEFINED, LeaderEpochCache
 from rig.cluster.segment import INDEX_INTERVAL_BYTES, LookupStats, Segment
 from rig.protocol.records import Batch
 
 __all__ = ["UNDEFINED", "Batch", "Log", "LookupStats", "Segment"]
 
-UNDEFINED = -1
 
 
 # What a log holds besides numbers and its segments, and how each starts out. Most logs of a
@@ -44,12 +44,12 @@ _CONTAINERS: dict[str, Callable[[], Any]] = {
 }
 
 
-class Log:
+class Log(LeaderEpochCache):
     """One replica's log. Offsets are Kafka's: LEO is the next offset to write."""
 
     __slots__ = ("segment_bytes", "segment_ms", "index_interval_bytes", "log_start_offset",
                  "log_end_offset", "flushed", "size_bytes", "clean_offset", "layout",
-                 "_segments", "_epochs", *_CONTAINERS)
+                 "_segments", *_CONTAINERS)
 
     segment_bytes: int
     segment_ms: int
@@ -108,14 +108,6 @@ class Log:
         return segments
 
     @property
-    def epochs(self) -> list[tuple[int, int]]:
-        """The leader-epoch cache: (epoch, start offset), ascending."""
-        epochs = self._epochs
-        if epochs is None:
-            epochs = self._epochs = []
-        return epochs
-
-    @property
     def segment_count(self) -> int:
         """len(segments), without making the segment of a log never used."""
         return 1 if self._segments is None else len(self._segments)
@@ -149,13 +141,6 @@ class Log:
         self.bases.append(batch.base_offset)
         self.log_end_offset = batch.end_offset
         self.dirty.append((now_ms, batch.end_offset))
-
-    def assign_epoch(self, epoch: int) -> None:
-        """A new leader records its epoch's start offset before it appends (Kafka does this on
-        becoming leader, so an epoch with no data still has a start)."""
-        epochs = self.epochs
-        if not epochs or epoch > epochs[-1][0]:
-            epochs.append((epoch, self.log_end_offset))
 
     def flush(self, up_to: int | None = None) -> None:
         target = self.log_end_offset if up_to is None else min(up_to, self.log_end_offset)
@@ -288,29 +273,3 @@ class Log:
         if i < 0 or offset >= self.batches[i].end_offset:
             return None
         return self.batches[i].identity
-
-    # -- leader epochs (KIP-101 / KIP-279) ----------------------------------------------------
-    @property
-    def latest_epoch(self) -> int:
-        epochs = self._epochs  # read without making the cache of a log never written
-        return epochs[-1][0] if epochs else UNDEFINED
-
-    def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
-        """What OffsetsForLeaderEpoch answers for `epoch` (LeaderEpochFileCache.endOffsetFor):
-
-        - the latest epoch: (epoch, LEO);
-        - newer than every known epoch, or none known: (−1, −1);
-        - older than every known epoch: (epoch, start of the first known one);
-        - otherwise (largest epoch ≤ asked, start of the next epoch) — KIP-279.
-        """
-        epochs = self._epochs
-        if epoch == UNDEFINED or not epochs:
-            return UNDEFINED, UNDEFINED
-        if epoch == epochs[-1][0]:
-            return epoch, self.log_end_offset
-        higher = next((i for i, (e, _) in enumerate(epochs) if e > epoch), None)
-        if higher is None:
-            return UNDEFINED, UNDEFINED
-        if higher == 0:
-            return epoch, epochs[0][1]
-        return epochs[higher - 1][0], epochs[higher][1]

@@ -5,19 +5,21 @@ with its Partitions; KAFKA.md §8, §9).
 A leader keeps, for each fetch client (keyed by its slot), the partitions where that client is
 behind ("pending") and those whose HW it has not yet seen, so an idle fetch of 500 partitions
 costs nothing per partition. Waiting operations (parked fetches, acks=all produces) are
-completed only through the broker's purgatories.
+completed only through the broker's purgatories, and the fetch purgatory hears of a change to a
+client's slot twice: just before it (`announced` is None: only an operation that must see the
+state as it was acts, such as a fetch client's idle rounds held in closed form,
+rig.cluster.coast) and just after it (`announced` says what came: a parked fetch may answer).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, MutableMapping
+from collections.abc import Iterable
 from typing import Any
 
-from rig.cluster.context import NodeContext, Process, Wakeable
+from rig.cluster.context import NodeContext, Process
 from rig.cluster.fetcher_manager import FetcherManager
 from rig.cluster.log import Batch
 from rig.cluster.log_manager import LogManager
-from rig.cluster.messages import FetchRequestMsg
 from rig.cluster.partition import TopicPartition
 from rig.cluster.purgatory import AbortableOperation, DelayedOperation, Purgatory
 from rig.cluster.replica import Replica, Role
@@ -39,7 +41,6 @@ class ReplicaManager:
                  fetcher_manager: FetcherManager, log_manager: LogManager,
                  cache: SessionCache, touched: dict[TopicPartition, Replica],
                  written: dict[TopicPartition, Replica],
-                 coasts: MutableMapping[Slot, Wakeable],
                  replicas: dict[TopicPartition, Replica]):
         self.broker = broker
         self.ctx = ctx
@@ -51,7 +52,6 @@ class ReplicaManager:
         self.cache = cache
         self.touched = touched  # logs read or written (the storage's samples look at them)
         self.written = written  # logs written (retention looks at them)
-        self.coasts = coasts
         self.replicas = replicas  # the broker's: every part reads the same map
         self.pending: dict[Slot, dict[TopicPartition, None]] = {}
         self.hw_unseen: dict[Slot, dict[TopicPartition, None]] = {}
@@ -61,8 +61,9 @@ class ReplicaManager:
         # Consumers (keyed by their fetch client): last known positions, and who watches what.
         self.consumer_positions: dict[Any, dict[TopicPartition, int]] = {}
         self.consumer_watchers: dict[TopicPartition, dict[Any, None]] = {}
-        # The size of the batch being announced to parked follower fetches (see append).
-        self.announced_bytes = 0
+        # What the change being announced to the fetch purgatory brought: the bytes of an
+        # append (0 for a HW advance); None before a change.
+        self.announced: int | None = None
 
     def reset(self, power_loss: bool) -> int:
         """The process died: forget every client's progress, the replicas fall back to what
@@ -119,7 +120,7 @@ class ReplicaManager:
         # Follower LEOs are unknown until they fetch; those in the ISR count as caught up now.
         replica.followers = {b: FollowerProgress(-1, now if b in state.isr else 0.0, now, 0)
                              for b in replica.assignment if b != broker.id}
-        self._idle_rounds_end(self._follower_slots(replica))
+        self._before_change(self._follower_slots(replica))
         for follower in replica.followers:
             slot = (follower, replica.fetcher_slot)
             pending = self.pending.get(slot)
@@ -170,9 +171,7 @@ class ReplicaManager:
                        batch.tombstones)
         replica.log.append(placed, broker.now_ms)
         self.after_append(replica)
-        # Idle rounds of its followers end: rebuilt before anything reads what they left.
-        self._idle_rounds_end(self._follower_slots(replica))
-        fetches = self.fetch_purgatory
+        self._before_change(self._follower_slots(replica))
         for follower in replica.assignment:
             if follower == broker.id:
                 continue
@@ -189,9 +188,7 @@ class ReplicaManager:
                     progress.last_fetch_leader_leo = placed.base_offset
                 pending[replica.key] = None
             # A follower's parked fetch completes when this one append brings its min bytes.
-            self.announced_bytes = batch.size
-            fetches.check_and_complete(slot)
-            self.announced_bytes = 0
+            self._announce(slot, batch.size)
         self.maybe_advance_hw(replica)
         return placed
 
@@ -204,15 +201,19 @@ class ReplicaManager:
     def _follower_slots(self, replica: Replica) -> Iterable[Slot]:
         return ((follower, replica.fetcher_slot) for follower in replica.assignment)
 
-    def _idle_rounds_end(self, slots: Iterable[Slot]) -> None:
-        """What comes next changes what the idle rounds of these clients would return: rebuild
-        them now (rig.cluster.coast)."""
-        coasts = self.coasts
-        if coasts:
-            for slot in slots:
-                coast = coasts.get(slot)
-                if coast is not None:
-                    coast.wake()
+    def _before_change(self, slots: Iterable[Slot]) -> None:
+        """What these clients fetch is about to change: whatever waits on their slots and must
+        see the state as it was acts now."""
+        check = self.fetch_purgatory.check_and_complete
+        for slot in slots:
+            check(slot)
+
+    def _announce(self, slot: Slot, appended_bytes: int) -> None:
+        """What a client fetches changed (an append of `appended_bytes`, or 0 for a HW
+        advance): its parked fetch may answer."""
+        before, self.announced = self.announced, appended_bytes
+        self.fetch_purgatory.check_and_complete(slot)
+        self.announced = before
 
     def follower_hw_behind(self, follower: int) -> bool:
         """Whether a partition led here with its HW below its log end has `follower` among its
@@ -228,15 +229,14 @@ class ReplicaManager:
                                       config.hw_holds_below_min_isr)
         if new_hw < replica.leo:
             if replica.key not in self.hw_behind:
-                self._idle_rounds_end(self._follower_slots(replica))
+                self._before_change(self._follower_slots(replica))
             self.hw_behind[replica.key] = None
         else:
             self.hw_behind.pop(replica.key, None)
         if new_hw <= replica.high_watermark:
             return
-        if self.coasts:
-            self._idle_rounds_end(self._follower_slots(replica))
-            self._idle_rounds_end(self.consumer_watchers.get(replica.key, ()))
+        self._before_change(self._follower_slots(replica))
+        self._before_change(self.consumer_watchers.get(replica.key, ()))
         replica.high_watermark = new_hw
         self.hw_dirty[replica.key] = None
         for follower in replica.assignment:
@@ -245,78 +245,11 @@ class ReplicaManager:
         self.cache.mark_changed(replica.key)
         self.produce_purgatory.check_and_complete(replica.key)
         # New data is visible to consumers now: their long polls wake on a HW advance.
-        fetches = self.fetch_purgatory
         for slot in self.consumer_watchers.get(replica.key, ()):
             position = self.consumer_positions.get(slot, {}).get(replica.key, -1)
             if 0 <= position < new_hw:
                 self.pending.setdefault(slot, {})[replica.key] = None
-                fetches.check_and_complete(slot)
-
-    # -- what fetch clients have fetched -------------------------------------------------------
-    def fetch_offset(self, request: FetchRequestMsg, replica: Replica, follower: Any) -> int:
-        state = request.updates.get(replica.key)
-        if state is not None:
-            return state.fetch_offset
-        if request.fetcher.role == "consumer":
-            return self.consumer_positions.get(request.fetcher.slot_key, {}).get(replica.key, -1)
-        return replica.followers.setdefault(follower, FollowerProgress()).log_end_offset
-
-    def update_fetch_state(self, slot: Slot, request: FetchRequestMsg) -> None:
-        """Record the follower's fetch offsets (after reading), expand the ISR, advance HWs
-        (Kafka's updateFollowerFetchState)."""
-        if request.fetcher.role == "consumer":
-            self._update_consumer(slot, request)
-            return
-        broker = self.broker
-        follower = slot[0]
-        now = broker.now_ms
-        self.last_fetch_ms[slot] = now
-        isr_strategy = self.ctx.strategies.isr
-        touched = dict.fromkeys(request.updates)
-        touched.update(self.pending.get(slot, {}))
-        # Kafka recomputes the HW of every partition in a follower's fetch; a HW can move with
-        # nothing new from this follower (a lagging replica aged out of the lag time), so the
-        # partitions whose HW is below their LEO are looked at on every fetch of a follower.
-        for key in self.hw_behind:
-            if key not in touched and follower in self.replicas[key].assignment:
-                touched[key] = None
-        pending = self.pending.get(slot)
-        for key in touched:
-            replica = self.replicas.get(key)
-            if replica is None or replica.role is not Role.LEADER:
-                continue
-            offset = self.fetch_offset(request, replica, follower)
-            if offset < 0 or offset > replica.leo:
-                continue  # unknown, or out of range (answered with an error): not progress
-            progress = replica.followers.setdefault(follower, FollowerProgress())
-            isr_strategy.on_fetch(progress, offset, replica.leo, now)
-            if pending is not None and offset >= replica.leo:
-                pending.pop(key, None)
-            if (follower not in replica.isr and not replica.isr_change_pending
-                    and follower in replica.assignment
-                    and isr_strategy.may_join(progress, replica.high_watermark,
-                                              replica.epoch_start_offset()
-                                              if self.config.isr_rejoin_needs_epoch_start
-                                              else 0)):
-                self.ctx.isr_writer.change_isr(broker, replica, (*replica.isr, follower),
-                                               expand=[follower])
-            self.maybe_advance_hw(replica)
-
-    def _update_consumer(self, slot: Slot, request: FetchRequestMsg) -> None:
-        """A consumer's positions: partitions it is behind on (below the HW) stay pending, and
-        it watches every partition it fetches so a HW advance wakes its long poll."""
-        positions = self.consumer_positions.setdefault(slot, {})
-        pending = self.pending.setdefault(slot, {})
-        for key, state in request.updates.items():
-            replica = self.replicas.get(key)
-            if replica is None or replica.role is not Role.LEADER:
-                continue
-            positions[key] = state.fetch_offset
-            self.consumer_watchers.setdefault(key, {})[slot] = None
-            if state.fetch_offset < replica.high_watermark:
-                pending[key] = None
-            else:
-                pending.pop(key, None)
+                self._announce(slot, 0)
 
     # -- leader epochs (OffsetsForLeaderEpoch) ------------------------------------------------
     def end_offset_for_epoch(self, key: TopicPartition, epoch: int) -> tuple[int, int] | None:
