@@ -19,7 +19,7 @@ import os
 import re
 import sys
 import traceback
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
@@ -28,7 +28,7 @@ from typing import Any
 
 from rig._version import __version__
 from rig.errors import PluginError
-from rig.scenario.model import STRATEGY_KINDS, VariantSpec
+from rig.scenario.model import STRATEGY_KINDS
 from rig.strategies.base import FIRST_API_VERSION, api_version_of
 
 BUILTIN: dict[str, dict[str, str]] = {
@@ -398,37 +398,3 @@ def temporarily(kind: str, cls: type, name: str | None = None) -> Iterator[str]:
         yield name
     finally:
         _temporary[kind].pop(name, None)
-
-
-def strategy_problems(variants: Iterable[VariantSpec], *,
-                      allow_paths: bool = False) -> list[tuple[str, str]]:
-    """(kind, message) for every strategy the variants name that cannot be loaded, created with
-    its options, or run with its variant (a Fetch version too old for it, say). Each distinct
-    problem is listed once; empty when all is well."""
-    from rig.strategies.guard import variant_problems  # the guard imports this module
-
-    problems: list[tuple[str, str]] = []
-    created: dict[tuple[str, str, str], Any] = {}
-    for variant in variants:
-        instances = {}
-        for kind, ref in variant.strategies.items():
-            options = dict(ref.options)
-            key = (kind, ref.name, repr(sorted(options.items())))
-            if key not in created:
-                try:
-                    created[key] = instantiate(kind, ref.name, options, allow_paths=allow_paths)
-                except PluginError as error:
-                    created[key] = None
-                    problems.append((kind, str(error)))
-            if created[key] is not None:
-                instances[kind] = created[key]
-        problems += [p for p in variant_problems(instances, variant) if p not in problems]
-    return problems
-
-
-def preflight(variants: Iterable[VariantSpec], *, allow_paths: bool = False) -> None:
-    """Load and create every strategy the variants name before anything runs: a broken plugin
-    stops `rig run` at once (exit 2), not after the variants before it have simulated."""
-    problems = strategy_problems(variants, allow_paths=allow_paths)
-    if problems:
-        raise PluginError("\n".join(message for _kind, message in problems))
