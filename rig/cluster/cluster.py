@@ -13,6 +13,7 @@ from rig.cluster.coast import Coast
 from rig.cluster.context import NodeContext, Strategies, TopicConfigs
 from rig.cluster.controller import Controller
 from rig.cluster.fetcher import ReplicaFetcher
+from rig.cluster.final_state import FinalState, PartitionView, ReplicaView
 from rig.cluster.network import Network
 from rig.cluster.offsets import OffsetStore
 from rig.cluster.replica import Replica, Role, TopicPartition
@@ -246,6 +247,18 @@ class Cluster:
         broker.restart()
         self.log.emit(names.BROKER_RESTART, broker=broker_id, incarnation=broker.incarnation)
         self._heartbeats(broker)
+
+    # -- the end of the run -------------------------------------------------------------------
+    def final_state(self) -> FinalState:
+        """A read-only view of every partition's replicas, for the checks' verdicts."""
+        brokers, partitions = self.brokers, self.zk.partitions
+
+        def view(key: TopicPartition) -> PartitionView:
+            assignment = self.assignment(key)
+            return PartitionView(partitions[key].leader, assignment, {
+                b: ReplicaView(brokers[b].replicas[key], brokers[b].alive) for b in assignment})
+
+        return FinalState(partitions, view)
 
     # -- settling ------------------------------------------------------------------------------
     def settled(self) -> bool:
