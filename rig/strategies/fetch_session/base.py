@@ -26,8 +26,6 @@ from rig.protocol.session_epochs import (  # noqa: F401  (the epoch rules, for s
     next_epoch,
 )
 
-API_VERSION = 1  # the version of the Protocols below; see rig.strategies.base
-
 Key = Any  # a partition, opaque to strategies; hashable
 
 
