@@ -19,10 +19,12 @@ from rig.scenario.model import BrokerSpec, TopicSpec, VariantSpec
 from rig.strategies import registry
 from rig.strategies.compaction.base import CleanPass, LogToClean
 from rig.strategies.fetch_session.base import SessionContext, SessionRequest
+from rig.strategies.kinds import KINDS
 from rig.strategies.placement.base import PlacementError, check_assignment, check_leaders
 
-CLIENT_METHODS = ("next_request", "on_response", "on_disconnect")
-CACHE_METHODS = ("open", "mark_changed", "sent", "occupancy", "clear")
+# What the session strategy's client and cache must offer: their Protocols' methods.
+CLIENT_METHODS = KINDS["fetch_session"].part_methods("client")
+CACHE_METHODS = KINDS["fetch_session"].part_methods("cache")
 
 
 @dataclass(frozen=True)
@@ -267,11 +269,9 @@ class GuardedCompaction(_Proxy):
 
 
 # How each kind is guarded; kinds not listed run unguarded until their contract is written here.
+# Each kind's guard, as its description names it (rig.strategies.kinds).
 GUARDS: dict[str, Callable[[Any, _Identity], Any]] = {
-    "placement": GuardedPlacement,
-    "fetch_session": GuardedSessions,
-    "compaction": GuardedCompaction,
-}
+    name: globals()[kind.guard] for name, kind in KINDS.items() if kind.guard}
 
 
 def variant_problems(strategies: Mapping[str, Any], variant: VariantSpec) -> list[tuple[str, str]]:

@@ -3,8 +3,9 @@
 Every strategy is an entry point in the group `rig.<kind>` (`rig.placement`, `rig.replication`,
 `rig.isr`, `rig.fetch_session`, `rig.compaction`): rig declares its built-ins in its own
 pyproject.toml exactly as a third-party package does (as pytest lists its default plugins).
-BUILTIN mirrors those declarations so that a source tree that was never pip-installed, or whose
-install metadata predates a built-in, still finds them; a test keeps the two equal.
+The built-ins are also described with their kind (rig.strategies.kinds), so that a source tree
+that was never pip-installed, or whose install metadata predates a built-in, still finds them;
+a test keeps the two equal.
 
 Loading checks a class against its kind's contract (class attributes, Protocol version, methods
 and their parameters) and reports every problem at once in one PluginError naming the plugin,
@@ -30,61 +31,18 @@ from rig._version import __version__
 from rig.errors import PluginError
 from rig.scenario.model import STRATEGY_KINDS
 from rig.strategies.base import FIRST_API_VERSION, api_version_of
+from rig.strategies.kinds import KINDS
 
-BUILTIN: dict[str, dict[str, str]] = {
-    "placement": {
-        "kafka": "rig.strategies.placement.kafka:KafkaPlacement",
-        "kraft-striped": "rig.strategies.placement.kraft:KraftStripedPlacement",
-        "explicit": "rig.strategies.placement.explicit:ExplicitPlacement",
-    },
-    "fetch_session": {
-        "sessionless": "rig.strategies.fetch_session.sessionless:Sessionless",
-        "incremental": "rig.strategies.fetch_session.incremental:Incremental",
-    },
-    "replication": {
-        "hw-truncation": "rig.strategies.replication.hw_truncation:HwTruncation",
-        "leader-epoch": "rig.strategies.replication.leader_epoch:LeaderEpoch",
-    },
-    "isr": {
-        "lag-time": "rig.strategies.isr.lag_time:LagTime",
-        "lag-messages": "rig.strategies.isr.lag_messages:LagMessages",
-    },
-    "compaction": {
-        "kafka-cleaner": "rig.strategies.compaction.kafka_cleaner:KafkaCleaner",
-        "none": "rig.strategies.compaction.none:NoCompaction",
-    },
-}
-
-# The default of each kind; kinds whose default is None are not modelled by this rig version.
-DEFAULTS: dict[str, str | None] = {
-    "placement": "kafka",
-    "fetch_session": "incremental",
-    "replication": "leader-epoch",
-    "isr": "lag-time",
-    "compaction": "kafka-cleaner",
-}
-
-# The methods each kind must provide: name → parameter names after `self`.
+# Read from each kind's one description (rig.strategies.kinds): its built-ins, its default,
+# the methods and class attributes of its Protocol, and the Protocol versions this rig drives.
+BUILTIN: dict[str, dict[str, str]] = {name: dict(kind.builtins) for name, kind in KINDS.items()}
+DEFAULTS: dict[str, str | None] = {name: kind.default for name, kind in KINDS.items()}
 REQUIRED_METHODS: dict[str, dict[str, tuple[str, ...]]] = {
-    "placement": {"assign": ("brokers", "topic", "rng")},
-    "fetch_session": {"new_client": (), "new_cache": ("broker", "slots", "rng")},
-    "replication": {"on_become_follower": ("view",),
-                    "on_epoch_end": ("view", "asked", "leader_epoch", "leader_end_offset")},
-    "isr": {"check_interval_ms": ("lag_time_ms",),
-            "on_fetch": ("progress", "fetch_offset", "leader_leo", "now_ms"),
-            "out_of_sync": ("progress", "leader_leo", "now_ms", "lag_time_ms"),
-            "may_join": ("progress", "high_watermark", "epoch_start_offset")},
-    "compaction": {"select": ("logs", "now_ms"), "clean": ("chosen", "settings", "now_ms")},
-}
-
-# Class attributes a kind requires besides name and description: attribute → type.
+    name: kind.required_methods for name, kind in KINDS.items()}
 REQUIRED_ATTRS: dict[str, dict[str, type]] = {
-    "fetch_session": {"min_fetch_version": int},
-}
-
-# The versions of each kind's Protocol this rig drives; a kind not listed drives version 1.
-# Bump a kind's version here (and document the change) when its Protocol changes incompatibly.
-API_VERSIONS: dict[str, tuple[int, ...]] = {}
+    name: kind.required_attrs for name, kind in KINDS.items()}
+API_VERSIONS: dict[str, tuple[int, ...]] = {
+    name: kind.api_versions for name, kind in KINDS.items()}
 
 BUILT_IN = "built-in"
 PATH = "a module:Class path"  # the origin of a strategy named by path in a scenario
