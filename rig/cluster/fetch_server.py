@@ -28,11 +28,6 @@ from rig.events import names
 from rig.protocol.errors import NOT_LEADER_OR_FOLLOWER, OFFSET_OUT_OF_RANGE
 from rig.strategies.fetch_session import FINAL_EPOCH, NONE, SessionContext
 
-
-def void(_: object) -> None:
-    """Drop a result (an action run later answers nobody)."""
-
-
 Slot = tuple[Any, int]  # a fetch client's key: (follower broker, fetcher slot) or (client, 0)
 SESSION_SAMPLE_MS = 1000  # how often the session-cache gauges are looked at
 
@@ -194,7 +189,7 @@ class FetchServer:
         answered or replaced already); True if it was answered."""
         if self.broker.stalled:
             # The purgatory reaper is paused with everything else: it fires when the stall ends.
-            self.ctx.after_stall(self.broker.id, lambda: void(self.complete(delayed)))
+            self.ctx.after_stall(self.broker.id, lambda: self._complete_later(delayed))
             return False
         if not self.purgatory.is_watched(delayed):
             return False
@@ -203,6 +198,9 @@ class FetchServer:
             delayed.timer.cancel()
         self._respond(delayed.request, delayed.context, delayed.arrived_us)
         return True
+
+    def _complete_later(self, delayed: DelayedFetch) -> None:
+        self.complete(delayed)
 
     # -- the response --------------------------------------------------------------------------
     def _respond(self, request: FetchRequestMsg, context: SessionContext, arrived_us: int) -> None:
