@@ -29,7 +29,7 @@ from rig.scenario.load import load_scenario
 from rig.scenario.model import Expectation, Scenario
 from rig.scenario.resolve import resolved_yaml
 from rig.simulate import SimulationResult, simulate
-from rig.strategies import registry
+from rig.strategies import guard
 
 RUN_MARKER = rundir.RUN_JSON
 
@@ -128,7 +128,7 @@ def run(file: Path, options: RunOptions, progress: Progress) -> RunOutcome:
                              only_variants=options.variants)
     target = options.out or Path("reports") / scenario.name
     check_target(target)
-    registry.preflight(scenario.variants, allow_paths=options.allow_plugin_paths)
+    guard.preflight(scenario.variants, allow_paths=options.allow_plugin_paths)
     from rig.analysis.spark import check_java  # no pyspark import: only runs `java -version`
 
     check_java()  # before simulating: a long run must not end in "no Java"

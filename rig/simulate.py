@@ -102,8 +102,12 @@ def simulate(variant: VariantSpec, events_path: Path, *, scenario: str = "",
         sim.run(variant.duration_ms * 1000, on_progress=report)
         _quiesce(cluster, faults, variant.quiesce_ms)
         cluster.finish_coasting()
+        # The checks judge a read-only view of the end; what they found goes into the log
+        # here, in the order found (they never write into the stream they observe).
+        final = cluster.final_state()
         for check in checks:
-            check.finish(cluster)
+            for event, fields in check.finish(final):
+                log.emit(event, **fields)
         log.emit(names.RUN_END, events=log.count)
     return SimulationResult(variant.name, log.count, sim.steps, time.perf_counter() - started,
                             meter.verified, [check.result() for check in checks])

@@ -5,7 +5,15 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from rig.cluster.final_state import FinalState
+
+# What a check found at the end, as an event for the run's log: (event name, fields). The check
+# only returns it; the simulation, which owns the log, writes it (a check never writes into the
+# stream it observes).
+Finding = tuple[str, dict[str, Any]]
 
 
 class Status(enum.Enum):
@@ -41,8 +49,9 @@ class Check(Protocol):
         """See one event (stamped, before it is written). Must not modify it."""
         ...
 
-    def finish(self, cluster: Any) -> None:
-        """Judge the final state (after the run healed and settled)."""
+    def finish(self, final: FinalState) -> list[Finding]:
+        """Judge the final state (after the run healed and settled), read only; returns what
+        it found, in order, for the caller to log."""
         ...
 
     def result(self) -> CheckResult: ...

@@ -11,11 +11,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from rig.checks.base import Finding
 from rig.checks.safety import _Base
 from rig.events import names
 
 if TYPE_CHECKING:
-    from rig.cluster.cluster import Cluster
+    from rig.cluster.final_state import FinalState
 
 Read = tuple[int, int, int, int]  # base offset, end offset, producer, sequence
 
@@ -35,19 +36,20 @@ class ConsumedRecordsStay(_Base):
         for base, end, producer, sequence in event["batches"]:
             seen.setdefault((base, end, producer, sequence), (event["client"], event["t_ms"]))
 
-    def finish(self, cluster: Cluster) -> None:
+    def finish(self, final: FinalState) -> list[Finding]:
         for key, reads in sorted(self.reads.items()):
-            replica = self._final_leader(cluster, key)
+            replica = self._final_leader(final, key)
             if replica is None:
                 continue
             for (base, end, producer, sequence), (client, at_ms) in sorted(reads.items()):
-                now = replica.log.identity_at(base)
+                now = replica.identity_at(base)
                 if end <= replica.high_watermark and now == (producer, sequence):
                     continue
-                self._violate(cluster, topic=key[0], partition=key[1], offset=base,
+                self._violate(True, topic=key[0], partition=key[1], offset=base,
                               records=end - base, id=[producer, sequence], client=client,
-                              read_at_ms=at_ms, leader=cluster.zk.partitions[key].leader,
+                              read_at_ms=at_ms, leader=final.partitions[key].leader,
                               final_hw=replica.high_watermark,
                               final_id=list(now) if now else None,
                               message="a consumer read this batch, then it left the "
                                       "committed log")
+        return self.found

@@ -47,8 +47,8 @@ class FetchSessionCheck:
                         "message": "session error without a lost session: the client broke "
                                    "the epoch sequence"})
 
-    def finish(self, cluster: Any) -> None:
-        pass
+    def finish(self, final: Any) -> list[tuple[str, dict[str, Any]]]:
+        return []
 
     def result(self) -> CheckResult:
         status = Status.FAILED if self._count else Status.OK

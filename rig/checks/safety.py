@@ -1,8 +1,13 @@
 """Safety invariants of replication, judged online from events and at the end from the logs.
 
+A check reads events as they are written and, at the end, a read-only view of the final state
+that the model hands it (rig.cluster.final_state); it never writes into the log it observes.
+What it finds at the end it returns as findings (`record.lost`, `check.violation`), which the
+simulation appends to the run's log in the order found.
+
 - no acknowledged record is lost: every batch a producer saw acknowledged with acks=all is in
   the final committed log (below the leader's HW) of its partition (losses under acks=1 are
-  reported as `record.lost` events but are within Kafka's contract);
+  reported as `record.lost` findings but are within Kafka's contract);
 - replicas agree below their high watermark: no follower holds, below its HW, a batch the
   leader does not hold at that offset (divergence);
 - at most one leader per partition and leader epoch;
@@ -15,13 +20,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from rig.checks.base import CheckResult, Status
-from rig.cluster.replica import Role
+from rig.checks.base import CheckResult, Finding, Status
 from rig.events import names
 
 if TYPE_CHECKING:
-    from rig.cluster.cluster import Cluster
-    from rig.cluster.replica import Replica
+    from rig.cluster.final_state import FinalState, ReplicaView
 
 MAX_KEPT = 100
 
@@ -33,28 +36,29 @@ class _Base:
         self.violations: list[dict[str, Any]] = []
         self.count = 0
         self.unknown: list[str] = []
+        self.found: list[Finding] = []  # what finish returns
 
-    def _violate(self, cluster: Cluster | None, **details: Any) -> None:
+    def _violate(self, logged: bool, **details: Any) -> None:
+        """Count a violation; `logged`: also a check.violation finding (those found at the
+        end; one found online is in the result only)."""
         self.count += 1
         if len(self.violations) < MAX_KEPT:
             self.violations.append({"check": self.name, **details})
-        if cluster is not None:
-            cluster.log.emit(names.CHECK_VIOLATION, check=self.name, **details)
+        if logged:
+            self.found.append((names.CHECK_VIOLATION, {"check": self.name, **details}))
 
     def observe(self, event: Mapping[str, Any]) -> None:
         pass
 
-    def finish(self, cluster: Cluster) -> None:
-        pass
+    def finish(self, final: FinalState) -> list[Finding]:
+        return []
 
-    def _final_leader(self, cluster: Cluster, key: tuple[str, int]) -> Replica | None:
+    def _final_leader(self, final: FinalState, key: tuple[str, int]) -> ReplicaView | None:
         """The partition's leader replica once the run settled; None (and `key` noted as not
         judged) when it has none."""
-        leader = cluster.brokers.get(cluster.zk.partitions[key].leader)
-        replica = leader.replicas[key] if leader is not None and leader.alive else None
-        if replica is None or replica.role is not Role.LEADER:
+        replica = final.partitions[key].final_leader()
+        if replica is None:
             self.unknown.append(f"{key[0]}-{key[1]} (no leader)")
-            return None
         return replica
 
     def result(self) -> CheckResult:
@@ -80,58 +84,59 @@ class NoAckedLoss(_Base):
         if event["event"] == names.PRODUCE_ACK and event["acks"] != 0:
             self.acked.setdefault((event["topic"], event["partition"]), []).append(event)
 
-    def finish(self, cluster: Cluster) -> None:
+    def finish(self, final: FinalState) -> list[Finding]:
         for key, acks in sorted(self.acked.items()):
-            replica = self._final_leader(cluster, key)
+            replica = self._final_leader(final, key)
             if replica is None:
                 continue
-            committed = {b.identity for b in replica.log.batches
-                         if b.end_offset <= replica.high_watermark}
-            # Compaction and retention remove records by policy: not a loss.
-            committed |= replica.log.removed
+            committed = {identity for _, end, identity in replica.batches()
+                         if end <= replica.high_watermark}
             for ack in acks:
-                if tuple(ack["id"]) in committed or ack["offset"] < replica.log.log_start_offset:
+                identity = tuple(ack["id"])
+                # Compaction and retention remove records by policy: not a loss.
+                if (identity in committed or replica.removed(identity)
+                        or ack["offset"] < replica.log_start_offset):
                     continue
                 details = dict(topic=key[0], partition=key[1], id=ack["id"],
                                offset=ack["offset"], records=ack["records"], acks=ack["acks"],
-                               acked_at_ms=ack["t_ms"],
-                               leader=cluster.zk.partitions[key].leader)
-                cluster.log.emit(names.RECORD_LOST, **details)
+                               acked_at_ms=ack["t_ms"], leader=final.partitions[key].leader)
+                self.found.append((names.RECORD_LOST, details))
                 # Only acks=all promises durability; an acks=1 loss is counted, not a violation.
                 if ack["acks"] == -1:
-                    self._violate(cluster, **details,
+                    self._violate(True, **details,
                                   message="acknowledged, then absent from the committed log")
+        return self.found
 
 
 class ReplicasAgree(_Base):
     name = "replicas-agree"
 
-    def finish(self, cluster: Cluster) -> None:
-        for key, state in sorted(cluster.zk.partitions.items()):
-            leader = cluster.brokers.get(state.leader)
-            if leader is None or not leader.alive:
+    def finish(self, final: FinalState) -> list[Finding]:
+        for key, partition in sorted(final.partitions.items()):
+            lead = partition.replicas.get(partition.leader)
+            if lead is None or not lead.alive:
                 self.unknown.append(f"{key[0]}-{key[1]} (no leader)")
                 continue
-            lead = leader.replicas[key]
-            for broker_id in cluster.assignment(key):
-                if broker_id == state.leader:
+            for broker_id in partition.assignment:
+                if broker_id == partition.leader:
                     continue
-                follower = cluster.brokers[broker_id].replicas[key]
+                follower = partition.replicas[broker_id]
                 limit = min(follower.high_watermark, lead.high_watermark)
-                for batch in follower.log.batches:
-                    if batch.end_offset > limit:
+                for base, end, identity in follower.batches():
+                    if end > limit:
                         break
-                    theirs = lead.log.identity_at(batch.base_offset)
-                    if theirs is None and (batch.identity in lead.log.removed
-                                           or batch.end_offset <= lead.log.log_start_offset):
+                    theirs = lead.identity_at(base)
+                    if theirs is None and (lead.removed(identity)
+                                           or end <= lead.log_start_offset):
                         continue  # the leader's cleaner or retention removed it: no divergence
-                    if theirs != batch.identity:
-                        self._violate(cluster, topic=key[0], partition=key[1],
-                                      broker=broker_id, leader=state.leader,
-                                      offset=batch.base_offset, replica_id=list(batch.identity),
+                    if theirs != identity:
+                        self._violate(True, topic=key[0], partition=key[1],
+                                      broker=broker_id, leader=partition.leader,
+                                      offset=base, replica_id=list(identity),
                                       leader_id=list(theirs) if theirs else None,
                                       message="replicas hold different records below the HW")
                         break
+        return self.found
 
 
 class OneLeaderPerEpoch(_Base):
@@ -147,6 +152,6 @@ class OneLeaderPerEpoch(_Base):
         key = (event["topic"], event["partition"], event["epoch"])
         first = self.leaders.setdefault(key, event["broker"])
         if first != event["broker"]:
-            self._violate(None, topic=key[0], partition=key[1], epoch=key[2],
+            self._violate(False, topic=key[0], partition=key[1], epoch=key[2],
                           brokers=[first, event["broker"]], t_ms=event["t_ms"],
                           message="two leaders in one epoch")

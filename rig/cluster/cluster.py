@@ -1,10 +1,5 @@
 """The simulated cluster of one variant: it builds the brokers, ZooKeeper and the controller,
-and carries every message between nodes.
-
-A message is delivered only if, when it arrives, its destination is up, is the same incarnation
-it was sent to (a restart resets connections), and no network partition separates the two.
-A stalled broker (a GC pause) receives its messages when the stall ends.
-"""
+wires them to one transport (rig.cluster.transport), and applies faults to them."""
 
 from __future__ import annotations
 
@@ -12,32 +7,35 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+from rig.cluster import coast_begin
 from rig.cluster.broker import Broker
 from rig.cluster.coast import Coast
+from rig.cluster.context import NodeContext, Strategies, TopicConfigs
 from rig.cluster.controller import Controller
 from rig.cluster.fetcher import ReplicaFetcher
-from rig.cluster.network import Network, Node
+from rig.cluster.final_state import FinalState, PartitionView, ReplicaView
+from rig.cluster.network import Network
 from rig.cluster.offsets import OffsetStore
 from rig.cluster.replica import Replica, Role, TopicPartition
 from rig.cluster.storage import log_factory
+from rig.cluster.transport import Transport
 from rig.cluster.wire import Meter
+from rig.cluster.zk_client import ZkClient
 from rig.cluster.zookeeper import NODE as ZK
 from rig.cluster.zookeeper import ZK_MESSAGE_BYTES, PartitionState, ZooKeeper
 from rig.engine import Simulation, Streams
 from rig.errors import PluginError
 from rig.events import EventLog, names
 from rig.hashing import OFFSETS_TOPIC, fetcher_id
-from rig.scenario.model import BrokerConfig, TopicSpec, VariantSpec
+from rig.scenario.model import TopicSpec, VariantSpec
 from rig.strategies.placement import PlacementError, check_assignment
 from rig.strategies.placement.explicit import ExplicitPlacement
-
-# How often a reliable message (a ZooKeeper watch, a controller request) is tried again while
-# the link is cut: the reconnect backoff of ZooKeeper's client and the controller's channel.
-RESEND_MS = 100
 
 
 class Cluster:
     """The model of one variant; strategies are instances chosen by the caller."""
+
+    zk: ZooKeeper
 
     def __init__(self, variant: VariantSpec, sim: Simulation, streams: Streams, log: EventLog,
                  strategies: dict[str, Any], meter: Meter | None = None):
@@ -46,22 +44,30 @@ class Cluster:
         self.sim = sim
         self.streams = streams
         self.log = log
-        self.strategies = strategies
+        self.strategies = Strategies.of(strategies)
         self.meter = meter or Meter()
         self.network = Network(variant.network, {b.id: b.rack for b in variant.brokers},
                                streams.get("network"))
-        sessions = strategies["fetch_session"]
+        sessions = self.strategies.fetch_session
+        self.topic_config = {t.name: t.config for t in variant.topics}
+        self.topics = TopicConfigs(self.topic_config, self.config)
         self.brokers: dict[int, Broker] = {}
+        # The wire: every message between nodes (rig.cluster.transport).
+        self.transport = Transport(sim, self.network, self.brokers, lambda: self.zk.alive)
+        self.send = self.transport.send
+        self.deliver_at = self.transport.deliver_at
+        self.after_stall = self.transport.after_stall
+        self.node_context = NodeContext(
+            sim, log.emit, self.send, self.after_stall, self.strategies, self.topics,
+            self.meter, variant.os, ZkClient(self), self.new_fetcher)
         for b in variant.brokers:
-            self.brokers[b.id] = Broker(self, b.id, b.rack, sessions.new_cache(
-                b.id, variant.broker_config(b.id).max_incremental_fetch_session_cache_slots,
+            config = variant.broker_config(b.id)
+            self.brokers[b.id] = Broker(self.node_context, b.id, b.rack, config, sessions.new_cache(
+                b.id, config.max_incremental_fetch_session_cache_slots,
                 streams.get(f"fetch_session/cache/{b.id}")))
         self.zk = ZooKeeper(self)
         self.controller: Controller | None = None
         self.assignments: dict[str, list[tuple[int, ...]]] = {}
-        self.topic_config = {t.name: t.config for t in variant.topics}
-        self._stalled_mail: dict[int, list[Callable[[], None]]] = {}
-        self._stalled_outbox: dict[int, list[Callable[[], None]]] = {}
         self.producers: list[Any] = []
         self.clients: list[Any] = []  # every fetch client (followers and consumers)
         self.offset_store = OffsetStore()  # values of __consumer_offsets records
@@ -73,7 +79,7 @@ class Cluster:
     # -- building ------------------------------------------------------------------------------
     def build(self) -> None:
         """Place every topic; the first replica of each partition starts as its leader."""
-        placement = self.strategies["placement"]
+        placement = self.strategies.placement
         rng = self.streams.get("placement")
         for broker in self.variant.brokers:
             self.log.emit(names.BROKER_START, broker=broker.id, rack=broker.rack)
@@ -139,88 +145,15 @@ class Cluster:
 
     # -- configuration lookups ---------------------------------------------------------------
     def min_isr(self, key: TopicPartition) -> int:
-        value = self.topic_config[key[0]].get("min.insync.replicas")
-        return int(value) if value is not None else self.config.min_insync_replicas
+        return self.topics.min_isr(key)
 
     def unclean_election(self, key: TopicPartition) -> bool:
-        value = self.topic_config[key[0]].get("unclean.leader.election.enable")
-        return bool(value) if value is not None else self.config.unclean_leader_election_enable
-
-    def flush_messages(self, key: TopicPartition, config: BrokerConfig) -> int | None:
-        value = self.topic_config[key[0]].get("flush.messages")
-        return int(value) if value is not None else config.log_flush_interval_messages
+        return self.topics.unclean_election(key)
 
     # -- messages ------------------------------------------------------------------------------
-    def _incarnation(self, node: Node) -> int:
-        broker = self.brokers.get(node) if isinstance(node, int) else None
-        return broker.incarnation if broker is not None else 0
-
-    def _up(self, node: Node) -> bool:
-        if node == ZK:
-            return self.zk.alive
-        broker = self.brokers.get(node) if isinstance(node, int) else None
-        return broker.alive if broker is not None else True
-
-    def send(self, src: Node, dst: Node, nbytes: int, deliver: Callable[[], None], *,
-             reliable: bool = False) -> None:
-        """Carry a message of `nbytes` from `src` to `dst`; `deliver` runs on arrival.
-
-        A message meeting a cut link or a lossy one is lost, unless `reliable`: then it is
-        sent again every RESEND_MS while both ends live, as ZooKeeper re-delivers a watch to
-        a client that reconnects within its session and the controller's channel retries a
-        request until it gets through (each end's incarnation must stay the same: a restarted
-        process starts a new conversation)."""
-        if not self._up(src):
-            return
-        sender = self.brokers.get(src) if isinstance(src, int) else None
-        if sender is not None and sender.stalled:
-            # A paused process sends nothing (its purgatory timers fire into the pause too):
-            # the message leaves when the stall ends.
-            self._stalled_outbox.setdefault(sender.id, []).append(
-                lambda: self.send(src, dst, nbytes, deliver, reliable=reliable))
-            return
-        incarnation = self._incarnation(dst)
-        source_incarnation = self._incarnation(src)
-
-        def resend() -> None:
-            if (self._up(src) and self._incarnation(src) == source_incarnation
-                    and self._up(dst) and self._incarnation(dst) == incarnation):
-                self.send(src, dst, nbytes, deliver, reliable=True)
-
-        arrival = self.network.arrival_us(src, dst, nbytes, self.sim.now_us)
-        if arrival is None:  # lost on a lossy link
-            if reliable:
-                self.sim.after(RESEND_MS * 1000, resend)
-            return
-        self._arrive(arrival, src, dst, deliver, incarnation, resend if reliable else None)
-
-    def deliver_at(self, arrival_us: int, src: Node, dst: Node, deliver: Callable[[], None],
-                   sent_us: int) -> None:
-        """A message sent at `sent_us` in closed form (a coasting fetch round, which kept the
-        link busy itself) arrives at `arrival_us` under the rules of `send`."""
-        self._arrive(arrival_us, src, dst, deliver, self._incarnation(dst), None, sent_us)
-
-    def _arrive(self, arrival_us: int, src: Node, dst: Node, deliver: Callable[[], None],
-                incarnation: int, resend: Callable[[], None] | None,
-                sent_us: int | None = None) -> None:
-        def arrive() -> None:
-            if not self._up(dst) or self._incarnation(dst) != incarnation:
-                return
-            if self.network.blocked(src, dst):
-                if resend is not None:
-                    self.sim.after(RESEND_MS * 1000, resend)
-                return
-            broker = self.brokers.get(dst) if isinstance(dst, int) else None
-            if broker is not None and broker.stalled:
-                self._stalled_mail.setdefault(broker.id, []).append(deliver)
-                return
-            deliver()
-
-        self.sim.at(arrival_us, arrive, scheduled_us=sent_us)
-
-    def after_stall(self, broker: Broker, action: Callable[[], None]) -> None:
-        """Run `action` when `broker`'s stall ends (work its paused threads would have done)."""
-        self._stalled_mail.setdefault(broker.id, []).append(action)
+    def begin_coast(self, client: Any, request: Any, response: Any) -> bool:
+        """Whether `client` coasts from here: its idle rounds go on in closed form."""
+        return coast_begin.begin(self, client, request, response)
 
     def wake_coasts(self, broker_id: int) -> None:
         """Rebuild every coast that involves `broker`, as leader or as follower, before
@@ -238,11 +171,7 @@ class Cluster:
         self.wake_coasts(broker.id)
         broker.stalled = on
         if not on:
-            for send in self._stalled_outbox.pop(broker.id, []):
-                send()
-            mail = self._stalled_mail.pop(broker.id, [])
-            for deliver in mail:
-                deliver()
+            self.transport.stall_ended(broker.id)
             for fetcher in list(broker.fetchers.values()):
                 fetcher.wake()
 
@@ -284,54 +213,10 @@ class Cluster:
     def run_for_controller(self, broker: int) -> None:
         self.send(broker, ZK, ZK_MESSAGE_BYTES, lambda: self.zk.try_become_controller(broker))
 
-    # -- ISR changes (the leader writes ZooKeeper) ---------------------------------------------
-    def change_isr(self, broker: Broker, replica: Replica, isr: tuple[int, ...],
-                   shrink: list[int] | None = None, expand: list[int] | None = None) -> None:
-        replica.isr_change_pending = True
-        key = replica.key
-        epoch = replica.leader_epoch
-        version = replica.zk_version
-        incarnation = broker.incarnation
-
-        def at_zk() -> None:
-            written = self.zk.update_isr(key, epoch, isr, version)
-            self.send(ZK, broker.id, ZK_MESSAGE_BYTES, lambda: applied(written))
-
-        def applied(written: int | None) -> None:
-            if broker.incarnation != incarnation or replica.leader_epoch != epoch:
-                return
-            replica.isr_change_pending = False
-            if written is None or replica.role is not Role.LEADER:
-                return  # the controller changed the partition first: its LeaderAndIsr wins
-            replica.isr = isr
-            replica.zk_version = written
-            broker.record_isr_change(key)
-            if shrink:
-                self.log.emit(names.ISR_SHRINK, topic=key[0], partition=key[1],
-                              leader=broker.id, isr=list(isr), removed=shrink, by="leader")
-            if expand:
-                self.log.emit(names.ISR_EXPAND, topic=key[0], partition=key[1],
-                              leader=broker.id, isr=list(isr), added=expand)
-            broker.maybe_advance_hw(replica)
-
-        self.send(broker.id, ZK, ZK_MESSAGE_BYTES, at_zk)
-
-    def propagate_isr_changes(self, broker: Broker, keys: tuple[TopicPartition, ...]) -> None:
-        """`broker` creates an /isr_change_notification child for `keys`; the controller's
-        watch on that path fires when it is created."""
-
-        def at_zk() -> None:
-            seq = self.zk.add_isr_change_notification(keys)
-            self.log.emit(names.ISR_CHANGE_NOTIFICATION, broker=broker.id, notification=seq,
-                          partitions=len(keys))
-            self.notify_controller(lambda c: c.on_isr_change_notification())
-
-        self.send(broker.id, ZK, ZK_MESSAGE_BYTES + 30 * len(keys), at_zk)
-
     # -- the model's factories -----------------------------------------------------------------
     def new_fetcher(self, broker: Broker, leader: int, slot: int) -> ReplicaFetcher:
         return ReplicaFetcher(self, broker, leader, slot,
-                              self.strategies["fetch_session"].new_client())
+                              self.strategies.fetch_session.new_client())
 
     # -- faults ----------------------------------------------------------------------------------
     def crash(self, broker_id: int, power_loss: bool) -> None:
@@ -340,8 +225,7 @@ class Cluster:
             return
         self.wake_coasts(broker_id)
         lost = broker.crash(power_loss)
-        self._stalled_mail.pop(broker_id, None)
-        self._stalled_outbox.pop(broker_id, None)
+        self.transport.forget(broker_id)
         if not power_loss:
             # The process is gone but the machine is up: its sockets are reset, and clients
             # with a request open to it learn that after a round trip (a power loss resets
@@ -363,6 +247,18 @@ class Cluster:
         broker.restart()
         self.log.emit(names.BROKER_RESTART, broker=broker_id, incarnation=broker.incarnation)
         self._heartbeats(broker)
+
+    # -- the end of the run -------------------------------------------------------------------
+    def final_state(self) -> FinalState:
+        """A read-only view of every partition's replicas, for the checks' verdicts."""
+        brokers, partitions = self.brokers, self.zk.partitions
+
+        def view(key: TopicPartition) -> PartitionView:
+            assignment = self.assignment(key)
+            return PartitionView(partitions[key].leader, assignment, {
+                b: ReplicaView(brokers[b].replicas[key], brokers[b].alive) for b in assignment})
+
+        return FinalState(partitions, view)
 
     # -- settling ------------------------------------------------------------------------------
     def settled(self) -> bool:

@@ -9,13 +9,15 @@ fetchers. A *coasting* client instead remembers when its idle rounds began and t
 is woken — its state rebuilt exactly as the rounds would have left it — as soon as anything could
 make a round differ:
 
-- the leader appends to a partition it fetches, advances one's high watermark, leaves one's HW
-  below its log end, or starts leading one for it (rig.cluster.broker);
+- anything the leader's fetch purgatory hears of on its slot: a coast waits there as an
+  operation under the slot its parked fetch would have, so an append to a partition it fetches,
+  a HW advance, a HW left below the log end, a new leadership of one of its partitions
+  (rig.cluster.replica_manager), or a full fetch asking for a session (the cache may evict by
+  last use; rig.cluster.fetch_server) ends it, just before the change;
 - its partitions change, it stops, its broker's fetchers get stuck, or either broker crashes or
   stalls (rig.cluster.fetch_client, rig.cluster.cluster);
 - a real message would wait for, or hold up, one of its messages on its two links, or a fault
   changes them (rig.cluster.network);
-- a full fetch at the leader asks for a session (the cache may evict by last use);
 - its messages would meet another coasting client's on a shared link (a wake-up timer, from the
   arithmetic of two periodic streams: `first_meeting`);
 - the run ends (`Cluster.finish_coasting`).
@@ -39,14 +41,15 @@ is simulated.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Protocol, cast
 
 from rig.cluster.messages import FetchRequestMsg, FetchResponseMsg
-from rig.engine import URGENT, Timer
-from rig.events import names
+from rig.cluster.periodic import first_meeting
+from rig.engine import URGENT, Simulation, Timer
+from rig.events import EventLog, names
 from rig.protocol.errors import NONE
 from rig.strategies.fetch_session.base import (
-    FINAL_EPOCH,
     IdleRoundsCache,
     IdleRoundsClient,
     advance_epoch,
@@ -55,43 +58,28 @@ from rig.strategies.fetch_session.base import (
 if TYPE_CHECKING:
     from rig.cluster.broker import Broker
     from rig.cluster.fetch_client import FetchClient
-    from rig.cluster.network import Link, Network
+    from rig.cluster.network import Link, Network, Node
+
+
+
+class CoastHost(Protocol):
+    """What coasting needs of the model around it (rig.cluster.cluster.Cluster)."""
+
+    sim: Simulation
+    log: EventLog
+    network: Network
+    coasts: dict[Coast, None]  # every coast under way
+    horizon_us: int  # the latest the run can end
+
+    @property
+    def brokers(self) -> Mapping[int, Broker]: ...
+
+    def deliver_at(self, arrival_us: int, src: Node, dst: Node, deliver: Callable[[], None],
+                   sent_us: int) -> None: ...
+
 
 # Where a woken coast's current round stands.
 _SENT, _PARKED, _ANSWERED = "sent", "parked", "answered"
-
-
-def first_meeting(first_a: int, period_a: int, busy_a: int, first_b: int, period_b: int,
-                  busy_b: int, limit: int) -> int | None:
-    """The first k in [0, limit] for which message k of stream A (sent at first_a + k·period_a,
-    busy on the link for busy_a µs) overlaps a message of stream B on the same link, or None.
-
-    B is taken as periodic both ways, so the answer is never late (at worst early: a B message
-    before first_b does not exist). With u the position of an A message in B's cycle shifted by
-    busy_a − 1, the two overlap when u < busy_a + busy_b − 1; u moves by period_a mod period_b
-    per A message, so the search jumps from one wrap of B's cycle to the next."""
-    m = period_b
-    width = busy_a + busy_b - 1
-    if width >= m:
-        return 0
-    u = (first_a - first_b + busy_a - 1) % m
-    if u < width:
-        return 0
-    step = period_a % m
-    if step == 0:
-        return None
-    if 2 * step > m:
-        # Walk the other way: x → (width − 1 − x) mod m maps the meeting zone onto itself.
-        u, step = (width - 1 - u) % m, m - step
-    k = 0
-    while True:
-        jump = -(-(m - u) // step)  # messages until the position wraps past the cycle's end
-        k += jump
-        if k > limit:
-            return None
-        u += jump * step - m
-        if u < width:
-            return k
 
 
 class Coast:
@@ -99,9 +87,10 @@ class Coast:
     `period_us` long: request on the wire `to_leader_us`, held `wait_us`, response back
     `to_client_us`."""
 
-    def __init__(self, fetcher: FetchClient, leader: Broker, request: FetchRequestMsg,
-                 response: FetchResponseMsg, queued: tuple[int, int]):
-        cluster = fetcher.cluster
+    def __init__(self, host: CoastHost, fetcher: FetchClient, leader: Broker,
+                 request: FetchRequestMsg, response: FetchResponseMsg, queued: tuple[int, int]):
+        self.host = host
+        cluster = host
         network = cluster.network
         self.fetcher = fetcher
         self.leader = leader
@@ -148,8 +137,8 @@ class Coast:
         """When to wake so that no message of ours meets another coast's on a shared link: the
         earliest such meeting, less the other message's busy time; None if none before the
         horizon."""
-        network = self.fetcher.cluster.network
-        now = self.fetcher.cluster.sim.now_us
+        network = self.host.network
+        now = self.host.sim.now_us
         earliest: int | None = None
         for link in self.links:
             first, busy = self._stream(link)
@@ -170,13 +159,13 @@ class Coast:
     def register(self, horizon_us: int) -> bool:
         """Take the fetcher's place in the simulation; False (nothing changed) when its messages
         would meet another coast's too soon to be worth it."""
-        cluster = self.fetcher.cluster
+        cluster = self.host
         meeting = self._first_meeting_us(horizon_us)
         if meeting is not None and meeting < self.start_us + 2 * self.period_us:
             return False
         self.fetcher.coast = self
         self.fetcher.in_flight = True  # a coasting fetcher always has a round under way
-        self.leader.coasts[self.slot] = self
+        self.leader.fetch_purgatory.watch((self.slot,), self)
         for link in self.links:
             cluster.network.coasting.setdefault(link, {})[self] = None
         cluster.coasts[self] = None
@@ -185,10 +174,9 @@ class Coast:
         return True
 
     def _unregister(self) -> None:
-        cluster = self.fetcher.cluster
+        cluster = self.host
         self.fetcher.coast = None
-        if self.leader.coasts.get(self.slot) is self:
-            del self.leader.coasts[self.slot]
+        self.leader.fetch_purgatory.forget(self)
         for link in self.links:
             waiting = cluster.network.coasting.get(link)
             if waiting is not None:
@@ -200,19 +188,29 @@ class Coast:
             self.timer.cancel()
             self.timer = None
 
+    # -- as an operation in the leader's fetch purgatory (under its slot) ---------------------
+    def try_complete(self) -> bool:
+        """Whatever would complete a parked fetch of this slot, or change what the next round
+        reads, ends the coast: rebuilt now, the round in progress goes on for real."""
+        self.wake()
+        return True
+
+    def expire(self) -> None:
+        self.wake()
+
     def wake(self) -> None:
         """Rebuild the state the skipped rounds left and go on with the current one for real."""
         if not self.active:
             return
         self.active = False
         self._unregister()
-        sim = self.fetcher.cluster.sim
+        sim = self.host.sim
         rounds, phase = self._where(sim.now_us)
         self._restore(rounds, phase)
 
     def _where(self, now: int) -> tuple[int, str]:
         """(the round under way, how far it got) at `now`, by the queue's order at ties."""
-        sim = self.fetcher.cluster.sim
+        sim = self.host.sim
         current = (now - self.start_us) // self.period_us
         sent = self.start_us + current * self.period_us
         arrived = sent + self.to_leader_us
@@ -227,7 +225,7 @@ class Coast:
 
     def _restore(self, current: int, phase: str) -> None:
         fetcher, leader = self.fetcher, self.leader
-        cluster = fetcher.cluster
+        cluster = self.host
         period = self.period_us
         sent_us = self.start_us + current * period  # the current round's request left then
         arrived_us = sent_us + self.to_leader_us
@@ -243,7 +241,7 @@ class Coast:
         opened = current + (phase != _SENT)
         if opened:
             last_open_us = self.start_us + (opened - 1) * period + self.to_leader_us
-            leader.last_fetch_ms[self.slot] = last_open_us / 1000
+            leader.replica_manager.last_fetch_ms[self.slot] = last_open_us / 1000
             if phase == _PARKED:
                 cache.skip_idle_rounds(self.session_id, opened - 1,
                                        (last_open_us - period) / 1000)
@@ -261,7 +259,7 @@ class Coast:
             cluster.deliver_at(arrived_us, fetcher.node, leader.id,
                                lambda: leader.on_fetch(request), sent_us)
         elif phase == _PARKED:
-            leader.park_again(request, arrived_us)
+            leader.fetch_server.park_again(request, arrived_us)
         else:
             body, header, wire = self.response_sizes
             response = FetchResponseMsg(NONE, self.session_id, self.response_partitions, 0,
@@ -274,7 +272,7 @@ class Coast:
         fetcher = self.fetcher
         body, header, wire = self.request_sizes
         r_body, r_header, r_wire = self.response_sizes
-        fetcher.cluster.log.emit(
+        self.host.log.emit(
             names.FETCH_IDLE, role=fetcher.role, client=fetcher.client_id,
             replica_id=fetcher.replica_id, broker=self.leader.id, source=fetcher.source,
             fetcher=fetcher.fetcher_id, version=fetcher.version, session_id=self.session_id,
@@ -286,67 +284,3 @@ class Coast:
             response_partitions=self.response_partitions, error_code=NONE, records_bytes=0,
             waited_ms=self.wait_us / 1000, response_body_bytes=r_body,
             response_header_bytes=r_header, response_wire_bytes=r_wire)
-
-
-def begin(fetcher: FetchClient, request: FetchRequestMsg, response: FetchResponseMsg) -> bool:
-    """After `fetcher` took `response`: coast from here if the round was idle and the next one
-    would be the same; True if it coasts (then it must not send)."""
-    cluster = fetcher.cluster
-    session = request.session
-    if (response.error_code != NONE or response.records or response.high_watermarks
-            or response.errors or request.updates or fetcher.dirty
-            or response.session_id != session.session_id
-            or (session.full and session.epoch != FINAL_EPOCH)
-            or (not session.full and (session.listed or session.forgotten))
-            or not fetcher.may_coast()):
-        return False
-    leader = cluster.brokers[fetcher.leader_id]
-    slot = fetcher.slot_key
-    if (not leader.alive or leader.stalled or leader.pending.get(slot)
-            or leader.hw_unseen.get(slot) or slot in leader.delayed_fetches
-            or leader.follower_hw_behind(fetcher.replica_id)
-            or not isinstance(leader.cache, IdleRoundsCache)
-            or not isinstance(fetcher.client, IdleRoundsClient)):
-        return False
-    if not session.full and not leader.cache.expects(session.session_id,
-                                                     advance_epoch(session.epoch, 1)):
-        return False  # the session went (evicted) after this round's request was opened
-    network = cluster.network
-    now = cluster.sim.now_us
-    there = network.quiet_transit_us(fetcher.node, leader.id, fetcher.last_sizes[2])
-    back = network.quiet_transit_us(leader.id, fetcher.node, response.wire_bytes)
-    if there is None or back is None or fetcher.sent_at_us < 0:
-        return False
-    period = now - fetcher.sent_at_us
-    queued = (request.arrived_us - fetcher.sent_at_us - there, now - response.sent_us - back)
-    # The round just ended must have been held its max wait, have waited for its links only
-    # behind coasting messages that come back every round (else the next round would differ),
-    # leave the links free now, and be shorter than the socket timeout.
-    if (response.sent_us - request.arrived_us != request.max_wait_ms * 1000
-            or not _queued_behind_coast(network, (fetcher.node, leader.id),
-                                        fetcher.sent_at_us, queued[0], period)
-            or not _queued_behind_coast(network, (leader.id, fetcher.node),
-                                        response.sent_us, queued[1], period)
-            or fetcher.timeout_ms * 1000 <= period
-            or network.free_at(fetcher.node, leader.id) > now
-            or network.free_at(leader.id, fetcher.node) > now):
-        return False
-    return Coast(fetcher, leader, request, response, queued).register(cluster.horizon_us)
-
-
-def _queued_behind_coast(network: Network, link: Link, sent_us: int, queued_us: int,
-                         period_us: int) -> bool:
-    """A message sent at `sent_us` that waited `queued_us` for `link` waits the same every
-    round only behind a coast with the same period whose message held the link from before
-    `sent_us` until the moment ours started (two clients locked in step, the shorter round
-    behind the longer: the full simulation shows the same)."""
-    if queued_us == 0:
-        return True
-    started = sent_us + queued_us
-    for other in network.coasting.get(link, ()):
-        assert isinstance(other, Coast)
-        first, busy = other._stream(link)
-        if (other.period_us == period_us and (started - busy - first) % period_us == 0
-                and started - busy <= sent_us):
-            return True
-    return False

@@ -7,27 +7,62 @@ and what a response means for them (`_apply`).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar, Protocol
 
-from rig.cluster import coast as coasting
+from rig.cluster.context import Strategies, Wakeable
 from rig.cluster.messages import FetchRequestMsg, FetchResponseMsg, topic_runs
-from rig.cluster.network import Node
+from rig.cluster.network import Network, Node
 from rig.cluster.partition import FetchState, TopicPartition
-from rig.engine import Timer
-from rig.events import names
+from rig.cluster.replica import Replica
+from rig.cluster.wire import Meter
+from rig.engine import Simulation, Timer
+from rig.events import EventLog, names
 from rig.protocol import RequestShape
 from rig.strategies.fetch_session import SessionClient
 
-if TYPE_CHECKING:
-    from rig.cluster.cluster import Cluster
-    from rig.cluster.coast import Coast
+
+class Leader(Protocol):
+    """A broker as a fetch client reaches it."""
+
+    alive: bool
+
+    @property
+    def replicas(self) -> Mapping[TopicPartition, Replica]: ...
+
+    def on_fetch(self, request: Any) -> None: ...
+
+    def on_epoch_request(self, key: TopicPartition, epoch: int) -> tuple[int, int] | None: ...
+
+
+class ClientHost(Protocol):
+    """What a fetch client uses of the model around it (rig.cluster.cluster.Cluster)."""
+
+    sim: Simulation
+    log: EventLog
+    meter: Meter
+    network: Network
+    strategies: Strategies
+    clients: list[Any]  # every client the cluster tells of connection resets
+    coasting: bool  # idle rounds may be advanced in closed form (rig.cluster.coast)
+
+    @property
+    def brokers(self) -> Mapping[int, Leader]: ...
+
+    def send(self, src: Node, dst: Node, nbytes: int, deliver: Callable[[], None], *,
+             reliable: bool = False) -> None: ...
+
+    def begin_coast(self, client: FetchClient, request: FetchRequestMsg,
+                    response: FetchResponseMsg) -> bool:
+        """Whether `client` coasts from here (rig.cluster.coast.begin)."""
+        ...
 
 
 class FetchClient:
     role: ClassVar[str] = ""
     privileged: ClassVar[bool] = False
 
-    def __init__(self, cluster: Cluster, node: Node, leader_id: int, client_id: str,
+    def __init__(self, cluster: ClientHost, node: Node, leader_id: int, client_id: str,
                  version: int, client: SessionClient, max_wait_ms: int, min_bytes: int,
                  timeout_ms: int, backoff_ms: int):
         self.cluster = cluster
@@ -54,7 +89,7 @@ class FetchClient:
         self.sent_at_us = -1  # when the request in flight left
         self.last_sizes: tuple[int, int, int] = (0, 0, 0)  # its body, header and wire bytes
         self.last_listed = 0  # how many partitions it listed
-        self.coast: Coast | None = None  # idle rounds in closed form (rig.cluster.coast)
+        self.coast: Wakeable | None = None  # idle rounds in closed form (rig.cluster.coast)
         cluster.clients.append(self)
 
     # -- who is fetching (the broker reads these) ----------------------------------------------
@@ -224,7 +259,7 @@ class FetchClient:
         self._disarm()
         self.client.on_response(request.session, response.error_code, response.session_id)
         self._apply(response)
-        if self.cluster.coasting and coasting.begin(self, request, response):
+        if self.cluster.coasting and self.cluster.begin_coast(self, request, response):
             return
         self.send()
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
-from rig.cluster.fetch_client import FetchClient
+from rig.cluster.fetch_client import ClientHost, FetchClient
 from rig.cluster.messages import FetchResponseMsg
 from rig.cluster.partition import FetchState, TopicPartition
 from rig.events import names
@@ -21,7 +21,6 @@ from rig.strategies.replication.base import Decision, FollowerView
 
 if TYPE_CHECKING:
     from rig.cluster.broker import Broker
-    from rig.cluster.cluster import Cluster
 
 EPOCH_REQUEST_BYTES = 64  # OffsetsForLeaderEpoch, roughly: not one of the exact messages
 
@@ -30,7 +29,7 @@ class ReplicaFetcher(FetchClient):
     role: ClassVar[str] = "follower"
     privileged: ClassVar[bool] = True  # follower sessions are privileged in the session cache
 
-    def __init__(self, cluster: Cluster, broker: Broker, leader_id: int, slot: int,
+    def __init__(self, cluster: ClientHost, broker: Broker, leader_id: int, slot: int,
                  client: SessionClient):
         config = broker.config
         super().__init__(cluster, broker.id, leader_id, f"broker-{broker.id}-fetcher-{slot}",
@@ -130,7 +129,7 @@ class ReplicaFetcher(FetchClient):
         if sent != self._sent or self.stopped:
             return
         self._disarm()
-        strategy = self.cluster.strategies["replication"]
+        strategy = self.cluster.strategies.replication
         for key, epoch in asked.items():
             if self.truncating.get(key) != epoch:
                 continue  # removed or re-added meanwhile
@@ -152,13 +151,13 @@ class ReplicaFetcher(FetchClient):
         offset = max(0, min(offset, before))
         removed = replica.log.truncate_to(offset)
         replica.high_watermark = min(replica.high_watermark, replica.leo)
-        self.broker.hw_dirty[key] = None
+        self.broker.replica_manager.hw_dirty[key] = None
         if not removed:
             return  # nothing was cut: not an event
         self.cluster.log.emit(names.REPLICA_TRUNCATE, broker=self.broker_id, topic=key[0],
                               partition=key[1], leader=self.leader_id, from_offset=before,
                               to_offset=replica.leo, records=removed, reason=reason,
-                              strategy=self.cluster.strategies["replication"].name)
+                              strategy=self.cluster.strategies.replication.name)
 
     def _send_fetch(self) -> None:
         if not self._sent:
@@ -180,7 +179,7 @@ class ReplicaFetcher(FetchClient):
             for batch in batches:
                 if batch.base_offset >= replica.leo:  # a compacted log has gaps
                     replica.log.append(batch, now_ms, gap_ok=True)
-            broker.after_follower_append(replica)
+            broker.replica_manager.after_append(replica)
             if state.fetch_offset != replica.leo:
                 state.fetch_offset = replica.leo
                 self.dirty[key] = None
@@ -188,7 +187,7 @@ class ReplicaFetcher(FetchClient):
             replica = broker.replicas.get(key)
             if replica is not None and key in self.partitions:
                 replica.high_watermark = min(hw, replica.leo)
-                broker.hw_dirty[key] = None
+                broker.replica_manager.hw_dirty[key] = None
         for key, error in response.errors.items():
             if error == OFFSET_OUT_OF_RANGE and key in self.partitions:
                 self._out_of_range(key)

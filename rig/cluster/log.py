@@ -18,84 +18,16 @@ index floor entry, scan) and the bytes scanned are counted per log.
 from __future__ import annotations
 
 import bisect
-from array import array
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from rig.cluster.segment import INDEX_INTERVAL_BYTES, Segment
+from rig.cluster.epoch_cache import UNDEFINED, LeaderEpochCache
+from rig.cluster.segment import INDEX_INTERVAL_BYTES, LookupStats, Segment
+from rig.protocol.records import Batch
 
 __all__ = ["UNDEFINED", "Batch", "Log", "LookupStats", "Segment"]
 
-UNDEFINED = -1
-LOOKUP_SAMPLE_EVERY = 16  # keep one lookup in this many for percentiles (the rest are counted)
-
-
-@dataclass(slots=True)
-class Batch:
-    base_offset: int
-    count: int
-    epoch: int  # the leader epoch that wrote it
-    size: int  # bytes in Kafka's v2 format
-    producer: int
-    sequence: int  # the producer's sequence of the first record
-    timestamp_ms: float = 0.0  # the producer's create time
-    keys: array | None = None  # key id per record ('i'; a tombstone is ~key); None: unkeyed
-    tombstones: int = 0  # records among `keys` with a null value
-    kept: array | None = None  # after cleaning: relative offsets of the records kept
-    delete_horizon_ms: float = -1.0  # KIP-534: set when the cleaner first sees its tombstones
-
-    @property
-    def end_offset(self) -> int:
-        return self.base_offset + self.count
-
-    @property
-    def records(self) -> int:
-        """Records held (the offsets span `count`; cleaning can leave fewer)."""
-        if self.kept is not None:
-            return len(self.kept)
-        return self.count
-
-    @property
-    def identity(self) -> tuple[int, int]:
-        return (self.producer, self.sequence)
-
-
-@dataclass(slots=True)
-class LookupStats:
-    """Offset lookups of one log since the last sample: count, bytes scanned, a few kept."""
-
-    count: int = 0
-    total: int = 0
-    low: int = -1
-    high: int = 0
-    seen: int = 0
-    samples: list[int] = field(default_factory=list)
-
-    def add(self, scanned: int) -> None:
-        self.count += 1
-        self.total += scanned
-        self.low = scanned if self.low < 0 else min(self.low, scanned)
-        self.high = max(self.high, scanned)
-        self.seen += 1
-        if self.seen % LOOKUP_SAMPLE_EVERY == 1:
-            self.samples.append(scanned)
-
-    def merge(self, other: LookupStats) -> None:
-        """Add another log's lookups (its kept samples are kept too)."""
-        if not other.count:
-            return
-        self.count += other.count
-        self.total += other.total
-        self.low = other.low if self.low < 0 else min(self.low, other.low)
-        self.high = max(self.high, other.high)
-        self.samples.extend(other.samples)
-
-    def reset(self) -> None:
-        self.count = self.total = self.high = 0
-        self.low = -1
-        self.samples = []
 
 
 # What a log holds besides numbers and its segments, and how each starts out. Most logs of a
@@ -112,12 +44,12 @@ _CONTAINERS: dict[str, Callable[[], Any]] = {
 }
 
 
-class Log:
+class Log(LeaderEpochCache):
     """One replica's log. Offsets are Kafka's: LEO is the next offset to write."""
 
     __slots__ = ("segment_bytes", "segment_ms", "index_interval_bytes", "log_start_offset",
                  "log_end_offset", "flushed", "size_bytes", "clean_offset", "layout",
-                 "_segments", "_epochs", *_CONTAINERS)
+                 "_segments", *_CONTAINERS)
 
     segment_bytes: int
     segment_ms: int
@@ -176,14 +108,6 @@ class Log:
         return segments
 
     @property
-    def epochs(self) -> list[tuple[int, int]]:
-        """The leader-epoch cache: (epoch, start offset), ascending."""
-        epochs = self._epochs
-        if epochs is None:
-            epochs = self._epochs = []
-        return epochs
-
-    @property
     def segment_count(self) -> int:
         """len(segments), without making the segment of a log never used."""
         return 1 if self._segments is None else len(self._segments)
@@ -217,13 +141,6 @@ class Log:
         self.bases.append(batch.base_offset)
         self.log_end_offset = batch.end_offset
         self.dirty.append((now_ms, batch.end_offset))
-
-    def assign_epoch(self, epoch: int) -> None:
-        """A new leader records its epoch's start offset before it appends (Kafka does this on
-        becoming leader, so an epoch with no data still has a start)."""
-        epochs = self.epochs
-        if not epochs or epoch > epochs[-1][0]:
-            epochs.append((epoch, self.log_end_offset))
 
     def flush(self, up_to: int | None = None) -> None:
         target = self.log_end_offset if up_to is None else min(up_to, self.log_end_offset)
@@ -336,55 +253,6 @@ class Log:
         target = self.positions[i] if i < len(self.batches) else segment.size
         return segment.base_offset, floor, max(0, target - floor)
 
-    # -- storage management -------------------------------------------------------------------
-    def delete_oldest_segments(self, count: int, reason: str = "retention") -> int:
-        """Delete the `count` oldest segments (never the active one); the log start offset moves
-        to the next segment's base. Returns the records deleted."""
-        segments = self.segments
-        count = min(count, len(segments) - 1)
-        if count <= 0:
-            return 0
-        new_start = segments[count].base_offset
-        cut = bisect.bisect_left(self.bases, new_start)
-        removed = sum(b.records for b in self.batches[:cut])
-        self.size_bytes -= sum(b.size for b in self.batches[:cut])
-        del self.batches[:cut]
-        del self.bases[:cut]
-        del self.positions[:cut]
-        del segments[:count]
-        self.log_start_offset = max(self.log_start_offset, new_start)
-        self.clean_offset = max(self.clean_offset, self.log_start_offset)
-        self.layout += 1
-        return removed
-
-    def replace_segments(self, count: int, group_bases: list[int], batches: list[Batch]) -> None:
-        """The cleaner swaps its output in: the `count` oldest segments become one segment per
-        entry of `group_bases` holding `batches` (which must cover exactly their offsets)."""
-        end = self.segments[count].base_offset
-        cut = bisect.bisect_left(self.bases, end)
-        kept = {b.identity for b in batches}
-        self.removed.update(b.identity for b in self.batches[:cut] if b.identity not in kept)
-        old = self.segments[:count]
-        created = {s.base_offset: s.created_ms for s in old}
-        segments: list[Segment] = []
-        positions: list[int] = []
-        g = 0
-        for batch in batches:
-            while g < len(group_bases) and batch.base_offset >= group_bases[g]:
-                segments.append(Segment(group_bases[g], 0, created.get(group_bases[g], 0.0)))
-                g += 1
-            positions.append(segments[-1].size)
-            segments[-1].add_batch(batch.end_offset - 1, batch.size, batch.timestamp_ms,
-                                   self.index_interval_bytes)
-        for base in group_bases[g:]:
-            segments.append(Segment(base, 0, created.get(base, 0.0)))
-        self.size_bytes += sum(b.size for b in batches) - sum(b.size for b in self.batches[:cut])
-        self.batches[:cut] = batches
-        self.bases[:cut] = [b.base_offset for b in batches]
-        self.positions[:cut] = positions
-        self.segments[:count] = segments
-        self.layout += 1
-
     def bytes_after(self, offset: int, limit: int, end: int | None = None) -> int:
         """Bytes readable from `offset` below `end` (default: the log end), counting no further
         than `limit` (a cheap wake-up test)."""
@@ -405,29 +273,3 @@ class Log:
         if i < 0 or offset >= self.batches[i].end_offset:
             return None
         return self.batches[i].identity
-
-    # -- leader epochs (KIP-101 / KIP-279) ----------------------------------------------------
-    @property
-    def latest_epoch(self) -> int:
-        epochs = self._epochs  # read without making the cache of a log never written
-        return epochs[-1][0] if epochs else UNDEFINED
-
-    def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
-        """What OffsetsForLeaderEpoch answers for `epoch` (LeaderEpochFileCache.endOffsetFor):
-
-        - the latest epoch: (epoch, LEO);
-        - newer than every known epoch, or none known: (−1, −1);
-        - older than every known epoch: (epoch, start of the first known one);
-        - otherwise (largest epoch ≤ asked, start of the next epoch) — KIP-279.
-        """
-        epochs = self._epochs
-        if epoch == UNDEFINED or not epochs:
-            return UNDEFINED, UNDEFINED
-        if epoch == epochs[-1][0]:
-            return epoch, self.log_end_offset
-        higher = next((i for i, (e, _) in enumerate(epochs) if e > epoch), None)
-        if higher is None:
-            return UNDEFINED, UNDEFINED
-        if higher == 0:
-            return epoch, epochs[0][1]
-        return epochs[higher - 1][0], epochs[higher][1]

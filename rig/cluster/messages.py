@@ -7,19 +7,41 @@ the shape the byte accounting needs; the wire bytes themselves are the codec's b
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from rig.cluster.log import Batch
+from rig.cluster.network import Node
 from rig.cluster.partition import FetchState, TopicPartition
-from rig.strategies.fetch_session import SessionRequest
+from rig.protocol import ResponsePartitionShape, ResponseShape, ResponseTopicShape
+from rig.protocol.errors import NONE
+from rig.strategies.fetch_session import SessionContext, SessionRequest
 
-if TYPE_CHECKING:
-    from rig.cluster.fetch_client import FetchClient
+
+class Fetcher(Protocol):
+    """Who sent a fetch, as the leader sees it (rig.cluster.fetch_client.FetchClient)."""
+
+    client_id: str
+    node: Node
+
+    @property
+    def role(self) -> str: ...
+    @property
+    def privileged(self) -> bool: ...
+    @property
+    def slot_key(self) -> tuple[int | str, int]: ...
+    @property
+    def replica_id(self) -> int: ...
+    @property
+    def source(self) -> Node: ...
+    @property
+    def fetcher_id(self) -> int: ...
+
+    def on_response(self, request: FetchRequestMsg, response: FetchResponseMsg) -> None: ...
 
 
 @dataclass(slots=True)
 class FetchRequestMsg:
-    fetcher: FetchClient
+    fetcher: Fetcher
     version: int
     session: SessionRequest
     partitions: dict[TopicPartition, None]  # every partition of the fetcher (for a full fetch)
@@ -62,3 +84,45 @@ def topic_runs(keys: object) -> tuple[tuple[str, int], ...]:
     if current is not None:
         runs.append((current, count))
     return tuple(runs)
+
+
+def response_shape(request: FetchRequestMsg, context: SessionContext,
+                   records: dict[TopicPartition, tuple[list[Batch], int]],
+                   listed: dict[TopicPartition, None]) -> ResponseShape:
+    """What the codec needs to size a response: its topics, in order, with the sizes of the
+    partitions that carry records and how many are idle."""
+    if context.error_code != NONE:
+        return ResponseShape(request.version, ())
+    if context.full:
+        runs = request.topic_runs
+        if len({topic for topic, _ in runs}) != len(runs):
+            # A topic in several runs (partitions of two topics interleaved after
+            # leadership moved): each run carries its own partitions, in request order.
+            keys = iter(request.partitions)
+            shaped = []
+            for topic, n in runs:
+                run = [next(keys) for _ in range(n)]
+                sizes = [records[k][1] for k in run if k in records]
+                shaped.append(ResponseTopicShape(
+                    topic, idle=n - len(sizes),
+                    partitions=tuple(ResponsePartitionShape(records=s) for s in sizes)))
+            return ResponseShape(request.version, tuple(shaped))
+        busy_by_topic: dict[str, list[int]] = {}
+        for (topic, _), (_, size) in records.items():
+            busy_by_topic.setdefault(topic, []).append(size)
+        topics = []
+        for topic, n in runs:
+            sizes = busy_by_topic.pop(topic, [])
+            topics.append(ResponseTopicShape(
+                topic, idle=n - len(sizes),
+                partitions=tuple(ResponsePartitionShape(records=s) for s in sizes)))
+        return ResponseShape(request.version, tuple(topics))
+    topics = []
+    keys = iter(listed)  # a topic may come back in a later run: walk the runs in order
+    for topic, n in topic_runs(listed):
+        run = [next(keys) for _ in range(n)]
+        sizes = [records[k][1] for k in run if k in records]
+        topics.append(ResponseTopicShape(
+            topic, idle=n - len(sizes),
+            partitions=tuple(ResponsePartitionShape(records=s) for s in sizes)))
+    return ResponseShape(request.version, tuple(topics))

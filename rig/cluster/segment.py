@@ -76,3 +76,42 @@ class Segment:
         del self.index_offsets[keep:]
         del self.index_positions[keep:]
         self.time_entries = min(self.time_entries, keep)
+
+
+LOOKUP_SAMPLE_EVERY = 16  # keep one lookup in this many for percentiles (the rest are counted)
+
+
+@dataclass(slots=True)
+class LookupStats:
+    """Offset lookups of one log since the last sample: count, bytes scanned, a few kept."""
+
+    count: int = 0
+    total: int = 0
+    low: int = -1
+    high: int = 0
+    seen: int = 0
+    samples: list[int] = field(default_factory=list)
+
+    def add(self, scanned: int) -> None:
+        self.count += 1
+        self.total += scanned
+        self.low = scanned if self.low < 0 else min(self.low, scanned)
+        self.high = max(self.high, scanned)
+        self.seen += 1
+        if self.seen % LOOKUP_SAMPLE_EVERY == 1:
+            self.samples.append(scanned)
+
+    def merge(self, other: LookupStats) -> None:
+        """Add another log's lookups (its kept samples are kept too)."""
+        if not other.count:
+            return
+        self.count += other.count
+        self.total += other.total
+        self.low = other.low if self.low < 0 else min(self.low, other.low)
+        self.high = max(self.high, other.high)
+        self.samples.extend(other.samples)
+
+    def reset(self) -> None:
+        self.count = self.total = self.high = 0
+        self.low = -1
+        self.samples = []

@@ -20,7 +20,11 @@ from collections.abc import Callable, Mapping
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from rig.cluster.log import Log, LookupStats
+from rig.cluster.context import NodeContext, Process
+from rig.cluster.log import Log
+from rig.cluster.log_rewrite import delete_oldest_segments, replace_segments
+from rig.cluster.partition import TopicPartition
+from rig.cluster.segment import LookupStats
 from rig.events import names
 from rig.scenario.model import BrokerConfig
 from rig.strategies.compaction.base import (
@@ -28,11 +32,10 @@ from rig.strategies.compaction.base import (
     CleaningConfig,
     CleanPass,
     CompactedLog,
+    log_to_clean,
 )
-from rig.strategies.compaction.kafka_cleaner import log_to_clean
 
 if TYPE_CHECKING:
-    from rig.cluster.broker import Broker
     from rig.cluster.replica import Replica
 
 STORAGE_SAMPLE_MS = 2000
@@ -83,13 +86,15 @@ def log_factory(config: Mapping[str, Any], broker: BrokerConfig, *,
 def apply_pass(log: Log, plan: CleanPass) -> None:
     """Swap a finished pass into `log` and move its cleaner checkpoint (LogCleanerManager
     .doneCleaning)."""
-    log.replace_segments(plan.segments_replaced, plan.group_bases, plan.batches)
+    replace_segments(log, plan.segments_replaced, plan.group_bases, plan.batches)
     log.clean_offset = plan.end_offset
 
 
 class BrokerStorage:
-    def __init__(self, broker: Broker):
+    def __init__(self, broker: Process, ctx: NodeContext, replicas: dict[TopicPartition, Replica]):
         self.broker = broker
+        self.ctx = ctx
+        self.replicas = replicas
         self.touched: dict[tuple[str, int], Replica] = {}
         self.in_progress: set[tuple[str, int]] = set()
         self.busy = 0
@@ -103,23 +108,25 @@ class BrokerStorage:
 
     @property
     def strategy(self) -> Any:
-        return self.broker.cluster.strategies.get("compaction")
+        return self.ctx.strategies.compaction
 
     def _topic_config(self, topic: str) -> Mapping[str, Any]:
-        return self.broker.cluster.topic_config.get(topic, {})
+        return self.ctx.topics.config(topic)
 
     def start(self) -> None:
         """Arm the tasks of a (re)started broker."""
         broker = self.broker
         self.in_progress.clear()
         self.busy = 0
-        self.written = {key: r for key, r in broker.replicas.items() if r.log.segment_count > 1}
-        broker._every(STORAGE_SAMPLE_MS, self.sample)
-        broker._every(broker.config.log_retention_check_interval_ms, self.retention)
-        config = broker.cluster.topic_config
+        self.written.clear()  # the same map the replica manager adds appended logs to
+        self.written.update((key, r) for key, r in self.replicas.items()
+                            if r.log.segment_count > 1)
+        broker.every(STORAGE_SAMPLE_MS, self.sample)
+        broker.every(broker.config.log_retention_check_interval_ms, self.retention)
+        config = self.ctx.topics.by_topic
         compacted_topics = {topic for topic in config if compacted(config[topic])}
         if (self.strategy is not None and broker.config.log_cleaner_enable and compacted_topics
-                and any(key[0] in compacted_topics for key in broker.replicas)):
+                and any(key[0] in compacted_topics for key in self.replicas)):
             for thread in range(self.settings.threads):
                 self._after(0, thread)
 
@@ -132,11 +139,11 @@ class BrokerStorage:
             if broker.alive and broker.incarnation == incarnation:
                 self._work(thread)
 
-        broker.tasks.append(broker.cluster.sim.after(max(1, int(delay_ms * 1000)), run))
+        broker.schedule(max(1, int(delay_ms * 1000)), run)
 
     def _candidates(self) -> list[CompactedLog]:
         out = []
-        for key, replica in self.broker.replicas.items():
+        for key, replica in self.replicas.items():
             config = self._topic_config(key[0])
             if key in self.in_progress or not compacted(config):
                 continue
@@ -172,7 +179,7 @@ class BrokerStorage:
                 return
             self._finish(thread, key, log, plan, chosen.cleanable_ratio, before, duration_ms)
 
-        broker.tasks.append(broker.cluster.sim.after(max(1, int(duration_ms * 1000)), finish))
+        broker.schedule(max(1, int(duration_ms * 1000)), finish)
 
     def _finish(self, thread: int, key: tuple[str, int], log: Log, plan: CleanPass,
                 ratio: float, before: tuple[int, int, int], duration_ms: float) -> None:
@@ -182,10 +189,10 @@ class BrokerStorage:
         aborted = log.layout != layout
         if not aborted:
             apply_pass(log, plan)
-        replica = self.broker.replicas.get(key)
+        replica = self.replicas.get(key)
         if replica is not None:
             self.touched[key] = replica
-        self.broker.cluster.log.emit(
+        self.ctx.emit(
             names.CLEANER_PASS, broker=self.broker.id, thread=thread, topic=key[0],
             partition=key[1], keys_mapped=plan.keys_mapped, map_capacity=plan.map_capacity,
             map_full=plan.map_full, records_read=plan.records_read,
@@ -202,8 +209,8 @@ class BrokerStorage:
     def retention(self) -> None:
         broker = self.broker
         now_ms = broker.now_ms
-        if len(self._rank) != len(broker.replicas):
-            self._rank = {key: i for i, key in enumerate(broker.replicas)}
+        if len(self._rank) != len(self.replicas):
+            self._rank = {key: i for i, key in enumerate(self.replicas)}
         for key in sorted(self.written, key=self._rank.__getitem__):
             replica = self.written[key]
             log = replica.log
@@ -220,9 +227,9 @@ class BrokerStorage:
                                             retention_bytes)
             if not count:
                 continue
-            deleted = log.delete_oldest_segments(count)
+            deleted = delete_oldest_segments(log, count)
             self.touched[key] = replica
-            broker.cluster.log.emit(names.LOG_RETENTION, broker=broker.id, topic=key[0],
+            self.ctx.emit(names.LOG_RETENTION, broker=broker.id, topic=key[0],
                                     partition=key[1], segments_deleted=count,
                                     records_deleted=deleted,
                                     log_start_offset=log.log_start_offset, reason=reason)
@@ -257,7 +264,7 @@ class BrokerStorage:
             return
         broker = self.broker
         now_ms = broker.now_ms
-        emit = broker.cluster.log.emit
+        emit = self.ctx.emit
         total = LookupStats()
         for key, replica in sorted(self.touched.items()):
             log = replica.log

@@ -8,16 +8,16 @@ first broker whose /controller create arrives wins, with a new controller epoch.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
+from rig.cluster.network import Node
 from rig.cluster.replica import TopicPartition
-from rig.engine import Timer
-from rig.events import names
-
-if TYPE_CHECKING:
-    from rig.cluster.cluster import Cluster
+from rig.engine import Simulation, Timer
+from rig.events import EventLog, names
+from rig.scenario.model import VariantSpec
 
 NODE = "zk"
 ZK_MESSAGE_BYTES = 100
@@ -31,8 +31,29 @@ class PartitionState:
     version: int = 0
 
 
+class ZkHost(Protocol):
+    """What ZooKeeper uses of the model around it (rig.cluster.cluster.Cluster)."""
+
+    variant: VariantSpec
+    sim: Simulation
+    log: EventLog
+
+    def send(self, src: Node, dst: Node, nbytes: int, deliver: Callable[[], None], *,
+             reliable: bool = False) -> None: ...
+
+    def notify_controller(self, action: Callable[[Any], None]) -> None:
+        """Fire the controller's watch: `action(controller)` once the news reaches it."""
+        ...
+
+    def controller_elected(self, broker: int, epoch: int) -> None: ...
+
+    def controller_gone(self) -> None: ...
+
+    def run_for_controller(self, broker: int) -> None: ...
+
+
 class ZooKeeper:
-    def __init__(self, cluster: Cluster):
+    def __init__(self, cluster: ZkHost):
         self.cluster = cluster
         self.alive = True
         self.sessions: dict[int, int] = {}  # broker → registered incarnation

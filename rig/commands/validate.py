@@ -25,7 +25,7 @@ def validate(
     or missing plugin shows here rather than in the middle of a run.
     """
     from rig.scenario.load import load_scenario
-    from rig.strategies import registry
+    from rig.strategies import guard
 
     failed = False
     for file in files:
@@ -37,7 +37,7 @@ def validate(
             for line in lines:
                 typer.echo(str(line), err=True)
             continue
-        strategy_problems = registry.strategy_problems(scenario.variants,
+        strategy_problems = guard.strategy_problems(scenario.variants,
                                                        allow_paths=allow_plugin_paths)
         if strategy_problems:
             failed = True

@@ -5,9 +5,10 @@ any machine. Events fire in (time, priority, insertion order); the insertion cou
 one Simulation, never to a class, so runs cannot influence each other.
 
 Every entry also carries the time it was scheduled at. Insertion order already follows it, so it
-changes no order; it lets an action computed in closed form after the fact (an idle fetch round
-advanced without being simulated, rig.cluster.coast) be queued where it would have been, and
-lets such code ask whether a virtual action due now would already have run (`ran_before`).
+changes no order. It is what lets a model skip simulating a stretch of repetitive work and work
+it out in closed form afterwards: an action computed after the fact is queued where it would
+have been (`at(..., scheduled_us=)`), and `ran_before` says whether an action that was never
+queued, due now, would already have run.
 """
 
 from __future__ import annotations

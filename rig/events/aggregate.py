@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from rig.events import names
-from rig.strategies.fetch_session.base import advance_epoch
+from rig.protocol.session_epochs import advance_epoch
 
 # The ids every fetch event carries, in the order the engine writes them.
 _IDS = ("role", "client", "replica_id", "broker", "source", "fetcher", "version", "session_id")

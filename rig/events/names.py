@@ -42,9 +42,8 @@ FETCH_IDLE: Final = "fetch.idle"
 
 # Fetch sessions (KIP-227) -----------------------------------------------------------------------
 SESSION_CREATED: Final = "session.created"  # broker, client, session_id, partitions, privileged
-SESSION_EVICTED: Final = "session.evicted"  # broker, session_id, by_client, reason
+SESSION_EVICTED: Final = "session.evicted"  # broker, session_id, by_client
 SESSION_ERROR: Final = "session.error"  # broker, client, session_id, session_epoch, error_code
-SESSION_CLOSED: Final = "session.closed"  # broker, client, session_id
 # session.cache: broker, sessions, partitions (cached over all its sessions), slots; sampled once a
 #   second when either changed, and when a crash empties the cache (Kafka's
 #   NumIncrementalFetchSessions and NumIncrementalFetchPartitionsCached gauges)

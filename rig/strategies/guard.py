@@ -10,7 +10,7 @@ O(partitions) once per topic), so every run keeps them on, built-ins included.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,10 +19,12 @@ from rig.scenario.model import BrokerSpec, TopicSpec, VariantSpec
 from rig.strategies import registry
 from rig.strategies.compaction.base import CleanPass, LogToClean
 from rig.strategies.fetch_session.base import SessionContext, SessionRequest
+from rig.strategies.kinds import KINDS
 from rig.strategies.placement.base import PlacementError, check_assignment, check_leaders
 
-CLIENT_METHODS = ("next_request", "on_response", "on_disconnect")
-CACHE_METHODS = ("open", "mark_changed", "sent", "occupancy", "clear")
+# What the session strategy's client and cache must offer: their Protocols' methods.
+CLIENT_METHODS = KINDS["fetch_session"].part_methods("client")
+CACHE_METHODS = KINDS["fetch_session"].part_methods("cache")
 
 
 @dataclass(frozen=True)
@@ -267,11 +269,9 @@ class GuardedCompaction(_Proxy):
 
 
 # How each kind is guarded; kinds not listed run unguarded until their contract is written here.
+# Each kind's guard, as its description names it (rig.strategies.kinds).
 GUARDS: dict[str, Callable[[Any, _Identity], Any]] = {
-    "placement": GuardedPlacement,
-    "fetch_session": GuardedSessions,
-    "compaction": GuardedCompaction,
-}
+    name: globals()[kind.guard] for name, kind in KINDS.items() if kind.guard}
 
 
 def variant_problems(strategies: Mapping[str, Any], variant: VariantSpec) -> list[tuple[str, str]]:
@@ -311,3 +311,36 @@ def guard_all(strategies: Mapping[str, Any], variant: VariantSpec,
         guarded[kind] = wrap(strategy, _Identity(kind, name, registry.origin_of(kind, name),
                                                  context))
     return guarded
+
+
+def strategy_problems(variants: Iterable[VariantSpec], *,
+                      allow_paths: bool = False) -> list[tuple[str, str]]:
+    """(kind, message) for every strategy the variants name that cannot be loaded, created with
+    its options, or run with its variant (a Fetch version too old for it, say). Each distinct
+    problem is listed once; empty when all is well."""
+    problems: list[tuple[str, str]] = []
+    created: dict[tuple[str, str, str], Any] = {}
+    for variant in variants:
+        instances = {}
+        for kind, ref in variant.strategies.items():
+            options = dict(ref.options)
+            key = (kind, ref.name, repr(sorted(options.items())))
+            if key not in created:
+                try:
+                    created[key] = registry.instantiate(kind, ref.name, options,
+                                                            allow_paths=allow_paths)
+                except PluginError as error:
+                    created[key] = None
+                    problems.append((kind, str(error)))
+            if created[key] is not None:
+                instances[kind] = created[key]
+        problems += [p for p in variant_problems(instances, variant) if p not in problems]
+    return problems
+
+
+def preflight(variants: Iterable[VariantSpec], *, allow_paths: bool = False) -> None:
+    """Load and create every strategy the variants name before anything runs: a broken plugin
+    stops `rig run` at once (exit 2), not after the variants before it have simulated."""
+    problems = strategy_problems(variants, allow_paths=allow_paths)
+    if problems:
+        raise PluginError("\n".join(message for _kind, message in problems))

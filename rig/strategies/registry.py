@@ -3,8 +3,9 @@
 Every strategy is an entry point in the group `rig.<kind>` (`rig.placement`, `rig.replication`,
 `rig.isr`, `rig.fetch_session`, `rig.compaction`): rig declares its built-ins in its own
 pyproject.toml exactly as a third-party package does (as pytest lists its default plugins).
-BUILTIN mirrors those declarations so that a source tree that was never pip-installed, or whose
-install metadata predates a built-in, still finds them; a test keeps the two equal.
+The built-ins are also described with their kind (rig.strategies.kinds), so that a source tree
+that was never pip-installed, or whose install metadata predates a built-in, still finds them;
+a test keeps the two equal.
 
 Loading checks a class against its kind's contract (class attributes, Protocol version, methods
 and their parameters) and reports every problem at once in one PluginError naming the plugin,
@@ -19,7 +20,7 @@ import os
 import re
 import sys
 import traceback
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
@@ -28,63 +29,20 @@ from typing import Any
 
 from rig._version import __version__
 from rig.errors import PluginError
-from rig.scenario.model import STRATEGY_KINDS, VariantSpec
+from rig.scenario.model import STRATEGY_KINDS
 from rig.strategies.base import FIRST_API_VERSION, api_version_of
+from rig.strategies.kinds import KINDS
 
-BUILTIN: dict[str, dict[str, str]] = {
-    "placement": {
-        "kafka": "rig.strategies.placement.kafka:KafkaPlacement",
-        "kraft-striped": "rig.strategies.placement.kraft:KraftStripedPlacement",
-        "explicit": "rig.strategies.placement.explicit:ExplicitPlacement",
-    },
-    "fetch_session": {
-        "sessionless": "rig.strategies.fetch_session.sessionless:Sessionless",
-        "incremental": "rig.strategies.fetch_session.incremental:Incremental",
-    },
-    "replication": {
-        "hw-truncation": "rig.strategies.replication.hw_truncation:HwTruncation",
-        "leader-epoch": "rig.strategies.replication.leader_epoch:LeaderEpoch",
-    },
-    "isr": {
-        "lag-time": "rig.strategies.isr.lag_time:LagTime",
-        "lag-messages": "rig.strategies.isr.lag_messages:LagMessages",
-    },
-    "compaction": {
-        "kafka-cleaner": "rig.strategies.compaction.kafka_cleaner:KafkaCleaner",
-        "none": "rig.strategies.compaction.none:NoCompaction",
-    },
-}
-
-# The default of each kind; kinds whose default is None are not modelled by this rig version.
-DEFAULTS: dict[str, str | None] = {
-    "placement": "kafka",
-    "fetch_session": "incremental",
-    "replication": "leader-epoch",
-    "isr": "lag-time",
-    "compaction": "kafka-cleaner",
-}
-
-# The methods each kind must provide: name → parameter names after `self`.
+# Read from each kind's one description (rig.strategies.kinds): its built-ins, its default,
+# the methods and class attributes of its Protocol, and the Protocol versions this rig drives.
+BUILTIN: dict[str, dict[str, str]] = {name: dict(kind.builtins) for name, kind in KINDS.items()}
+DEFAULTS: dict[str, str | None] = {name: kind.default for name, kind in KINDS.items()}
 REQUIRED_METHODS: dict[str, dict[str, tuple[str, ...]]] = {
-    "placement": {"assign": ("brokers", "topic", "rng")},
-    "fetch_session": {"new_client": (), "new_cache": ("broker", "slots", "rng")},
-    "replication": {"on_become_follower": ("view",),
-                    "on_epoch_end": ("view", "asked", "leader_epoch", "leader_end_offset")},
-    "isr": {"check_interval_ms": ("lag_time_ms",),
-            "on_fetch": ("progress", "fetch_offset", "leader_leo", "now_ms"),
-            "out_of_sync": ("progress", "leader_leo", "now_ms", "lag_time_ms"),
-            "may_join": ("progress", "high_watermark", "epoch_start_offset")},
-    "compaction": {"select": ("logs", "now_ms"), "clean": ("chosen", "settings", "now_ms")},
-}
-
-# Class attributes a kind requires besides name and description: attribute → type.
+    name: kind.required_methods for name, kind in KINDS.items()}
 REQUIRED_ATTRS: dict[str, dict[str, type]] = {
-    "fetch_session": {"min_fetch_version": int},
-}
-
-# The versions of each kind's Protocol this rig drives; a kind not listed drives version 1.
-# Bump a kind's version here (and document the change) when its Protocol changes incompatibly.
-API_VERSIONS: dict[str, tuple[int, ...]] = {}
+    name: kind.required_attrs for name, kind in KINDS.items()}
+API_VERSIONS: dict[str, tuple[int, ...]] = {
+    name: kind.api_versions for name, kind in KINDS.items()}
 
 BUILT_IN = "built-in"
 PATH = "a module:Class path"  # the origin of a strategy named by path in a scenario
@@ -398,37 +356,3 @@ def temporarily(kind: str, cls: type, name: str | None = None) -> Iterator[str]:
         yield name
     finally:
         _temporary[kind].pop(name, None)
-
-
-def strategy_problems(variants: Iterable[VariantSpec], *,
-                      allow_paths: bool = False) -> list[tuple[str, str]]:
-    """(kind, message) for every strategy the variants name that cannot be loaded, created with
-    its options, or run with its variant (a Fetch version too old for it, say). Each distinct
-    problem is listed once; empty when all is well."""
-    from rig.strategies.guard import variant_problems  # the guard imports this module
-
-    problems: list[tuple[str, str]] = []
-    created: dict[tuple[str, str, str], Any] = {}
-    for variant in variants:
-        instances = {}
-        for kind, ref in variant.strategies.items():
-            options = dict(ref.options)
-            key = (kind, ref.name, repr(sorted(options.items())))
-            if key not in created:
-                try:
-                    created[key] = instantiate(kind, ref.name, options, allow_paths=allow_paths)
-                except PluginError as error:
-                    created[key] = None
-                    problems.append((kind, str(error)))
-            if created[key] is not None:
-                instances[kind] = created[key]
-        problems += [p for p in variant_problems(instances, variant) if p not in problems]
-    return problems
-
-
-def preflight(variants: Iterable[VariantSpec], *, allow_paths: bool = False) -> None:
-    """Load and create every strategy the variants name before anything runs: a broken plugin
-    stops `rig run` at once (exit 2), not after the variants before it have simulated."""
-    problems = strategy_problems(variants, allow_paths=allow_paths)
-    if problems:
-        raise PluginError("\n".join(message for _kind, message in problems))

@@ -13,10 +13,12 @@ A failing check raises ConformanceError (an AssertionError) listing every proble
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from typing import Any
 
 from rig.scenario.model import STRATEGY_KINDS
+from rig.strategies.kinds import KINDS
 from rig.testing._common import ConformanceError, Report, static_problems
 from rig.testing._fetch_session import check_fetch_session
 from rig.testing._isr import check_isr
@@ -41,14 +43,11 @@ __all__ = [
 # Shown as rig.testing.ConformanceError in tracebacks, where authors import it from.
 ConformanceError.__module__ = Report.__module__ = __name__
 
-# The behavioural check of each kind. Kinds without one (compaction, whose contract is still
-# being written) are refused rather than passed on their signatures alone.
+# The behavioural check of each kind, as its description names it (rig.strategies.kinds).
+# Kinds without one are refused rather than passed on their signatures alone.
 KITS: dict[str, Callable[..., Report]] = {
-    "placement": check_placement,
-    "fetch_session": check_fetch_session,
-    "replication": check_replication,
-    "isr": check_isr,
-}
+    name: getattr(importlib.import_module(kind.kit.partition(":")[0]), kind.kit.partition(":")[2])
+    for name, kind in KINDS.items() if kind.kit}
 
 
 def check_strategy(kind: str, cls: Any, **options: Any) -> Report:

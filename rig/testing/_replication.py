@@ -31,9 +31,9 @@ from typing import Any
 from rig.strategies import registry
 from rig.strategies.replication.base import AskLeader, FollowerView, TruncateTo
 from rig.testing._common import ConformanceError, Report, create, static_problems
+from rig.testing._replication_rules import _check_question, _check_truncation, _Stop
 from rig.testing._replication_run import CASE, check_replication_model
 
-UNDEFINED = -1
 MAX_ROUNDS = 64  # OffsetsForLeaderEpoch round trips before the kit calls it a loop
 
 
@@ -75,10 +75,6 @@ STANDARD_CASES: tuple[LogPair, ...] = (
     LogPair("many epochs, diverged at the first", tuple((e, 10 * e) for e in range(0, 40, 2)), 400,
             5, ((0, 0), *((e, 5 + 10 * e) for e in range(1, 41, 2))), 500),
 )
-
-
-class _Stop(Exception):
-    """A case cannot go on: already reported."""
 
 
 def _logs(case: LogPair) -> tuple[Any, Any]:
@@ -144,48 +140,6 @@ def _run_case(instance: Any, case: LogPair, problems: list[str]) -> list[Any]:
     except _Stop:
         pass
     return decisions
-
-
-def _check_question(tag: str, view: FollowerView, own_epochs: str, asked: Any,
-                    previous: int | None, problems: list[str]) -> None:
-    if not isinstance(asked, int) or isinstance(asked, bool):
-        problems.append(f"{tag} AskLeader({asked!r}): the epoch must be an int")
-        raise _Stop
-    if not 0 <= asked <= view.latest_epoch:
-        problems.append(f"{tag} asked the leader about epoch {asked}, but {own_epochs}: "
-                        "OffsetsForLeaderEpoch asks where one of the follower's own epochs "
-                        "ends (KAFKA.md §9)")
-        raise _Stop
-    if previous is not None and asked >= previous:
-        problems.append(f"{tag} asked about epoch {asked} after the answer about epoch "
-                        f"{previous}: each new question must ask an older epoch (KIP-279 "
-                        "walks back), or the same answer comes back for ever")
-        raise _Stop
-
-
-def _check_truncation(tag: str, view: FollowerView, log_start: int, decision: TruncateTo,
-                      answer: tuple[int, int] | None, problems: list[str]) -> None:
-    offset = decision.offset
-    if not isinstance(offset, int) or isinstance(offset, bool):
-        problems.append(f"{tag} TruncateTo({offset!r}): the offset must be an int")
-        return
-    leo = view.log_end_offset
-    if offset > leo:
-        problems.append(f"{tag} truncates to {offset}, above the follower's LEO {leo}: a "
-                        "truncation offset is never above the LEO (the model clamps it)")
-    if offset < 0:
-        problems.append(f"{tag} truncates to {offset}: offsets are never negative")
-    elif offset < log_start:
-        problems.append(f"{tag} truncates to {offset}, below the follower's log start offset "
-                        f"{log_start}: retention deleted what lies below it, and its HW "
-                        f"({view.high_watermark}) and the leader's answers are all at or above "
-                        "it")
-    if answer is not None and answer[0] != UNDEFINED and answer[1] != UNDEFINED \
-            and offset > answer[1]:
-        problems.append(f"{tag} truncates to {offset} after the leader said its epoch "
-                        f"{answer[0]} ends at {answer[1]}: a follower truncates to min(the "
-                        "leader's end offset, its LEO) (KAFKA.md §9); what lies past it is not "
-                        "the leader's")
 
 
 def check_replication(cls: Any, **options: Any) -> Report:

@@ -22,6 +22,7 @@ from rig.testing._model import (
     settled_problem,
     strategy_ref,
 )
+from rig.testing._replication_rules import _check_question, _check_truncation, _Stop
 
 CASE = ("[model: 3 brokers, 200 records/s acks=all; leader 0 crashes at 5 s for 10 s, leader 1 "
         "loses power at 22 s for 5 s]")
@@ -52,7 +53,6 @@ def _scenario(name: str, options: dict[str, Any]) -> dict[str, Any]:
 
 def _judging(cls: Any, problems: list[str], calls: list[str]) -> type:
     """`cls` behind a recorder that judges each decision as the kit's standard cases do."""
-    from rig.testing._replication import _check_question, _check_truncation, _Stop
 
     def judge(view: FollowerView, decision: Any, asked: int | None,
               answer: tuple[int, int] | None) -> None:

@@ -47,7 +47,7 @@ class ConsumerFetcher(FetchClient):
     def __init__(self, member: ConsumerMember, leader_id: int):
         spec = member.spec
         super().__init__(member.cluster, member.node, leader_id, member.client_id,
-                         member.version, member.cluster.strategies["fetch_session"].new_client(),
+                         member.version, member.cluster.strategies.fetch_session.new_client(),
                          spec.fetch_max_wait_ms, spec.fetch_min_bytes, spec.request_timeout_ms,
                          spec.retry_backoff_ms)
         self.member = member
@@ -153,7 +153,7 @@ class ConsumerMember:
         source = live[0]
 
         def learn() -> None:
-            leaders = dict(cluster.brokers[source].metadata)
+            leaders = dict(cluster.brokers[source].metadata_cache.leaders)
             cluster.send(source, self.node, METADATA_BYTES, lambda: update(leaders))
 
         def update(leaders: dict[TopicPartition, int]) -> None:

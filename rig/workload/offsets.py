@@ -15,21 +15,33 @@ session.timeout.ms; this is the case where they do not.)
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from rig.cluster.offsets import handle_offset_commit, handle_offset_fetch
+from rig.cluster.partition import TopicPartition
 from rig.events import names
 from rig.hashing import offsets_partition
+from rig.scenario.model import ConsumerSpec
 
-if TYPE_CHECKING:
-    from rig.workload.consumer import ConsumerMember
+
+class Member(Protocol):
+    """The consumer member a Committer commits for (rig.workload.consumer.ConsumerMember)."""
+
+    cluster: Any  # rig.cluster.cluster.Cluster
+    spec: ConsumerSpec
+    node: str
+    client_id: str
+    assigned: list[TopicPartition]
+    positions: dict[TopicPartition, int]
+
+    def relocate(self, key: TopicPartition, backoff: bool = False) -> None: ...
 
 REQUEST_BYTES = 120  # FindCoordinator / OffsetFetch / a small OffsetCommit on the wire
 PER_PARTITION_BYTES = 30
 
 
 class Committer:
-    def __init__(self, member: ConsumerMember):
+    def __init__(self, member: Member):
         self.member = member
         self.cluster = member.cluster
         self.group = member.spec.group
@@ -75,7 +87,7 @@ class Committer:
         key = ("__consumer_offsets", self.partition)
 
         def at_broker() -> None:
-            leader = cluster.brokers[source].metadata.get(key, -1)
+            leader = cluster.brokers[source].metadata_cache.leaders.get(key, -1)
             cluster.send(source, self.node, REQUEST_BYTES, lambda: answer(leader))
 
         def answer(leader: int) -> None:

@@ -341,7 +341,7 @@ class Producer:
         source = live[self.rng.randrange(len(live))]
 
         def learn() -> None:
-            leaders = dict(cluster.brokers[source].metadata)
+            leaders = dict(cluster.brokers[source].metadata_cache.leaders)
             cluster.send(source, self.node, 200, lambda: update(leaders))
 
         def update(leaders: dict[TopicPartition, int]) -> None:

@@ -65,20 +65,20 @@ def test_each_fetcher_is_woken_once_not_once_per_partition(tmp_path: Path) -> No
 
 def test_brokers_share_the_start_up_metadata_until_one_is_told_more(tmp_path: Path) -> None:
     cluster, sink = started(tmp_path)
-    b0, b1, b2 = (cluster.brokers[i] for i in range(3))
+    b0, b1, b2 = (cluster.brokers[i].metadata_cache for i in range(3))
     leaders = {key: state.leader for key, state in cluster.zk.partitions.items()}
-    assert b0.metadata == leaders and b0.metadata is b1.metadata is b2.metadata
-    assert b0.metadata_isr is b1.metadata_isr
-    assert b0.metadata_isr[("a", 0)] == cluster.zk.partitions[("a", 0)].isr
+    assert b0.leaders == leaders and b0.leaders is b1.leaders is b2.leaders
+    assert b0.isrs is b1.isrs
+    assert b0.isrs[("a", 0)] == cluster.zk.partitions[("a", 0)].isr
     assert not events(sink, "metadata.updated")
 
     epoch = cluster.controller.epoch if cluster.controller else 0
     key = ("a", 0)
     new_leader = cluster.zk.partitions[key].isr[1]
-    b0.on_update_metadata(epoch, {key: new_leader}, {key: (new_leader,)})
-    assert b0.metadata[key] == new_leader and b0.metadata_isr[key] == (new_leader,)
-    assert b1.metadata[key] == leaders[key] and b1.metadata_isr[key] != (new_leader,)
-    assert b1.metadata is b2.metadata and b0.metadata is not b1.metadata
+    cluster.brokers[0].on_update_metadata(epoch, {key: new_leader}, {key: (new_leader,)})
+    assert b0.leaders[key] == new_leader and b0.isrs[key] == (new_leader,)
+    assert b1.leaders[key] == leaders[key] and b1.isrs[key] != (new_leader,)
+    assert b1.leaders is b2.leaders and b0.leaders is not b1.leaders
     assert [(e["broker"], e["partition"], e["leader"]) for e in
             events(sink, "metadata.updated")] == [(0, 0, new_leader)]
 
@@ -86,5 +86,5 @@ def test_brokers_share_the_start_up_metadata_until_one_is_told_more(tmp_path: Pa
 def test_a_crash_empties_only_its_own_isr_cache(tmp_path: Path) -> None:
     cluster, _ = started(tmp_path)
     cluster.crash(2, power_loss=False)
-    assert cluster.brokers[2].metadata_isr == {}
-    assert len(cluster.brokers[0].metadata_isr) == len(cluster.zk.partitions)
+    assert cluster.brokers[2].metadata_cache.isrs == {}
+    assert len(cluster.brokers[0].metadata_cache.isrs) == len(cluster.zk.partitions)

@@ -16,8 +16,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rig.cluster import coast
-from rig.cluster.coast import first_meeting
+from rig.cluster import coast, coast_begin
+from rig.cluster.periodic import first_meeting
 from rig.events import names
 from rig.events.aggregate import expand_fetch_idle
 from rig.scenario.load import load_scenario
@@ -106,14 +106,14 @@ def test_rounds_woken_in_every_phase_come_out_the_same(
 
     monkeypatch.setattr(coast.Coast, "_where", spy)
     roles: collections.Counter = collections.Counter()
-    begin = coast.begin
+    begin = coast_begin.begin
 
-    def counted(fetcher: Any, request: Any, response: Any) -> bool:
-        started = begin(fetcher, request, response)
+    def counted(host: Any, fetcher: Any, request: Any, response: Any) -> bool:
+        started = begin(host, fetcher, request, response)
         roles[fetcher.role] += started
         return started
 
-    monkeypatch.setattr(coast, "begin", counted)
+    monkeypatch.setattr(coast_begin, "begin", counted)
     document = {**_cluster(3, 12), "duration": "3m", "network": {"latency": "150ms"},
                 "strategies": {"fetch_session": "incremental"},
                 "workload": {"producers": [{"topic": "t", "rate": 0.7, "acks": "all",

@@ -11,17 +11,17 @@ from typing import Any
 import orjson
 import pytest
 
-from rig.cluster.broker import (
+from rig.cluster.isr import (
     ISR_CHANGE_PROPAGATION_BLACKOUT_MS,
     ISR_CHANGE_PROPAGATION_INTERVAL_MS,
     ISR_CHANGE_PROPAGATION_MAX_DELAY_MS,
-    Broker,
+    IsrTasks,
 )
 from rig.scenario.load import load_scenario
 from rig.simulate import simulate
 
 
-class _Cluster:
+class _Writer:
     def __init__(self) -> None:
         self.sent: list[tuple[int, tuple[Any, ...]]] = []
 
@@ -29,22 +29,35 @@ class _Cluster:
         self.sent.append((broker.id, keys))
 
 
-class _Leader:
-    """Just what maybe_propagate_isr_changes reads and writes."""
+class _Broker:
+    def __init__(self, now_ms: float) -> None:
+        self.id = 0
+        self.now_ms = now_ms
+
+
+class _Ctx:
+    def __init__(self) -> None:
+        self.isr_writer = _Writer()
+
+
+class _Leader(IsrTasks):
+    """The ISR tasks of a leader with just what maybe_propagate reads and writes."""
 
     def __init__(self, now_ms: float, last_change_ms: float, last_propagation_ms: float,
                  changes: int = 1):
-        self.id = 0
-        self.now_ms = now_ms
-        self.cluster = _Cluster()
-        self.isr_change_set = {("t", p): None for p in range(changes)}
-        self.last_isr_change_ms = last_change_ms
-        self.last_isr_propagation_ms = last_propagation_ms
+        super().__init__(_Broker(now_ms), _Ctx(), None)  # type: ignore[arg-type]
+        self.change_set = {("t", p): None for p in range(changes)}
+        self.last_change_ms = last_change_ms
+        self.last_propagation_ms = last_propagation_ms
+
+    @property
+    def sent(self) -> list[tuple[int, tuple[Any, ...]]]:
+        return self.ctx.isr_writer.sent  # type: ignore[attr-defined, no-any-return]
 
 
 def _tick(leader: _Leader) -> bool:
-    Broker.maybe_propagate_isr_changes(leader)  # type: ignore[arg-type]
-    return bool(leader.cluster.sent)
+    leader.maybe_propagate()
+    return bool(leader.sent)
 
 
 def test_kafkas_constants() -> None:
@@ -76,8 +89,8 @@ def test_changes_that_keep_coming_go_out_after_60_s(since_announced: float,
 def test_an_announcement_takes_every_change_and_restarts_the_60_s_clock() -> None:
     leader = _Leader(100_000.0, 90_000.0, 0.0, changes=3)
     assert _tick(leader)
-    assert leader.cluster.sent == [(0, (("t", 0), ("t", 1), ("t", 2)))]
-    assert leader.isr_change_set == {} and leader.last_isr_propagation_ms == 100_000.0
+    assert leader.sent == [(0, (("t", 0), ("t", 1), ("t", 2)))]
+    assert leader.change_set == {} and leader.last_propagation_ms == 100_000.0
 
 
 # -- end to end ---------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ from __future__ import annotations
 from array import array
 
 from rig.cluster.log import Batch, Log
+from rig.cluster.log_rewrite import delete_oldest_segments
 from rig.cluster.segment import INDEX_ENTRY_BYTES, TIME_INDEX_ENTRY_BYTES
 from rig.cluster.storage import BrokerStorage
 from rig.hashing import java_string_hash, offsets_partition
@@ -75,7 +76,7 @@ def test_retention_bytes_deletes_whole_old_segments_below_the_hw() -> None:
     count, reason = BrokerStorage._deletable(log, log.log_end_offset, 0.0, 1 << 60, 20_000)
     assert (count, reason) == (1, "retention.bytes")  # 35k − 10k ≥ 20k, − 10k more is not
     assert BrokerStorage._deletable(log, 150, 0.0, 1 << 60, 0)[0] == 1  # the HW holds the rest
-    removed = log.delete_oldest_segments(count)
+    removed = delete_oldest_segments(log, count)
     assert removed == 100 and log.log_start_offset == 100 and log.size_bytes == 25_000
     assert log.read(0, 1 << 20)[0][0].base_offset == 100
 

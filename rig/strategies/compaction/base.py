@@ -1,19 +1,21 @@
 """The compaction Protocol: a broker's cleaner threads ask `select` for the next log to clean
 among its compacted logs, then `clean` computes one pass over it.
 
-The model (rig.cluster.cleaner) owns the threads, the shared I/O throttle and simulated time:
+The model (rig.cluster.storage) owns the threads, the shared I/O throttle and simulated time:
 a pass is computed when it starts, takes (bytes read + written) / throughput, and its output
-is swapped into the log when it ends (unless the log was truncated meanwhile). A strategy never
-changes the log itself; it returns a CleanPass.
+is swapped into the log when it ends (unless the log was truncated meanwhile). A strategy sees
+a log only through `LogView` (read only) and never changes it: its rewrite is the CleanPass it
+returns, which the model applies.
 """
 
 from __future__ import annotations
 
+import bisect
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar, Protocol
+from typing import ClassVar, Protocol
 
-if TYPE_CHECKING:
-    from rig.cluster.log import Batch, Log
+from rig.protocol.records import Batch
 
 LONG_MAX = (1 << 63) - 1
 
@@ -45,13 +47,45 @@ class CleanerSettings:
         return min(self.dedupe_buffer_bytes // self.threads, (1 << 31) - 1)
 
 
+class SegmentView(Protocol):
+    """One segment of a log, read only."""
+
+    @property
+    def base_offset(self) -> int: ...
+    @property
+    def size(self) -> int: ...
+    @property
+    def largest_timestamp_ms(self) -> float: ...
+    @property
+    def first_timestamp_ms(self) -> float: ...  # of its first batch; -1 when empty
+    @property
+    def index_bytes(self) -> int: ...
+
+
+class LogView(Protocol):
+    """A log as a compaction strategy may see it: read only (rig.cluster.log.Log is one)."""
+
+    @property
+    def segments(self) -> Sequence[SegmentView]: ...
+    @property
+    def batches(self) -> Sequence[Batch]: ...
+    @property
+    def bases(self) -> Sequence[int]: ...  # the base offset of each batch, ascending
+    @property
+    def clean_offset(self) -> int: ...  # the cleaner checkpoint
+    @property
+    def log_start_offset(self) -> int: ...
+    @property
+    def log_end_offset(self) -> int: ...
+
+
 @dataclass
 class CompactedLog:
     """One replica's compacted log as the cleaner sees it."""
 
     topic: str
     partition: int
-    log: Log
+    log: LogView
     config: CleaningConfig
     high_watermark: int
 
@@ -74,6 +108,48 @@ class LogToClean:
     @property
     def cleanable_ratio(self) -> float:
         return self.cleanable_bytes / self.total_bytes if self.total_bytes else 0.0
+
+
+def _sizes_overlapping(log: LogView, start: int, end: int) -> int:
+    """Bytes of the segments overlapping [start, end) (UnifiedLog.logSegments(from, to))."""
+    segments = log.segments
+    first = max(0, bisect.bisect_right(segments, start, key=lambda s: s.base_offset) - 1)
+    total = 0
+    for segment in segments[first:]:
+        if segment.base_offset >= end:
+            break
+        total += segment.size
+    return total
+
+
+def log_to_clean(target: CompactedLog, now_ms: float) -> LogToClean:
+    """LogCleanerManager.cleanableOffsets and calculateCleanableBytes for one log."""
+    log, config = target.log, target.config
+    first_dirty = log.clean_offset
+    if first_dirty < log.log_start_offset or first_dirty > log.log_end_offset:
+        first_dirty = log.log_start_offset  # an invalid checkpoint: start over
+    segments = log.segments
+    active = segments[-1].base_offset
+    bounds = [active, target.high_watermark]  # the active segment; the last stable offset
+    dirty_from = max(0, bisect.bisect_right(segments, first_dirty,
+                                            key=lambda s: s.base_offset) - 1)
+    dirty_segments = segments[dirty_from:-1]
+    if config.min_compaction_lag_ms > 0:
+        for segment in dirty_segments:
+            if segment.largest_timestamp_ms > now_ms - config.min_compaction_lag_ms:
+                bounds.append(segment.base_offset)
+                break
+    uncleanable = max(first_dirty, min(bounds))
+    # The first uncleanable segment: the non-active segment holding `uncleanable`, else active.
+    at = bisect.bisect_right(segments, uncleanable, key=lambda s: s.base_offset) - 1
+    first_uncleanable = segments[at].base_offset if 0 <= at < len(segments) - 1 else active
+    cleanable = _sizes_overlapping(log, min(first_dirty, first_uncleanable), first_uncleanable)
+    clean = _sizes_overlapping(log, -1, first_dirty)
+    need_now = False
+    if config.max_compaction_lag_ms < (1 << 62):
+        stamps = [s.first_timestamp_ms for s in dirty_segments if s.first_timestamp_ms > 0]
+        need_now = bool(stamps) and min(stamps) < now_ms - config.max_compaction_lag_ms
+    return LogToClean(target, first_dirty, first_uncleanable, clean, cleanable, need_now)
 
 
 @dataclass

@@ -20,61 +20,20 @@ import bisect
 from array import array
 from typing import ClassVar
 
-from rig.cluster.log import Batch, Log
-from rig.protocol.records import BATCH_HEADER_BYTES
+from rig.protocol.records import BATCH_HEADER_BYTES, Batch
 from rig.strategies.compaction.base import (
     CleanerSettings,
     CleanPass,
     CompactedLog,
     LogToClean,
+    LogView,
+    log_to_clean,
 )
 
 MAX_INDEX_BYTES = 10 << 20  # segment.index.bytes: a cleaned group's index stays under it
 
 
-def _sizes_overlapping(log: Log, start: int, end: int) -> int:
-    """Bytes of the segments overlapping [start, end) (UnifiedLog.logSegments(from, to))."""
-    segments = log.segments
-    first = max(0, bisect.bisect_right(segments, start, key=lambda s: s.base_offset) - 1)
-    total = 0
-    for segment in segments[first:]:
-        if segment.base_offset >= end:
-            break
-        total += segment.size
-    return total
-
-
-def log_to_clean(target: CompactedLog, now_ms: float) -> LogToClean:
-    """LogCleanerManager.cleanableOffsets and calculateCleanableBytes for one log."""
-    log, config = target.log, target.config
-    first_dirty = log.clean_offset
-    if first_dirty < log.log_start_offset or first_dirty > log.log_end_offset:
-        first_dirty = log.log_start_offset  # an invalid checkpoint: start over
-    segments = log.segments
-    active = segments[-1].base_offset
-    bounds = [active, target.high_watermark]  # the active segment; the last stable offset
-    dirty_from = max(0, bisect.bisect_right(segments, first_dirty,
-                                            key=lambda s: s.base_offset) - 1)
-    dirty_segments = segments[dirty_from:-1]
-    if config.min_compaction_lag_ms > 0:
-        for segment in dirty_segments:
-            if segment.largest_timestamp_ms > now_ms - config.min_compaction_lag_ms:
-                bounds.append(segment.base_offset)
-                break
-    uncleanable = max(first_dirty, min(bounds))
-    # The first uncleanable segment: the non-active segment holding `uncleanable`, else active.
-    at = bisect.bisect_right(segments, uncleanable, key=lambda s: s.base_offset) - 1
-    first_uncleanable = segments[at].base_offset if 0 <= at < len(segments) - 1 else active
-    cleanable = _sizes_overlapping(log, min(first_dirty, first_uncleanable), first_uncleanable)
-    clean = _sizes_overlapping(log, -1, first_dirty)
-    need_now = False
-    if config.max_compaction_lag_ms < (1 << 62):
-        stamps = [s.first_timestamp_ms for s in dirty_segments if s.first_timestamp_ms > 0]
-        need_now = bool(stamps) and min(stamps) < now_ms - config.max_compaction_lag_ms
-    return LogToClean(target, first_dirty, first_uncleanable, clean, cleanable, need_now)
-
-
-def group_segments(log: Log, count: int, max_bytes: int) -> list[list[int]]:
+def group_segments(log: LogView, count: int, max_bytes: int) -> list[list[int]]:
     """Cleaner.groupSegmentsBySize over the `count` oldest segments: consecutive segments whose
     sizes (and index sizes) add up to at most segment.bytes become one."""
     groups: list[list[int]] = []
@@ -138,7 +97,7 @@ class KafkaCleaner:
         return best
 
     # -- one pass -----------------------------------------------------------------------------
-    def _build_map(self, log: Log, start: int, upper: int,
+    def _build_map(self, log: LogView, start: int, upper: int,
                    capacity: int) -> tuple[dict[int, int], int, bool, int, int]:
         """(map key → latest offset, latest offset mapped, full, bytes read, records read)."""
         mapped: dict[int, int] = {}

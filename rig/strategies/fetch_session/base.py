@@ -18,24 +18,15 @@ from rig.protocol.errors import (  # noqa: F401
     INVALID_FETCH_SESSION_EPOCH,
     NONE,
 )
-
-INITIAL_EPOCH = 0  # with session id 0: a full fetch asking for a new session
-FINAL_EPOCH = -1  # with session id 0: a sessionless full fetch
-MAX_EPOCH = 2**31 - 1
-
-API_VERSION = 1  # the version of the Protocols below; see rig.strategies.base
+from rig.protocol.session_epochs import (  # noqa: F401  (the epoch rules, for strategy authors)
+    FINAL_EPOCH,
+    INITIAL_EPOCH,
+    MAX_EPOCH,
+    advance_epoch,
+    next_epoch,
+)
 
 Key = Any  # a partition, opaque to strategies; hashable
-
-
-def next_epoch(epoch: int) -> int:
-    """The epoch after `epoch`: sessions start at 1 and wrap from 2^31−1 back to 1."""
-    return 1 if epoch >= MAX_EPOCH else epoch + 1
-
-
-def advance_epoch(epoch: int, rounds: int) -> int:
-    """`next_epoch` applied `rounds` times, in O(1)."""
-    return (epoch - 1 + rounds) % MAX_EPOCH + 1 if rounds else epoch
 
 
 @dataclass(slots=True)

@@ -17,7 +17,8 @@ from rig.strategies.fetch_session.base import Key
 EVICTION_MS = 120_000  # KafkaServer.MIN_INCREMENTAL_FETCH_SESSION_EVICTION_MS
 INT_MAX = 2**31 - 1  # Java's Int.MaxValue: session ids are positive Java ints
 
-# Why a session was evicted (the reason field of session.evicted events).
+# Why a session was evicted (kept in the cache's `eviction_reasons`, which tests read; the
+# session.evicted event does not carry it).
 STALE = "stale"  # idle longer than the eviction time: anyone may take its slot
 EVICTABLE_BY_ALL = "evictable_by_all"  # older than the eviction time and outranked
 EVICTABLE_BY_PRIVILEGED = "evictable_by_privileged"  # outranked by a privileged newcomer

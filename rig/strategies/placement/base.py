@@ -8,8 +8,6 @@ from typing import ClassVar, Protocol, runtime_checkable
 
 from rig.scenario.model import BrokerSpec, TopicSpec
 
-API_VERSION = 1  # the version of the Protocol below; see rig.strategies.base
-
 
 class PlacementError(ValueError):
     """A placement request Kafka would refuse (the message is Kafka's reason).

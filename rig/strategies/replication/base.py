@@ -3,7 +3,8 @@
 The model calls `on_become_follower` with what the replica knows; the strategy answers either
 "truncate to this offset now" or "ask the leader where epoch E ends" (OffsetsForLeaderEpoch),
 then `on_epoch_end` with the answer, until it truncates. Invariant: a strategy never asks for a
-truncation above the replica's LEO (the model clamps and counts that as a plugin error).
+truncation above the replica's LEO. The model clamps such an offset to the LEO and goes on (it
+does not count it as an error); the conformance kit (rig.testing.check_replication) reports it.
 """
 
 from __future__ import annotations

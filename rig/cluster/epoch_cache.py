@@ -1,0 +1,57 @@
+"""A log's leader-epoch cache: (epoch, start offset) pairs, ascending (Kafka's
+LeaderEpochFileCache; KIP-101, KIP-279). `Log` holds it and keeps it in step with its end
+(appends add epochs, truncation drops those starting at or after the new end)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+UNDEFINED = -1
+
+
+class LeaderEpochCache:
+    __slots__ = ("_epochs",)
+
+    _epochs: list[tuple[int, int]] | None  # made on first use: most logs are never led
+    if TYPE_CHECKING:
+        log_end_offset: int
+
+    @property
+    def epochs(self) -> list[tuple[int, int]]:
+        """The leader-epoch cache: (epoch, start offset), ascending."""
+        epochs = self._epochs
+        if epochs is None:
+            epochs = self._epochs = []
+        return epochs
+
+    def assign_epoch(self, epoch: int) -> None:
+        """A new leader records its epoch's start offset before it appends (Kafka does this on
+        becoming leader, so an epoch with no data still has a start)."""
+        epochs = self.epochs
+        if not epochs or epoch > epochs[-1][0]:
+            epochs.append((epoch, self.log_end_offset))
+
+    @property
+    def latest_epoch(self) -> int:
+        epochs = self._epochs  # read without making the cache of a log never written
+        return epochs[-1][0] if epochs else UNDEFINED
+
+    def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
+        """What OffsetsForLeaderEpoch answers for `epoch` (LeaderEpochFileCache.endOffsetFor):
+
+        - the latest epoch: (epoch, LEO);
+        - newer than every known epoch, or none known: (−1, −1);
+        - older than every known epoch: (epoch, start of the first known one);
+        - otherwise (largest epoch ≤ asked, start of the next epoch) — KIP-279.
+        """
+        epochs = self._epochs
+        if epoch == UNDEFINED or not epochs:
+            return UNDEFINED, UNDEFINED
+        if epoch == epochs[-1][0]:
+            return epoch, self.log_end_offset
+        higher = next((i for i, (e, _) in enumerate(epochs) if e > epoch), None)
+        if higher is None:
+            return UNDEFINED, UNDEFINED
+        if higher == 0:
+            return epoch, epochs[0][1]
+        return epochs[higher - 1][0], epochs[higher][1]

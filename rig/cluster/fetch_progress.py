@@ -1,0 +1,80 @@
+"""What a leader records of each fetch client's progress when its fetch arrives: the follower's
+fetch offsets (read before they are recorded, so a response carries the HW from before the
+fetch), ISR expansion, HW advance, and a consumer's positions (Kafka's
+Partition.updateFollowerFetchState; KAFKA.md §8, §10)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rig.cluster.messages import FetchRequestMsg
+from rig.cluster.replica import Replica, Role
+from rig.cluster.replica_manager import ReplicaManager, Slot
+from rig.strategies.isr import FollowerProgress
+
+
+def fetch_offset(rm: ReplicaManager, request: FetchRequestMsg, replica: Replica,
+                 follower: Any) -> int:
+    state = request.updates.get(replica.key)
+    if state is not None:
+        return state.fetch_offset
+    if request.fetcher.role == "consumer":
+        return rm.consumer_positions.get(request.fetcher.slot_key, {}).get(replica.key, -1)
+    return replica.followers.setdefault(follower, FollowerProgress()).log_end_offset
+
+def update_fetch_state(rm: ReplicaManager, slot: Slot, request: FetchRequestMsg) -> None:
+    """Record the follower's fetch offsets (after reading), expand the ISR, advance HWs
+    (Kafka's updateFollowerFetchState)."""
+    if request.fetcher.role == "consumer":
+        _update_consumer(rm, slot, request)
+        return
+    broker = rm.broker
+    follower = slot[0]
+    now = broker.now_ms
+    rm.last_fetch_ms[slot] = now
+    isr_strategy = rm.ctx.strategies.isr
+    touched = dict.fromkeys(request.updates)
+    touched.update(rm.pending.get(slot, {}))
+    # Kafka recomputes the HW of every partition in a follower's fetch; a HW can move with
+    # nothing new from this follower (a lagging replica aged out of the lag time), so the
+    # partitions whose HW is below their LEO are looked at on every fetch of a follower.
+    for key in rm.hw_behind:
+        if key not in touched and follower in rm.replicas[key].assignment:
+            touched[key] = None
+    pending = rm.pending.get(slot)
+    for key in touched:
+        replica = rm.replicas.get(key)
+        if replica is None or replica.role is not Role.LEADER:
+            continue
+        offset = fetch_offset(rm, request, replica, follower)
+        if offset < 0 or offset > replica.leo:
+            continue  # unknown, or out of range (answered with an error): not progress
+        progress = replica.followers.setdefault(follower, FollowerProgress())
+        isr_strategy.on_fetch(progress, offset, replica.leo, now)
+        if pending is not None and offset >= replica.leo:
+            pending.pop(key, None)
+        if (follower not in replica.isr and not replica.isr_change_pending
+                and follower in replica.assignment
+                and isr_strategy.may_join(progress, replica.high_watermark,
+                                          replica.epoch_start_offset()
+                                          if rm.config.isr_rejoin_needs_epoch_start
+                                          else 0)):
+            rm.ctx.isr_writer.change_isr(broker, replica, (*replica.isr, follower),
+                                           expand=[follower])
+        rm.maybe_advance_hw(replica)
+
+def _update_consumer(rm: ReplicaManager, slot: Slot, request: FetchRequestMsg) -> None:
+    """A consumer's positions: partitions it is behind on (below the HW) stay pending, and
+    it watches every partition it fetches so a HW advance wakes its long poll."""
+    positions = rm.consumer_positions.setdefault(slot, {})
+    pending = rm.pending.setdefault(slot, {})
+    for key, state in request.updates.items():
+        replica = rm.replicas.get(key)
+        if replica is None or replica.role is not Role.LEADER:
+            continue
+        positions[key] = state.fetch_offset
+        rm.consumer_watchers.setdefault(key, {})[slot] = None
+        if state.fetch_offset < replica.high_watermark:
+            pending[key] = None
+        else:
+            pending.pop(key, None)

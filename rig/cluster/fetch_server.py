@@ -1,0 +1,280 @@
+"""Fetch at a leader: open the session, read, answer at once or park the fetch in purgatory
+(Kafka's handleFetchRequest, ReplicaManager.fetchMessages and DelayedFetch; KAFKA.md §1–§3, §8).
+
+The leader reads first and then records the follower's fetch offset, so a response carries the
+HW from before that fetch and a follower learns that a record is committed one round later. A
+fetch that finds less than min_bytes is parked, watched under its client's slot, up to its max
+wait: an append that alone brings a follower's min bytes completes it, and a HW advance
+completes a consumer's once min bytes are readable below the HW; a HW change alone does not
+complete a follower's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from rig.cluster.context import NodeContext, Process
+from rig.cluster.fetch_progress import fetch_offset, update_fetch_state
+from rig.cluster.log import Batch
+from rig.cluster.messages import FetchRequestMsg, FetchResponseMsg, response_shape
+from rig.cluster.partition import TopicPartition
+from rig.cluster.purgatory import Purgatory
+from rig.cluster.replica import Replica, Role
+from rig.cluster.replica_manager import ReplicaManager
+from rig.engine import Timer
+from rig.errors import InternalError
+from rig.events import names
+from rig.protocol.errors import NOT_LEADER_OR_FOLLOWER, OFFSET_OUT_OF_RANGE
+from rig.strategies.fetch_session import FINAL_EPOCH, NONE, SessionContext
+
+Slot = tuple[Any, int]  # a fetch client's key: (follower broker, fetcher slot) or (client, 0)
+SESSION_SAMPLE_MS = 1000  # how often the session-cache gauges are looked at
+
+
+@dataclass(eq=False)
+class DelayedFetch:
+    """A parked fetch, watched under its client's slot."""
+
+    server: FetchServer
+    slot: Slot
+    request: FetchRequestMsg
+    context: SessionContext
+    arrived_us: int
+    timer: Timer | None = None
+
+    def try_complete(self) -> bool:
+        """Answer if what was just announced brings enough: for a consumer, a HW advance that
+        makes min bytes readable (Kafka's DelayedFetch); for a follower, one append of at
+        least min bytes. Before a change (nothing announced) it waits."""
+        announced = self.server.replica_manager.announced
+        if announced is None:
+            return False
+        request = self.request
+        if request.fetcher.role == "consumer":
+            ready = (request.min_bytes <= 1 or self.server.readable(
+                self.slot, request, request.min_bytes) >= request.min_bytes)
+        else:
+            ready = request.min_bytes <= announced
+        return ready and self.server.complete(self)
+
+    def expire(self) -> None:
+        self.server.complete(self)
+
+
+class FetchServer:
+    """A broker's Fetch requests: its session cache, reads, and the fetch purgatory."""
+
+    def __init__(self, broker: Process, ctx: NodeContext, replica_manager: ReplicaManager,
+                 purgatory: Purgatory[Slot, Any], cache: Any):
+        self.broker = broker
+        self.ctx = ctx
+        self.config = broker.config
+        self.replica_manager = replica_manager
+        self.purgatory = purgatory
+        self.cache = cache
+        self._cache_sample: tuple[int, int | None] = (0, 0)
+
+    def reset(self) -> None:
+        """The process died: parked fetches and sessions die with it."""
+        for delayed in self.purgatory.clear():
+            if delayed.timer:
+                delayed.timer.cancel()
+        self.cache.clear()
+
+    def parked(self, slot: Slot) -> bool:
+        """Whether something waits in purgatory on `slot`."""
+        return slot in self.purgatory
+
+    # -- the session cache's gauges ------------------------------------------------------------
+    def sample_session_cache(self) -> None:
+        """Emit the fetch-session cache's gauges when they changed since the last sample."""
+        cache = self.cache
+        partitions = getattr(cache, "partitions_cached", None)  # a plugin's cache may not say
+        sample = (cache.occupancy(), partitions() if callable(partitions) else None)
+        if sample != self._cache_sample:
+            self._cache_sample = sample
+            self.ctx.emit(names.SESSION_CACHE, broker=self.broker.id, sessions=sample[0],
+                          partitions=sample[1],
+                          slots=self.config.max_incremental_fetch_session_cache_slots)
+
+    def report_lost_sessions(self) -> None:
+        """After a crash: the gauge drops to what the emptied cache holds (the sessions died
+        with the process; their clients learn it from error 70 after the restart)."""
+        if self._cache_sample[0]:
+            self.sample_session_cache()
+
+    # -- a request arrives ---------------------------------------------------------------------
+    def on_fetch(self, request: FetchRequestMsg) -> None:
+        broker = self.broker
+        emit = self.ctx.emit
+        now_us = self.ctx.sim.now_us
+        fetcher = request.fetcher
+        request.arrived_us = now_us
+        if request.session.full and request.session.epoch != FINAL_EPOCH:
+            # A session may be created, evicting by last use: what waits on the sessions as
+            # they are (idle rounds in closed form) acts first.
+            self.purgatory.check_and_complete_all()
+        context = self.cache.open(request.session, request.partitions,
+                                  privileged=fetcher.privileged, now_ms=broker.now_ms)
+        if context.created:
+            emit(names.SESSION_CREATED, broker=broker.id, client=fetcher.client_id,
+                 session_id=context.session_id, partitions=len(context.partitions),
+                 privileged=fetcher.privileged)
+        for evicted in context.evicted:
+            emit(names.SESSION_EVICTED, broker=broker.id, session_id=evicted,
+                 by_client=fetcher.client_id)
+        if context.error_code != NONE:
+            emit(names.SESSION_ERROR, broker=broker.id, client=fetcher.client_id,
+                 session_id=request.session.session_id, session_epoch=request.session.epoch,
+                 error_code=context.error_code)
+            self._respond(request, context, now_us)
+            return
+        slot = fetcher.slot_key
+        readable = self.readable(slot, request, request.min_bytes)
+        update_fetch_state(self.replica_manager, slot, request)
+        if readable >= request.min_bytes or request.max_wait_ms <= 0 or not context.partitions:
+            self._respond(request, context, self.ctx.sim.now_us)
+            return
+        self._park(slot, request, context, self.ctx.sim.now_us)
+
+    def _park(self, slot: Slot, request: FetchRequestMsg, context: SessionContext,
+              arrived_us: int) -> None:
+        """Hold the fetch in purgatory until data comes or its max wait ends."""
+        delayed = DelayedFetch(self, slot, request, context, arrived_us)
+        incarnation = self.broker.incarnation
+        delayed.timer = self.ctx.sim.at(
+            arrived_us + request.max_wait_ms * 1000,
+            lambda: delayed.expire() if self.broker.incarnation == incarnation else None,
+            scheduled_us=arrived_us)
+        # One parked fetch per client: an older one (its request timed out) is dropped.
+        self.purgatory.take(slot)
+        self.purgatory.watch((slot,), delayed)
+
+    def park_again(self, request: FetchRequestMsg, arrived_us: int) -> None:
+        """A coasting fetcher's idle request that arrived at `arrived_us` is in purgatory now:
+        its session opens it as it did then (nothing else about an idle fetch changes state)."""
+        request.arrived_us = arrived_us
+        context = self.cache.open(request.session, request.partitions,
+                                  privileged=request.fetcher.privileged, now_ms=arrived_us / 1000)
+        if context.error_code != NONE:
+            raise InternalError(f"the idle fetch of {request.fetcher.client_id} held since "
+                                f"{arrived_us} µs met error {context.error_code}: its session "
+                                "changed while it coasted")
+        self._park(request.fetcher.slot_key, request, context, arrived_us)
+
+    def _visible_end(self, request: FetchRequestMsg, replica: Replica) -> int:
+        """Followers read to the log end; consumers only below the high watermark."""
+        return replica.high_watermark if request.fetcher.role == "consumer" else replica.leo
+
+    def readable(self, slot: Slot, request: FetchRequestMsg, enough: int) -> int:
+        """Bytes the fetch would read now, counted up to `enough`."""
+        replica_manager = self.replica_manager
+        replicas = replica_manager.replicas
+        total = 0
+        for key in replica_manager.pending.get(slot, ()):
+            replica = replicas[key]
+            if replica.role is not Role.LEADER or key not in request.partitions:
+                continue
+            offset = fetch_offset(replica_manager, request, replica, slot[0])
+            if offset > replica.leo:
+                return enough  # an error to report: answer at once
+            total += replica.log.bytes_after(offset, enough, self._visible_end(request, replica))
+            if total >= enough:
+                break
+        return total
+
+    def complete(self, delayed: DelayedFetch) -> bool:
+        """Answer a parked fetch now (unless a stall holds the purgatory's threads, or it was
+        answered or replaced already); True if it was answered."""
+        if self.broker.stalled:
+            # The purgatory reaper is paused with everything else: it fires when the stall ends.
+            self.ctx.after_stall(self.broker.id, lambda: self._complete_later(delayed))
+            return False
+        if not self.purgatory.is_watched(delayed):
+            return False
+        self.purgatory.forget(delayed)
+        if delayed.timer:
+            delayed.timer.cancel()
+        self._respond(delayed.request, delayed.context, delayed.arrived_us)
+        return True
+
+    def _complete_later(self, delayed: DelayedFetch) -> None:
+        self.complete(delayed)
+
+    # -- the response --------------------------------------------------------------------------
+    def _respond(self, request: FetchRequestMsg, context: SessionContext, arrived_us: int) -> None:
+        broker = self.broker
+        replica_manager = self.replica_manager
+        replicas = replica_manager.replicas
+        fetcher = request.fetcher
+        slot = fetcher.slot_key
+        records: dict[TopicPartition, tuple[list[Batch], int]] = {}
+        hws: dict[TopicPartition, int] = {}
+        errors: dict[TopicPartition, int] = {}
+        if context.error_code == NONE:
+            budget = request.max_bytes or self.config.replica_fetch_response_max_bytes
+            partition_max = request.partition_max_bytes or self.config.replica_fetch_max_bytes
+            touched = replica_manager.touched
+            for key in replica_manager.pending.get(slot, ()):
+                if key not in request.partitions:
+                    continue
+                replica = replicas[key]
+                if replica.role is not Role.LEADER:
+                    continue
+                offset = fetch_offset(replica_manager, request, replica, slot[0])
+                if offset > replica.leo:
+                    errors[key] = OFFSET_OUT_OF_RANGE
+                    continue
+                batches, size = replica.log.read(offset, min(partition_max, max(budget, 1)),
+                                                 self._visible_end(request, replica))
+                if batches:
+                    touched[key] = replica
+                if batches and (size <= budget or not records):
+                    records[key] = (batches, size)
+                    budget -= size
+                hws[key] = replica.high_watermark
+            for key in replica_manager.hw_unseen.pop(slot, {}):
+                led = replicas.get(key)
+                if key in request.partitions and led is not None and led.role is Role.LEADER:
+                    hws[key] = led.high_watermark
+            # A partition the client just added (or changed) that this broker does not lead;
+            # the others it already learned about (cost follows change, not partitions).
+            for key in request.updates:
+                led = replicas.get(key)
+                if led is None or led.role is not Role.LEADER:
+                    errors[key] = NOT_LEADER_OR_FOLLOWER
+        # What the response lists: everything for a full fetch; for an incremental one, the
+        # partitions with records, a new HW, or an error (the session's `changed`).
+        listed_changed: dict[TopicPartition, None] = {}
+        if context.error_code == NONE and not context.full:
+            listed_changed = dict(context.changed or {})
+            listed_changed.update(dict.fromkeys(records))
+            listed_changed.update(dict.fromkeys(errors))
+            # Optional cache API: list in the session's order, and rotate the partitions that
+            # returned records to its end (KIP-227's fairness under the response size limit).
+            in_order = getattr(self.cache, "listed_in_order", None)
+            if in_order is not None:
+                listed_changed = in_order(context, listed_changed)
+            self.cache.sent(context, listed_changed)
+            rotate = getattr(self.cache, "moved_to_end", None)
+            if rotate is not None and records:
+                rotate(context, [key for key in listed_changed if key in records])
+        shape = response_shape(request, context, records, listed_changed)
+        body, header, wire = self.ctx.meter.response(shape)
+        listed = (len(request.partitions) if context.full and context.error_code == NONE
+                  else len(listed_changed))
+        records_bytes = sum(size for _, size in records.values())
+        now_us = self.ctx.sim.now_us
+        self.ctx.emit(
+            names.FETCH_RESPONSE, role=fetcher.role, client=fetcher.client_id,
+            replica_id=fetcher.replica_id, broker=broker.id, source=fetcher.source,
+            fetcher=fetcher.fetcher_id, version=request.version, session_id=context.session_id,
+            error_code=context.error_code, partitions=listed, records_bytes=records_bytes,
+            waited_ms=(now_us - arrived_us) / 1000, body_bytes=body, header_bytes=header,
+            wire_bytes=wire)
+        response = FetchResponseMsg(context.error_code, context.session_id, listed,
+                                    records_bytes, records, hws, errors, body, header, wire,
+                                    now_us)
+        self.ctx.send(broker.id, fetcher.node, wire,
+                      lambda: fetcher.on_response(request, response))

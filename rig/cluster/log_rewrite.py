@@ -1,0 +1,60 @@
+"""What retention and the log cleaner do to a log's segments: delete the oldest ones, or swap a
+cleaned pass in (Kafka's UnifiedLog.deleteOldSegments and replaceSegments)."""
+
+from __future__ import annotations
+
+import bisect
+
+from rig.cluster.log import Log
+from rig.cluster.segment import Segment
+from rig.protocol.records import Batch
+
+
+def delete_oldest_segments(log: Log, count: int) -> int:
+    """Delete the `count` oldest segments (never the active one); the log start offset moves
+    to the next segment's base. Returns the records deleted."""
+    segments = log.segments
+    count = min(count, len(segments) - 1)
+    if count <= 0:
+        return 0
+    new_start = segments[count].base_offset
+    cut = bisect.bisect_left(log.bases, new_start)
+    removed = sum(b.records for b in log.batches[:cut])
+    log.size_bytes -= sum(b.size for b in log.batches[:cut])
+    del log.batches[:cut]
+    del log.bases[:cut]
+    del log.positions[:cut]
+    del segments[:count]
+    log.log_start_offset = max(log.log_start_offset, new_start)
+    log.clean_offset = max(log.clean_offset, log.log_start_offset)
+    log.layout += 1
+    return removed
+
+def replace_segments(log: Log, count: int, group_bases: list[int],
+                     batches: list[Batch]) -> None:
+    """The cleaner swaps its output in: the `count` oldest segments become one segment per
+    entry of `group_bases` holding `batches` (which must cover exactly their offsets)."""
+    end = log.segments[count].base_offset
+    cut = bisect.bisect_left(log.bases, end)
+    kept = {b.identity for b in batches}
+    log.removed.update(b.identity for b in log.batches[:cut] if b.identity not in kept)
+    old = log.segments[:count]
+    created = {s.base_offset: s.created_ms for s in old}
+    segments: list[Segment] = []
+    positions: list[int] = []
+    g = 0
+    for batch in batches:
+        while g < len(group_bases) and batch.base_offset >= group_bases[g]:
+            segments.append(Segment(group_bases[g], 0, created.get(group_bases[g], 0.0)))
+            g += 1
+        positions.append(segments[-1].size)
+        segments[-1].add_batch(batch.end_offset - 1, batch.size, batch.timestamp_ms,
+                               log.index_interval_bytes)
+    for base in group_bases[g:]:
+        segments.append(Segment(base, 0, created.get(base, 0.0)))
+    log.size_bytes += sum(b.size for b in batches) - sum(b.size for b in log.batches[:cut])
+    log.batches[:cut] = batches
+    log.bases[:cut] = [b.base_offset for b in batches]
+    log.positions[:cut] = positions
+    log.segments[:count] = segments
+    log.layout += 1

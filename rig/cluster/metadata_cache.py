@@ -1,0 +1,55 @@
+"""A broker's view of who leads each partition and its ISR, as UpdateMetadata last said
+(Kafka's MetadataCache; KAFKA.md §10)."""
+
+from __future__ import annotations
+
+from rig.cluster.context import Emit
+from rig.cluster.partition import TopicPartition
+from rig.events import names
+
+
+class MetadataCache:
+    """Leaders and ISRs as last told; a change of a partition's cached state is an event."""
+
+    def __init__(self, broker_id: int, emit: Emit):
+        self.broker_id = broker_id
+        self._emit = emit
+        self.leaders: dict[TopicPartition, int] = {}  # partition → leader, as last told
+        self.isrs: dict[TopicPartition, tuple[int, ...]] = {}  # partition → ISR, as told
+        self._shared = False  # both still the start-up maps every broker holds
+
+    def update(self, leaders: dict[TopicPartition, int],
+               isrs: dict[TopicPartition, tuple[int, ...]] | None = None,
+               quiet: bool = False) -> None:
+        """Take the listed partitions' leaders (and ISRs); emit `metadata.updated` for each
+        partition whose cached state changed (cost follows change).
+
+        The start-up UpdateMetadata (`quiet`, to an empty cache; `isrs`, if given, lists the
+        partitions of `leaders`) is kept as it is, not copied: every broker of a large cluster
+        then holds the same two maps until its first later UpdateMetadata, which copies them.
+        The caller must not change them."""
+        if quiet and not self.leaders and (isrs is None or len(isrs) == len(leaders)):
+            self.leaders = leaders
+            if isrs is not None:
+                self.isrs = isrs
+            self._shared = True
+            return
+        if self._shared:
+            self.leaders = dict(self.leaders)
+            self.isrs = dict(self.isrs)
+            self._shared = False
+        for key, leader in leaders.items():
+            isr = isrs.get(key) if isrs is not None else None
+            changed = self.leaders.get(key) != leader or (
+                isr is not None and self.isrs.get(key) != isr)
+            self.leaders[key] = leader
+            if isr is not None:
+                self.isrs[key] = isr
+            if changed and not quiet:
+                self._emit(names.METADATA_UPDATED, broker=self.broker_id, topic=key[0],
+                           partition=key[1], leader=leader, isr=list(self.isrs.get(key, ())))
+
+    def reset(self) -> None:
+        """A crash: the ISRs are forgotten until the next UpdateMetadata refills them (the
+        leaders stay, as the process's last word, for clients asking before then)."""
+        self.isrs = {}

@@ -1,0 +1,124 @@
+"""The wire between nodes: every message of the model goes through `Transport.send`.
+
+A message is delivered only if, when it arrives, its destination is up, is the same incarnation
+it was sent to (a restart resets connections), and no network partition separates the two.
+A stalled broker (a GC pause) sends nothing and receives its messages when the stall ends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Protocol
+
+from rig.cluster.network import Network, Node
+from rig.cluster.zookeeper import NODE as ZK
+from rig.engine import Simulation
+
+# How often a reliable message (a ZooKeeper watch, a controller request) is tried again while
+# the link is cut: the reconnect backoff of ZooKeeper's client and the controller's channel.
+RESEND_MS = 100
+
+
+class Endpoint(Protocol):
+    """A broker as the wire sees it."""
+
+    id: int
+    alive: bool
+    stalled: bool
+    incarnation: int
+
+
+class Transport:
+    def __init__(self, sim: Simulation, network: Network, brokers: Mapping[int, Endpoint],
+                 zk_alive: Callable[[], bool]):
+        self.sim = sim
+        self.network = network
+        self._brokers = brokers
+        self._zk_alive = zk_alive
+        self._stalled_mail: dict[int, list[Callable[[], None]]] = {}
+        self._stalled_outbox: dict[int, list[Callable[[], None]]] = {}
+
+    def _incarnation(self, node: Node) -> int:
+        broker = self._brokers.get(node) if isinstance(node, int) else None
+        return broker.incarnation if broker is not None else 0
+
+    def _up(self, node: Node) -> bool:
+        if node == ZK:
+            return self._zk_alive()
+        broker = self._brokers.get(node) if isinstance(node, int) else None
+        return broker.alive if broker is not None else True
+
+    def send(self, src: Node, dst: Node, nbytes: int, deliver: Callable[[], None], *,
+             reliable: bool = False) -> None:
+        """Carry a message of `nbytes` from `src` to `dst`; `deliver` runs on arrival.
+
+        A message meeting a cut link or a lossy one is lost, unless `reliable`: then it is
+        sent again every RESEND_MS while both ends live, as ZooKeeper re-delivers a watch to
+        a client that reconnects within its session and the controller's channel retries a
+        request until it gets through (each end's incarnation must stay the same: a restarted
+        process starts a new conversation)."""
+        if not self._up(src):
+            return
+        sender = self._brokers.get(src) if isinstance(src, int) else None
+        if sender is not None and sender.stalled:
+            # A paused process sends nothing (its purgatory timers fire into the pause too):
+            # the message leaves when the stall ends.
+            self._stalled_outbox.setdefault(sender.id, []).append(
+                lambda: self.send(src, dst, nbytes, deliver, reliable=reliable))
+            return
+        incarnation = self._incarnation(dst)
+        source_incarnation = self._incarnation(src)
+
+        def resend() -> None:
+            if (self._up(src) and self._incarnation(src) == source_incarnation
+                    and self._up(dst) and self._incarnation(dst) == incarnation):
+                self.send(src, dst, nbytes, deliver, reliable=True)
+
+        arrival = self.network.arrival_us(src, dst, nbytes, self.sim.now_us)
+        if arrival is None:  # lost on a lossy link
+            if reliable:
+                self.sim.after(RESEND_MS * 1000, resend)
+            return
+        self._arrive(arrival, src, dst, deliver, incarnation, resend if reliable else None)
+
+    def deliver_at(self, arrival_us: int, src: Node, dst: Node, deliver: Callable[[], None],
+                   sent_us: int) -> None:
+        """A message sent at `sent_us` in closed form (a coasting fetch round, which kept the
+        link busy itself) arrives at `arrival_us` under the rules of `send`."""
+        self._arrive(arrival_us, src, dst, deliver, self._incarnation(dst), None, sent_us)
+
+    def _arrive(self, arrival_us: int, src: Node, dst: Node, deliver: Callable[[], None],
+                incarnation: int, resend: Callable[[], None] | None,
+                sent_us: int | None = None) -> None:
+        def arrive() -> None:
+            if not self._up(dst) or self._incarnation(dst) != incarnation:
+                return
+            if self.network.blocked(src, dst):
+                if resend is not None:
+                    self.sim.after(RESEND_MS * 1000, resend)
+                return
+            broker = self._brokers.get(dst) if isinstance(dst, int) else None
+            if broker is not None and broker.stalled:
+                self._stalled_mail.setdefault(broker.id, []).append(deliver)
+                return
+            deliver()
+
+        self.sim.at(arrival_us, arrive, scheduled_us=sent_us)
+
+    def stall_ended(self, broker_id: int) -> None:
+        """Broker `broker_id` runs again: what it sent leaves, then what it received arrives."""
+        for send in self._stalled_outbox.pop(broker_id, []):
+            send()
+        mail = self._stalled_mail.pop(broker_id, [])
+        for deliver in mail:
+            deliver()
+
+    def forget(self, broker_id: int) -> None:
+        """Broker `broker_id`'s process died: what waited for its stall to end goes with it."""
+        self._stalled_mail.pop(broker_id, None)
+        self._stalled_outbox.pop(broker_id, None)
+
+    def after_stall(self, broker_id: int, action: Callable[[], None]) -> None:
+        """Run `action` when broker `broker_id`'s stall ends (work its paused threads would have
+        done)."""
+        self._stalled_mail.setdefault(broker_id, []).append(action)

@@ -1,0 +1,238 @@
+"""One broker alone: a NodeContext with a fake wire, a fake ZooKeeper writer and no cluster.
+
+What goes on the wire is recorded and delivered (or not) by the test, so each rule of the
+broker's parts can be driven step by step: a fetch parks in the purgatory and an append answers
+it, an acks=all produce waits for the HW, leadership moving away fails the waiting produce, and
+a crash leaves every part empty.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from rig.cluster.broker import Broker
+from rig.cluster.context import NodeContext, Strategies, TopicConfigs
+from rig.cluster.log import Batch, Log
+from rig.cluster.messages import FetchRequestMsg, FetchResponseMsg, topic_runs
+from rig.cluster.partition import FetchState
+from rig.cluster.replica import Replica, Role
+from rig.cluster.wire import Meter
+from rig.cluster.zookeeper import PartitionState
+from rig.engine import Simulation
+from rig.events import names
+from rig.protocol.errors import NOT_LEADER_OR_FOLLOWER, REQUEST_TIMED_OUT
+from rig.scenario.model import BrokerConfig, OsSpec
+from rig.strategies.fetch_session.sessionless import Sessionless
+from rig.strategies.isr.lag_time import LagTime
+from rig.strategies.placement.kafka import KafkaPlacement
+from rig.strategies.replication.leader_epoch import LeaderEpoch
+
+KEY = ("t", 0)
+
+
+@dataclass
+class Wire:
+    """The fake wire: every message is kept; the test delivers it."""
+
+    sent: list[tuple[Any, Any, int, Callable[[], None]]] = field(default_factory=list)
+
+    def __call__(self, src: Any, dst: Any, nbytes: int, deliver: Callable[[], None], *,
+                 reliable: bool = False) -> None:
+        self.sent.append((src, dst, nbytes, deliver))
+
+    def deliver_all(self) -> None:
+        sent, self.sent = self.sent, []
+        for *_, deliver in sent:
+            deliver()
+
+
+@dataclass
+class IsrWrites:
+    changes: list[tuple[tuple[int, ...], Any, Any]] = field(default_factory=list)
+
+    def change_isr(self, broker: Any, replica: Replica, isr: tuple[int, ...],
+                   shrink: list[int] | None = None, expand: list[int] | None = None) -> None:
+        self.changes.append((isr, shrink, expand))
+
+    def propagate_isr_changes(self, broker: Any, keys: tuple[Any, ...]) -> None:
+        pass
+
+
+@dataclass
+class FakeFetcher:
+    """A follower's fetcher as the leader sees it (rig.cluster.messages.Fetcher)."""
+
+    broker_id: int
+    responses: list[FetchResponseMsg] = field(default_factory=list)
+    role: str = "follower"
+    privileged: bool = True
+
+    @property
+    def client_id(self) -> str:
+        return f"broker-{self.broker_id}-fetcher-0"
+
+    @property
+    def node(self) -> int:
+        return self.broker_id
+
+    @property
+    def slot_key(self) -> tuple[int | str, int]:
+        return (self.broker_id, 0)
+
+    @property
+    def replica_id(self) -> int:
+        return self.broker_id
+
+    @property
+    def source(self) -> int:
+        return self.broker_id
+
+    @property
+    def fetcher_id(self) -> int:
+        return 0
+
+    def on_response(self, request: FetchRequestMsg, response: FetchResponseMsg) -> None:
+        self.responses.append(response)
+
+
+class Fixture:
+    def __init__(self) -> None:
+        self.sim = Simulation()
+        self.events: list[tuple[str, dict[str, Any]]] = []
+        self.wire = Wire()
+        self.isr_writes = IsrWrites()
+        self.stalled: list[Callable[[], None]] = []
+        self.fetchers_made: list[tuple[int, int]] = []
+        sessions = Sessionless()
+        self.sessions = sessions
+        self.ctx = NodeContext(
+            sim=self.sim, emit=lambda event, **fields: self.events.append((event, fields)),
+            send=self.wire, after_stall=lambda broker, action: self.stalled.append(action),
+            strategies=Strategies(KafkaPlacement(), LeaderEpoch(), LagTime(),
+                                  sessions),
+            topics=TopicConfigs({"t": {"min.insync.replicas": 2}}, BrokerConfig("3.7", 12)),
+            meter=Meter(), os=OsSpec(), isr_writer=self.isr_writes,
+            new_fetcher=self._new_fetcher)
+        config = BrokerConfig("3.7", 12)
+        self.broker = Broker(self.ctx, 0, None, config, sessions.new_cache(
+            0, config.max_incremental_fetch_session_cache_slots, random.Random(0)))
+        self.broker.add_replica(Replica(KEY, 0, (0, 1, 2), Log(), 0))
+        self.broker.on_leader_and_isr(1, {KEY: PartitionState(0, 0, (0, 1, 2))})
+
+    def _new_fetcher(self, broker: Any, leader: int, slot: int) -> Any:
+        self.fetchers_made.append((leader, slot))
+
+        class Stub:
+            stopped = False
+            idle = False
+
+            def add_partition(self, key: Any, decision: Any, wake: bool = True) -> None:
+                pass
+
+            def remove_partition(self, key: Any) -> None:
+                pass
+
+            def stop(self) -> None:
+                self.stopped = True
+
+            def wake(self) -> None:
+                pass
+
+        return Stub()
+
+    def fetch(self, fetcher: FakeFetcher, offset: int, max_wait_ms: int = 500) -> FetchRequestMsg:
+        keys = {KEY: None}
+        client = self.sessions.new_client()
+        request = FetchRequestMsg(fetcher, 12, client.next_request(keys, keys, 12), keys,
+                                  topic_runs(keys), {KEY: FetchState(offset)}, max_wait_ms, 1)
+        self.broker.on_fetch(request)
+        return request
+
+    def produce(self, acks: int, records: int = 10, timeout_ms: int = 30_000) -> list[Any]:
+        answers: list[Any] = []
+        self.broker.on_produce({KEY: Batch(0, records, 0, 100 * records, 7, 0)}, acks,
+                               timeout_ms, answers.append)
+        return answers
+
+    def emitted(self, name: str) -> list[dict[str, Any]]:
+        return [fields for event, fields in self.events if event == name]
+
+
+@pytest.fixture
+def one() -> Fixture:
+    return Fixture()
+
+
+def test_a_fetch_with_nothing_to_read_waits_in_purgatory_and_an_append_answers_it(
+        one: Fixture) -> None:
+    follower = FakeFetcher(1)
+    one.fetch(follower, 0)
+    assert one.broker.fetch_server.parked((1, 0)) and not one.wire.sent
+    assert one.produce(acks=1)[0][KEY].base_offset == 0  # acks=1: answered at once
+    assert not one.broker.fetch_server.parked((1, 0))
+    one.wire.deliver_all()
+    (response,) = follower.responses
+    assert response.records[KEY][0][0].count == 10
+    assert one.emitted(names.FETCH_RESPONSE)[0]["records_bytes"] == 1000
+
+
+def test_a_parked_fetch_answers_empty_when_its_max_wait_ends(one: Fixture) -> None:
+    follower = FakeFetcher(1)
+    one.fetch(follower, 0, max_wait_ms=500)
+    one.sim.run(499_999)
+    assert not one.wire.sent
+    one.sim.run(500_000)
+    one.wire.deliver_all()
+    assert follower.responses[0].records == {}
+    assert one.emitted(names.FETCH_RESPONSE)[0]["waited_ms"] == 500
+
+
+def test_acks_all_waits_for_the_high_watermark_then_answers(one: Fixture) -> None:
+    answers = one.produce(acks=-1)
+    assert answers == [] and len(one.broker.produce_purgatory) == 1
+    one.fetch(FakeFetcher(1), 10)  # the followers fetch past the batch: the HW moves to 10
+    assert answers == []
+    one.fetch(FakeFetcher(2), 10)
+    assert one.broker.replicas[KEY].high_watermark == 10
+    assert answers[0][KEY].base_offset == 0 and len(one.broker.produce_purgatory) == 0
+
+
+def test_acks_all_times_out_in_purgatory(one: Fixture) -> None:
+    answers = one.produce(acks=-1, timeout_ms=1000)
+    one.sim.run(1_000_000)
+    assert answers == [{KEY: REQUEST_TIMED_OUT}] and len(one.broker.produce_purgatory) == 0
+
+
+def test_leadership_moving_away_fails_the_waiting_produce(one: Fixture) -> None:
+    answers = one.produce(acks=-1)
+    one.broker.on_leader_and_isr(1, {KEY: PartitionState(1, 1, (1, 2))})
+    assert answers == [{KEY: NOT_LEADER_OR_FOLLOWER}]
+    assert one.broker.replicas[KEY].role is Role.FOLLOWER
+    assert one.fetchers_made == [(1, 0)]  # it follows the new leader with fetcher slot 0
+
+
+def test_a_crash_asks_every_part_to_reset(one: Fixture) -> None:
+    one.fetch(FakeFetcher(1), 0)
+    answers = one.produce(acks=-1)
+    one.fetch(FakeFetcher(1), 10)
+    assert one.broker.replica_manager.pending or one.broker.replica_manager.hw_unseen
+    one.broker.crash(power_loss=False)
+    rm = one.broker.replica_manager
+    assert len(one.broker.fetch_purgatory) == 0 and len(one.broker.produce_purgatory) == 0
+    assert not rm.pending and not rm.hw_unseen and not rm.hw_behind and not rm.hw_dirty
+    assert one.broker.replicas[KEY].role is Role.NONE and one.broker.tasks == []
+    one.sim.run(60_000_000)  # nothing of the dead incarnation fires
+    assert answers == [] and one.isr_writes.changes == []
+
+
+def test_a_follower_that_catches_up_is_proposed_for_the_isr(one: Fixture) -> None:
+    one.broker.on_leader_and_isr(1, {KEY: PartitionState(0, 1, (0, 1))})
+    one.produce(acks=1)
+    one.fetch(FakeFetcher(2), 10)
+    assert one.isr_writes.changes == [((0, 1, 2), None, [2])]
+    assert one.broker.replicas[KEY].followers[2].log_end_offset == 10
