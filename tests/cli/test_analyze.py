@@ -67,7 +67,9 @@ def test_analyze_rebuilds_what_the_run_wrote(write_scenario: Any, tmp_path: Path
     timings = summary["timings"]
     assert set(timings["stages"]) == {"fetch", "replication", "produce_timeline", "sessions",
                                       "isr", "consumer_lag", "storage", "lost_records"}
-    assert timings["spark_start_seconds"] > 0 and timings["parse_seconds"] > 0
+    # Spark may already run in this test process (another test started it): then its start-up
+    # costs this run nothing, and 0 is the true figure.
+    assert timings["spark_start_seconds"] >= 0 and timings["parse_seconds"] > 0
 
     # Nothing the analysis wrote survives: analyze must rebuild it from the logs and checks.
     shutil.rmtree(run_dir / rundir.METRICS_DIR)
