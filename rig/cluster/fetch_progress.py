@@ -1,7 +1,7 @@
 """What a leader records of each fetch client's progress when its fetch arrives: the follower's
 fetch offsets (read before they are recorded, so a response carries the HW from before the
 fetch), ISR expansion, HW advance, and a consumer's positions (Kafka's
-Partition.updateFollowerFetchState; KAFKA.md §8, §10)."""
+Partition.updateFollowerFetchState; docs/kafka.md §8, §10)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """Fetch at a leader: open the session, read, answer at once or park the fetch in purgatory
-(Kafka's handleFetchRequest, ReplicaManager.fetchMessages and DelayedFetch; KAFKA.md §1–§3, §8).
+(Kafka's handleFetchRequest, ReplicaManager.fetchMessages and DelayedFetch; docs/kafka.md §1–§3,
+§8).
 
 The leader reads first and then records the follower's fetch offset, so a response carries the
 HW from before that fetch and a follower learns that a record is committed one round later. A

@@ -1,6 +1,6 @@
 """A leader's two ISR tasks: shrinking the ISR of partitions whose followers fell behind, and
 announcing the ISR changes it wrote (Kafka's ReplicaManager isr-expiration and
-isr-change-propagation tasks, Partition.maybeShrinkIsr; KAFKA.md §10)."""
+isr-change-propagation tasks, Partition.maybeShrinkIsr; docs/kafka.md §10)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """A broker's view of who leads each partition and its ISR, as UpdateMetadata last said
-(Kafka's MetadataCache; KAFKA.md §10)."""
+(Kafka's MetadataCache; docs/kafka.md §10)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Produce at a partition leader: append, and answer per `acks` (Kafka's handleProduceRequest
-with ReplicaManager.appendRecords and DelayedProduce; KAFKA.md §8).
+with ReplicaManager.appendRecords and DelayedProduce; docs/kafka.md §8).
 
 acks=0/1 are answered once appended; acks=all waits in the produce purgatory, watched under
 each partition it appended to, until the HW passes every batch, the leadership moves away, or

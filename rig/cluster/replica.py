@@ -1,6 +1,6 @@
 """One partition on one broker: its log, high watermark, role and, as leader, its ISR.
 
-The high-watermark rules (KAFKA.md §8): a leader's HW is the smallest LEO among the ISR and the
+The high-watermark rules (docs/kafka.md §8): a leader's HW is the smallest LEO among the ISR and the
 followers caught up within the lag time, never goes backwards, and (3.7+) does not advance while
 the ISR is smaller than min.insync.replicas. A follower's HW is min(leader's HW, own LEO).
 """

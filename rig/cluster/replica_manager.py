@@ -1,6 +1,6 @@
 """A broker's replicas and what changes them: becoming leader or follower, appends, the high
 watermark, and what the leader knows of each fetch client's progress (Kafka's ReplicaManager
-with its Partitions; KAFKA.md §8, §9).
+with its Partitions; docs/kafka.md §8, §9).
 
 A leader keeps, for each fetch client (keyed by its slot), the partitions where that client is
 behind ("pending") and those whose HW it has not yet seen, so an idle fetch of 500 partitions

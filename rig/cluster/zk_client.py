@@ -1,5 +1,5 @@
 """A partition leader's ZooKeeper client: its conditional ISR write, and the
-/isr_change_notification child that announces ISR changes (KAFKA.md §10; Kafka's
+/isr_change_notification child that announces ISR changes (docs/kafka.md §10; Kafka's
 KafkaZkClient as Partition and ReplicaManager use it)."""
 
 from __future__ import annotations

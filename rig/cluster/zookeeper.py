@@ -1,5 +1,5 @@
 """ZooKeeper as the ZooKeeper-era controller sees it: sessions, ephemeral znodes, and the
-partition state the leaders and the controller write (KAFKA.md §10).
+partition state the leaders and the controller write (docs/kafka.md §10).
 
 A broker's session lives while its heartbeats arrive; `zookeeper.session.timeout.ms` after the
 last one it expires, its ephemeral /brokers/ids/N goes, and the controller hears of it. The

@@ -75,7 +75,7 @@ CONSUMER_LAG: Final = "consumer.lag"  # group, lag (records below the HW), consu
 #   of [base_offset, end_offset, producer, sequence] a consumer accepted from one fetch response
 CONSUMER_READ: Final = "consumer.read"
 RUN_QUIESCED: Final = "run.quiesced"  # settled (bool), waited_ms
-# ISR change propagation (ZooKeeper era, KAFKA.md §10):
+# ISR change propagation (ZooKeeper era, docs/kafka.md §10):
 ZK_PARTITION_STATE: Final = "zk.partition_state"  # topic, partition, leader, epoch, isr,
 #   version, writer (leader | controller): a partition's /state znode as written
 ISR_CHANGE_NOTIFICATION: Final = "isr.change_notification"  # broker, notification, partitions

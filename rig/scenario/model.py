@@ -63,7 +63,7 @@ class BrokerConfig:
     auto_leader_rebalance_enable: bool = True
     leader_imbalance_check_interval_ms: int = 300_000
     leader_imbalance_per_broker_percentage: int = 10
-    # Storage: the log cleaner, indexes, retention, __consumer_offsets (KAFKA.md §5–§7).
+    # Storage: the log cleaner, indexes, retention, __consumer_offsets (docs/kafka.md §5–§7).
     log_cleaner_enable: bool = True
     log_cleaner_threads: int = 1
     log_cleaner_dedupe_buffer_size: int = 128 << 20

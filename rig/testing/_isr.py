@@ -2,8 +2,8 @@
 FollowerProgress per follower, `on_fetch` for each fetch, `may_join` right after it for a follower
 outside the ISR, and `out_of_sync` from the `isr-expiration` task every `check_interval_ms`.
 
-Every rule holds for Kafka's rules of all eras (KAFKA.md §8 and §10), whatever the strategy's own
-rule for "in sync" is:
+Every rule holds for Kafka's rules of all eras (docs/kafka.md §8 and §10), whatever the
+strategy's own rule for "in sync" is:
 - the task interval is a positive int, never longer than the lag time (Kafka: lag/2 since 0.9,
   the lag itself in 0.8), or a dead follower holds the ISR, and acks=all producers, for more than
   twice the lag time; an interval of 0 would run the task forever at one instant;
@@ -88,7 +88,7 @@ class _Probe:
         if progress.log_end_offset != offset:
             self.problems.append(f"{case} after {what} the progress records LEO "
                                  f"{progress.log_end_offset}, expected {offset}: the leader "
-                                 "keeps the fetch offset as the follower's LEO (KAFKA.md §8), "
+                                 "keeps the fetch offset as the follower's LEO (docs/kafka.md §8), "
                                  "and the high watermark is computed from it")
             raise _Stop  # the rest of the case would judge a follower the leader cannot see
 
@@ -170,7 +170,7 @@ def _check_caught_up(probe: _Probe) -> None:
                                     f"{case} fetched at the leader's LEO {leo} at {now:g} ms, "
                                     f"yet out_of_sync at {later:g} ms with the LEO unchanged: "
                                     "a follower at the leader's LEO is in sync until the lag "
-                                    "time has passed (KAFKA.md §10)")
+                                    "time has passed (docs/kafka.md §10)")
                                 break
                     except _Stop:
                         continue
@@ -196,7 +196,7 @@ def _check_may_join(probe: _Probe) -> None:
                             probe.problems.append(
                                 f"{case} may_join is true for a follower at {offset}, below "
                                 f"{below}: a follower rejoins when its fetch offset reaches the "
-                                "HW and (2.1+) the epoch start (KAFKA.md §10)")
+                                "HW and (2.1+) the epoch start (docs/kafka.md §10)")
                     except _Stop:
                         continue
             case = (f"[may join: fetching at the leader's LEO {leo} every {FETCH_EVERY_MS:g} ms, "
@@ -214,7 +214,7 @@ def _check_may_join(probe: _Probe) -> None:
                     probe.problems.append(
                         f"{case} may_join stayed false for {EVENTUALLY * lag // 1000} s (ten times "
                         "Kafka's 30 s lag time): a follower that reaches the high watermark "
-                        "rejoins the ISR (KAFKA.md §10); the ISR could only ever shrink")
+                        "rejoins the ISR (docs/kafka.md §10); the ISR could only ever shrink")
             except _Stop:
                 continue
 
@@ -283,7 +283,7 @@ def _watch(probe: _Probe, case: str, progress: FollowerProgress, leo: int, lag: 
         probe.problems.append(f"{case} never out of sync in {EVENTUALLY} lag times "
                               f"({EVENTUALLY * lag} ms) without a fetch while the leader's LEO "
                               f"went from {leo} to {traffic(leo, lag, deadline - last_fetch)}: a "
-                              "dead follower must leave the ISR (KAFKA.md §10)")
+                              "dead follower must leave the ISR (docs/kafka.md §10)")
 
 
 STEPS: tuple[tuple[str, Callable[[_Probe, dict[int, int]], None]], ...] = (

@@ -61,7 +61,7 @@ def _shrink_problems(run: ModelRun) -> list[str]:
             when = f"only at {first['t_ms']:g} ms" if first else "never"
             problems.append(f"{CASE} the leader of {topic}-{partition} removed the dead "
                             f"follower {when}: a follower that stops fetching leaves the ISR "
-                            f"within ten lag times (by {deadline} ms; KAFKA.md §10)")
+                            f"within ten lag times (by {deadline} ms; docs/kafka.md §10)")
         elif first.get("by") != "leader":
             problems.append(f"{CASE} {topic}-{partition}: the dead follower was removed by the "
                             f"{first.get('by')}, not by its leader's isr-expiration task")

@@ -2,7 +2,7 @@
 (rig/cluster/fetcher.py): `on_become_follower` with what the replica knows, then, for as long as it
 asks, the leader's OffsetsForLeaderEpoch answer to `on_epoch_end`, until it truncates.
 
-The standard cases are pairs of logs that real leadership histories produce (KAFKA.md §9 and
+The standard cases are pairs of logs that real leadership histories produce (docs/kafka.md §9 and
 KIP-101's and KIP-279's examples): the follower's epochs, LEO, high watermark and log start
 offset, and the leader's epochs and LEO, answered by the model's own leader-epoch cache. The rules
 hold for every era's rule of where to truncate, high watermark and leader epoch alike:

@@ -22,7 +22,7 @@ def _check_question(tag: str, view: FollowerView, own_epochs: str, asked: Any,
     if not 0 <= asked <= view.latest_epoch:
         problems.append(f"{tag} asked the leader about epoch {asked}, but {own_epochs}: "
                         "OffsetsForLeaderEpoch asks where one of the follower's own epochs "
-                        "ends (KAFKA.md §9)")
+                        "ends (docs/kafka.md §9)")
         raise _Stop
     if previous is not None and asked >= previous:
         problems.append(f"{tag} asked about epoch {asked} after the answer about epoch "
@@ -52,5 +52,5 @@ def _check_truncation(tag: str, view: FollowerView, log_start: int, decision: Tr
             and offset > answer[1]:
         problems.append(f"{tag} truncates to {offset} after the leader said its epoch "
                         f"{answer[0]} ends at {answer[1]}: a follower truncates to min(the "
-                        "leader's end offset, its LEO) (KAFKA.md §9); what lies past it is not "
-                        "the leader's")
+                        "leader's end offset, its LEO) (docs/kafka.md §9); what lies past it "
+                        "is not the leader's")

@@ -1,5 +1,5 @@
 """A replica's log: appends at the LEO, segment rolls, truncation, the page cache and flushes,
-reads (KIP-74) and the leader-epoch cache (KIP-101 / KIP-279). KAFKA.md §5, §8, §9."""
+reads (KIP-74) and the leader-epoch cache (KIP-101 / KIP-279). docs/kafka.md §5, §8, §9."""
 
 from __future__ import annotations
 
@@ -82,7 +82,7 @@ def test_append_of_an_older_epoch_adds_no_entry() -> None:
     assert log.epochs == [(3, 0)]
 
 
-# -- segments (KAFKA.md §5) ------------------------------------------------------------------
+# -- segments (docs/kafka.md §5) ------------------------------------------------------------------
 def test_segment_rolls_when_the_batch_would_exceed_segment_bytes() -> None:
     log = Log(segment_bytes=250)
     fill(log, [1, 1], size=100)  # 200 bytes: fits
@@ -144,7 +144,7 @@ def test_roll_never_lowers_flushed() -> None:
     assert log.flushed == 2
 
 
-# -- truncation (KAFKA.md §9) -----------------------------------------------------------------
+# -- truncation (docs/kafka.md §9) -----------------------------------------------------------------
 def test_truncate_at_or_past_the_leo_removes_nothing() -> None:
     log = Log()
     fill(log, [2, 2])
@@ -239,7 +239,7 @@ def test_truncate_removes_segments_that_start_at_or_after_the_new_end() -> None:
 
 
 def test_lose_unflushed_truncates_to_flushed_and_counts_the_records() -> None:
-    # A power loss keeps only what was flushed (KAFKA.md §5).
+    # A power loss keeps only what was flushed (docs/kafka.md §5).
     log = Log()
     fill(log, [2, 3, 1])
     log.flush(2)

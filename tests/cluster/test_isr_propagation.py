@@ -1,4 +1,4 @@
-"""ISR change propagation in ZooKeeper mode (KAFKA.md §10): the leader's isrChangeSet, the
+"""ISR change propagation in ZooKeeper mode (docs/kafka.md §10): the leader's isrChangeSet, the
 isr-change-propagation task's 5 s / 60 s throttle, /isr_change_notification, the controller's
 UpdateMetadata to every broker, and the fetcher-stuck fault the ISR scenarios use."""
 

@@ -1,4 +1,4 @@
-"""Segments and their sparse indexes (KAFKA.md §5): roll, entry density and sizes, the lookup
+"""Segments and their sparse indexes (docs/kafka.md §5): roll, entry density and sizes, the lookup
 of an offset and what it scans, retention moving the log start offset."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Faults end to end: small scenarios run through the loader and the engine, judged by their
 event log. A fault is injected at a time or after an event, heals after its duration, and
-whatever is still active heals when the run ends (Jepsen's nemesis). KAFKA.md §5, §10."""
+whatever is still active heals when the run ends (Jepsen's nemesis). docs/kafka.md §5, §10."""
 
 from __future__ import annotations
 
@@ -113,7 +113,7 @@ def test_crash_heals_by_restarting_after_restart_after(crash_run: list[Event]) -
 
 
 def test_crash_is_not_a_power_loss(crash_run: list[Event]) -> None:
-    # A process crash keeps the page cache (KAFKA.md §5): nothing is reported lost.
+    # A process crash keeps the page cache (docs/kafka.md §5): nothing is reported lost.
     assert not named(crash_run, "broker.power_loss")
 
 

@@ -139,7 +139,7 @@ class JitteredInterval(LagTime):
                    "period"),
     (FloatInterval, "check_interval_ms(1) returned float 0.5, expected an int (ms)"),
     (SlowInterval, "check_interval_ms(10000) returned 30000, longer than the lag time"),
-    (ForgetsLeo, "the leader keeps the fetch offset as the follower's LEO (KAFKA.md §8)"),
+    (ForgetsLeo, "the leader keeps the fetch offset as the follower's LEO (docs/kafka.md §8)"),
     (OffByOne, "fetched at the leader's LEO 0 at 1 ms, yet out_of_sync at 11 ms with the LEO "
                "unchanged"),
     (IgnoresEpochStart, "may_join is true for a follower at 0, below the leader epoch's start "

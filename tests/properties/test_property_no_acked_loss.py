@@ -2,8 +2,8 @@
 faults loses an acknowledged record or lets replicas diverge.
 
 Power loss is left out on purpose: Kafka does not fsync by default, so losing acknowledged data
-to a power loss on several replicas is within its contract (KAFKA.md §5). Every other fault kind
-is drawn: crashes with restarts, stalls, network partitions (ZooKeeper included), session
+to a power loss on several replicas is within its contract (docs/kafka.md §5). Every other fault
+kind is drawn: crashes with restarts, stalls, network partitions (ZooKeeper included), session
 expiries and controller failovers, at random times, overlapping freely.
 """
 

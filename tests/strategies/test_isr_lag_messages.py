@@ -1,5 +1,5 @@
 """`replica.lag.max.messages` (Kafka 0.8): the slow rule (more than N messages behind), the stuck
-rule (behind and no fetch for replica.lag.time.max.ms), rejoining at the HW. KAFKA.md §10."""
+rule (behind and no fetch for replica.lag.time.max.ms), rejoining at the HW. docs/kafka.md §10."""
 
 from __future__ import annotations
 

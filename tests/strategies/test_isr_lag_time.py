@@ -1,5 +1,5 @@
 """`replica.lag.time.max.ms`: when a follower counts as caught up (lastCaughtUpTimeMs), when it
-leaves the ISR and when it may rejoin. KAFKA.md §10."""
+leaves the ISR and when it may rejoin. docs/kafka.md §10."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The kafka-cleaner strategy against Kafka's documented cleaner behaviour (KAFKA.md §6)."""
+"""The kafka-cleaner strategy against Kafka's documented cleaner behaviour (docs/kafka.md §6)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Where a replica that becomes follower truncates: to its high watermark (before 0.11), or where
-the leader says its epoch ends (KIP-101), walking back epochs (KIP-279). KAFKA.md §9."""
+the leader says its epoch ends (KIP-101), walking back epochs (KIP-279). docs/kafka.md §9."""
 
 from __future__ import annotations
 
