@@ -6,8 +6,8 @@ Each case runs in a fresh process. An analysis case simulates the scenario's var
 temporary run directory (as `rig run` would, checks.json included), starts Spark and times a
 trivial job (the start-up), then times `rig analyze`'s work on it: the one parse of the logs,
 every stage, the summary and the expectations. The `rig-run` case times a whole `rig run` of the
-seed scenario (simulate, analyse, report) from a cold process, then stops Spark and times a
-fresh start-up in the same process (imports already warm, so the ratio errs high).
+seed scenario (simulate, analyse, report) from a cold process, against the cold Spark start-up
+that run measured itself (summary.json's timings.spark_start_seconds).
 Issue 19's targets: analysis ≤ 1.0 × start-up for the million records and the idle 100k hour;
 the seed scenario's whole `rig run` ≤ 1.4 × start-up.
 """
@@ -88,12 +88,9 @@ outcome = run(Path(sys.argv[1]), RunOptions(out=Path(sys.argv[2]) / "run", comma
 timings = outcome.summary.get("timings") or {"spark_start_seconds": float("nan"),
                                              "parse_seconds": float("nan"), "stages": {}}
 whole = time.perf_counter() - started
-from rig.analysis.spark import get_spark, stop_spark
-stop_spark()
-started = time.perf_counter()
-get_spark().range(1).count()
-spark_start = time.perf_counter() - started
-print(json.dumps({"run_s": whole, "spark_start_s": spark_start,
+# The cold start-up is the one the run itself measured: a session stopped and started again in
+# this process reuses its JVM (a fraction of a second), which would make any ratio meaningless.
+print(json.dumps({"run_s": whole, "spark_start_s": timings["spark_start_seconds"],
                   "timings": timings,
                   "events": sum(v["simulation"]["events"]
                                 for v in outcome.summary["variants"].values())}))
@@ -126,8 +123,8 @@ def run_case(name: str, events: str) -> None:
                   f"(Spark's start-up inside it {r['timings']['spark_start_seconds']:.1f} s, "
                   f"parse {r['timings']['parse_seconds']:.1f} s; stages: "
                   f"{_stages(r['timings'])})\n"
-                  f"  Spark start-up, timed after: {r['spark_start_s']:5.1f} s; "
-                  f"ratio {r['run_s'] / r['spark_start_s']:.2f}× (target ≤ 1.4×)")
+                  f"  ratio to that start-up {r['run_s'] / r['spark_start_s']:.2f}× "
+                  f"(target ≤ 1.4×)")
             return
         r = _child(CHILD, [str(scenario), json.dumps([*sets, f"events={events}"]), tmp,
                            name.rsplit("-", 1)[-1]])
