@@ -6,8 +6,9 @@ the shape the byte accounting needs; the wire bytes themselves are the codec's b
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from rig.cluster.log import Batch
 from rig.cluster.network import Node
@@ -98,31 +99,31 @@ def response_shape(request: FetchRequestMsg, context: SessionContext,
         if len({topic for topic, _ in runs}) != len(runs):
             # A topic in several runs (partitions of two topics interleaved after
             # leadership moved): each run carries its own partitions, in request order.
-            keys = iter(request.partitions)
-            shaped = []
-            for topic, n in runs:
-                run = [next(keys) for _ in range(n)]
-                sizes = [records[k][1] for k in run if k in records]
-                shaped.append(ResponseTopicShape(
-                    topic, idle=n - len(sizes),
-                    partitions=tuple(ResponsePartitionShape(records=s) for s in sizes)))
-            return ResponseShape(request.version, tuple(shaped))
+            return ResponseShape(request.version,
+                                 _walk_runs(runs, request.partitions, records))
         busy_by_topic: dict[str, list[int]] = {}
         for (topic, _), (_, size) in records.items():
             busy_by_topic.setdefault(topic, []).append(size)
-        topics = []
-        for topic, n in runs:
-            sizes = busy_by_topic.pop(topic, [])
-            topics.append(ResponseTopicShape(
-                topic, idle=n - len(sizes),
-                partitions=tuple(ResponsePartitionShape(records=s) for s in sizes)))
-        return ResponseShape(request.version, tuple(topics))
-    topics = []
-    keys = iter(listed)  # a topic may come back in a later run: walk the runs in order
-    for topic, n in topic_runs(listed):
-        run = [next(keys) for _ in range(n)]
-        sizes = [records[k][1] for k in run if k in records]
-        topics.append(ResponseTopicShape(
-            topic, idle=n - len(sizes),
-            partitions=tuple(ResponsePartitionShape(records=s) for s in sizes)))
-    return ResponseShape(request.version, tuple(topics))
+        return ResponseShape(request.version, tuple(
+            _topic_shape(topic, n, busy_by_topic.pop(topic, [])) for topic, n in runs))
+    # A topic may come back in a later run: walk the runs in order.
+    return ResponseShape(request.version, _walk_runs(topic_runs(listed), listed, records))
+
+
+def _topic_shape(topic: str, listed: int, sizes: list[int]) -> ResponseTopicShape:
+    """One topic of a response: `listed` partitions, of which those in `sizes` carry records."""
+    return ResponseTopicShape(topic, idle=listed - len(sizes),
+                              partitions=tuple(ResponsePartitionShape(records=s) for s in sizes))
+
+
+def _walk_runs(runs: Iterable[tuple[str, int]], keys: Iterable[TopicPartition],
+               records: Mapping[TopicPartition, tuple[Any, int]]
+               ) -> tuple[ResponseTopicShape, ...]:
+    """The topics of a response whose partitions come in `keys` order, `runs` giving each
+    topic run's length: each run carries its own partitions."""
+    walk = iter(keys)
+    shaped = []
+    for topic, n in runs:
+        run = [next(walk) for _ in range(n)]
+        shaped.append(_topic_shape(topic, n, [records[k][1] for k in run if k in records]))
+    return tuple(shaped)
