@@ -1,7 +1,9 @@
 """Engine benchmarks: simulated seconds per wall second, events per second and peak memory.
 
 Run: python benchmarks/engine.py [--only NAME]. Each case runs in a fresh process so its peak
-RSS is its own; the simulation writes its event log to a temporary folder (no Spark).
+RSS is its own; the simulation writes its event log to a temporary folder (no Spark). Beside
+the wall time each variant's CPU time is printed: on a busy machine, compare events per CPU
+second (wall figures only count when the machine was otherwise idle).
 """
 
 from __future__ import annotations
@@ -47,13 +49,14 @@ from rig.simulate import simulate
 scenario = load_scenario(sys.argv[1], sets=json.loads(sys.argv[2]))
 out = {}
 for variant in scenario.variants:
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     result = simulate(variant, Path(sys.argv[3]) / f"{variant.name}.jsonl", scenario=scenario.name)
     wall = time.perf_counter() - started
+    cpu = time.process_time() - cpu_started
     log = Path(sys.argv[3]) / f"{variant.name}.jsonl"
     records = sum(orjson.loads(line)["records"] for line in log.read_bytes().splitlines()
                   if b'"event":"produce.ack"' in line)
-    out[variant.name] = {"wall_s": wall, "events": result.events, "records_acked": records,
+    out[variant.name] = {"wall_s": wall, "cpu_s": cpu, "events": result.events, "records_acked": records,
                          "simulated_s": variant.duration_ms / 1000,
                          "log_bytes": (Path(sys.argv[3]) / f"{variant.name}.jsonl").stat().st_size}
 out["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -82,6 +85,8 @@ def run_case(name: str) -> dict[str, object]:
               f"= {r['simulated_s'] / r['wall_s']:9,.0f} sim s/wall s; {r['events']:>10,} events, "
               f"{r['events'] / r['wall_s']:9,.0f} events/s; log {r['log_bytes'] / 2**20:7.1f} MiB"
               f"  [{verdict}]")
+        # CPU time is what a loaded machine does not distort: compare these across runs.
+        print(f"       {r['cpu_s']:7.2f} CPU s: {r['events'] / r['cpu_s']:9,.0f} events per CPU s")
         if r["records_acked"]:
             print(f"       {r['records_acked']:,} records acknowledged: "
                   f"{r['records_acked'] / r['wall_s']:,.0f} simulated records per wall second")

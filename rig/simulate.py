@@ -77,7 +77,7 @@ def simulate(variant: VariantSpec, events_path: Path, *, scenario: str = "",
     with opened as out, LongLivedModel(replicas) as heap:
         log = EventLog(out, lambda: sim.now_us / 1000, variant=variant.name)
         for check in checks:
-            log.observe(check.observe)
+            log.observe(check.observe, getattr(check, "events", None))
         log.emit(names.RUN_START, scenario=scenario, seed=variant.seed,
                  duration_ms=variant.duration_ms, fetch_version=variant.config.fetch_version,
                  strategies={kind: ref.name for kind, ref in variant.strategies.items()})

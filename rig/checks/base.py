@@ -45,6 +45,12 @@ class CheckResult:
 class Check(Protocol):
     name: str
 
+    @property
+    def events(self) -> frozenset[str] | None:
+        """The event names `observe` needs; None: every event. The log calls `observe` for
+        these only, so a check that reads one kind of event costs nothing on the others."""
+        ...
+
     def observe(self, event: Mapping[str, Any]) -> None:
         """See one event (stamped, before it is written). Must not modify it."""
         ...

@@ -23,6 +23,7 @@ Read = tuple[int, int, int, int]  # base offset, end offset, producer, sequence
 
 class ConsumedRecordsStay(_Base):
     name = "consumed-records-stay"
+    events = frozenset({names.CONSUMER_READ})
 
     def __init__(self) -> None:
         super().__init__()

@@ -19,6 +19,7 @@ MAX_VIOLATIONS = 100
 
 class FetchSessionCheck:
     name = "fetch-session-protocol"
+    events = frozenset({names.SESSION_EVICTED, names.BROKER_RESTART, names.SESSION_ERROR})
 
     def __init__(self) -> None:
         self._lost: set[tuple[int, int]] = set()  # (broker, session id) evicted or lost

@@ -31,6 +31,7 @@ MAX_KEPT = 100
 
 class _Base:
     name = ""
+    events: frozenset[str] | None = frozenset()  # judged at the end only: observes nothing
 
     def __init__(self) -> None:
         self.violations: list[dict[str, Any]] = []
@@ -75,6 +76,7 @@ class _Base:
 
 class NoAckedLoss(_Base):
     name = "no-acked-loss"
+    events = frozenset({names.PRODUCE_ACK})
 
     def __init__(self) -> None:
         super().__init__()
@@ -141,6 +143,7 @@ class ReplicasAgree(_Base):
 
 class OneLeaderPerEpoch(_Base):
     name = "one-leader-per-epoch"
+    events = frozenset({names.REPLICA_BECOME_LEADER})
 
     def __init__(self) -> None:
         super().__init__()

@@ -44,7 +44,9 @@ class Broker:
         self.fetch_stuck = False  # its fetchers fetch but cannot append (a fetcher-stuck fault)
         self.incarnation = 0
         self.controller_epoch_seen = 0
-        self.tasks: list[Timer] = []
+        # This incarnation's pending timers (a crash cancels them); each holds its own entry
+        # and gives it up when it fires, so the set stays as small as the work pending.
+        self.tasks: set[Timer] = set()
         self.cache = cache  # the fetch-session cache (FetchSessionCache)
         # The parts, each modelled on the Kafka class it names (docs/architecture.md). Parked
         # fetches wait in the fetch purgatory, and so do idle rounds held in closed form
@@ -94,21 +96,40 @@ class Broker:
 
     def schedule(self, delay_us: int, action: Callable[[], None]) -> None:
         """Run `action` once after `delay_us`, unless this incarnation ends first."""
-        self.tasks.append(self.ctx.sim.after(delay_us, action))
+        tasks = self.tasks
+        timer: Timer
 
-    def every(self, period_ms: int, action: Callable[[], None]) -> None:
-        """Run `action` every `period_ms` while this incarnation lives (skipped while stalled)."""
+        def run() -> None:
+            tasks.discard(timer)
+            action()
+
+        timer = self.ctx.sim.after(delay_us, run)
+        tasks.add(timer)
+
+    def every(self, period_ms: int, action: Callable[[], None], *, now: bool = False) -> None:
+        """Run `action` every `period_ms` (first now, with `now`, else a period from now) while
+        this incarnation lives; skipped while the broker is stalled."""
+        period_us = period_ms * 1000
         incarnation = self.incarnation
-        sim = self.ctx.sim
+        tasks = self.tasks
+        after = self.ctx.sim.after
+        pending: list[Timer] = []
 
         def tick() -> None:
+            if pending:
+                tasks.discard(pending.pop())
             if self.incarnation != incarnation or not self.alive:
                 return
             if not self.stalled:
                 action()
-            self.tasks.append(sim.after(period_ms * 1000, tick))
+            pending.append(after(period_us, tick))
+            tasks.add(pending[0])
 
-        self.tasks.append(sim.after(period_ms * 1000, tick))
+        if now:
+            tick()
+        else:
+            pending.append(after(period_us, tick))
+            tasks.add(pending[0])
 
     def crash(self, power_loss: bool) -> int:
         """The process dies (and with `power_loss`, unflushed data too): each part forgets what

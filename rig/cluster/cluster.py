@@ -178,17 +178,12 @@ class Cluster:
     def _heartbeats(self, broker: Broker) -> None:
         """The broker's ZooKeeper session: register now, then heartbeat every timeout/3."""
         incarnation = broker.incarnation
-        period_us = max(1, broker.config.zookeeper_session_timeout_ms // 3) * 1000
 
         def beat() -> None:
-            if broker.incarnation != incarnation or not broker.alive:
-                return
-            if not broker.stalled:
-                self.send(broker.id, ZK, ZK_MESSAGE_BYTES,
-                          lambda: self.zk.heartbeat(broker.id, incarnation))
-            broker.tasks.append(self.sim.after(period_us, beat))
+            self.send(broker.id, ZK, ZK_MESSAGE_BYTES,
+                      lambda: self.zk.heartbeat(broker.id, incarnation))
 
-        beat()
+        broker.every(max(1, broker.config.zookeeper_session_timeout_ms // 3), beat, now=True)
 
     # -- the controller -----------------------------------------------------------------------
     def notify_controller(self, action: Callable[[Controller], None]) -> None:

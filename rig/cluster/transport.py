@@ -57,16 +57,33 @@ class Transport:
         a client that reconnects within its session and the controller's channel retries a
         request until it gets through (each end's incarnation must stay the same: a restarted
         process starts a new conversation)."""
-        if not self._up(src):
+        brokers = self._brokers
+        sender = brokers.get(src) if isinstance(src, int) else None
+        if sender is not None:
+            if not sender.alive:
+                return
+            if sender.stalled:
+                # A paused process sends nothing (its purgatory timers fire into the pause
+                # too): the message leaves when the stall ends.
+                self._stalled_outbox.setdefault(sender.id, []).append(
+                    lambda: self.send(src, dst, nbytes, deliver, reliable=reliable))
+                return
+        elif src == ZK and not self._zk_alive():
             return
-        sender = self._brokers.get(src) if isinstance(src, int) else None
-        if sender is not None and sender.stalled:
-            # A paused process sends nothing (its purgatory timers fire into the pause too):
-            # the message leaves when the stall ends.
-            self._stalled_outbox.setdefault(sender.id, []).append(
-                lambda: self.send(src, dst, nbytes, deliver, reliable=reliable))
+        receiver = brokers.get(dst) if isinstance(dst, int) else None
+        incarnation = receiver.incarnation if receiver is not None else 0
+        arrival = self.network.arrival_us(src, dst, nbytes, self.sim.now_us)
+        resend = self._resender(src, dst, nbytes, deliver, incarnation) if reliable else None
+        if arrival is None:  # lost on a lossy link
+            if resend is not None:
+                self.sim.after(RESEND_MS * 1000, resend)
             return
-        incarnation = self._incarnation(dst)
+        self._arrive(arrival, src, dst, deliver, incarnation, resend)
+
+    def _resender(self, src: Node, dst: Node, nbytes: int, deliver: Callable[[], None],
+                  incarnation: int) -> Callable[[], None]:
+        """What sends a reliable message again, while both ends are the processes it was
+        between."""
         source_incarnation = self._incarnation(src)
 
         def resend() -> None:
@@ -74,12 +91,7 @@ class Transport:
                     and self._up(dst) and self._incarnation(dst) == incarnation):
                 self.send(src, dst, nbytes, deliver, reliable=True)
 
-        arrival = self.network.arrival_us(src, dst, nbytes, self.sim.now_us)
-        if arrival is None:  # lost on a lossy link
-            if reliable:
-                self.sim.after(RESEND_MS * 1000, resend)
-            return
-        self._arrive(arrival, src, dst, deliver, incarnation, resend if reliable else None)
+        return resend
 
     def deliver_at(self, arrival_us: int, src: Node, dst: Node, deliver: Callable[[], None],
                    sent_us: int) -> None:
@@ -90,16 +102,21 @@ class Transport:
     def _arrive(self, arrival_us: int, src: Node, dst: Node, deliver: Callable[[], None],
                 incarnation: int, resend: Callable[[], None] | None,
                 sent_us: int | None = None) -> None:
+        receiver = self._brokers.get(dst) if isinstance(dst, int) else None
+        network = self.network
+
         def arrive() -> None:
-            if not self._up(dst) or self._incarnation(dst) != incarnation:
+            if receiver is not None:
+                if not receiver.alive or receiver.incarnation != incarnation:
+                    return
+            elif not self._up(dst):
                 return
-            if self.network.blocked(src, dst):
+            if network.blocked(src, dst):
                 if resend is not None:
                     self.sim.after(RESEND_MS * 1000, resend)
                 return
-            broker = self._brokers.get(dst) if isinstance(dst, int) else None
-            if broker is not None and broker.stalled:
-                self._stalled_mail.setdefault(broker.id, []).append(deliver)
+            if receiver is not None and receiver.stalled:
+                self._stalled_mail.setdefault(receiver.id, []).append(deliver)
                 return
             deliver()
 

@@ -1,13 +1,14 @@
 """The event log: structlog writing one JSON object per line, stamped with time and order.
 
-The processor chain is short on purpose (structlog's performance advice): stamp `t_ms`, `seq`
-and `event` first, let observers (online checkers) see the event, render with orjson to bytes.
+The processor chain is short on purpose (structlog's performance advice): one processor stamps
+`t_ms`, `seq` and `event` first and shows the event to the observers that asked for its name
+(online checks), then orjson renders it to bytes.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping, MutableMapping
+from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from typing import Any, BinaryIO
 
 import orjson
@@ -61,30 +62,36 @@ class EventLog:
     def __init__(self, sink: BinaryIO, clock: Callable[[], float], **context: Any):
         self.count = 0
         self._clock = clock
-        self._observers: list[Observer] = []
-        self._logger = structlog.wrap_logger(
+        # Each observer with the event names it asked for (None: all), in the order they came;
+        # per event name, the observers that see it, in that order (built on first sight).
+        self._observers: list[tuple[Observer, frozenset[str] | None]] = []
+        self._watching: dict[str, tuple[Observer, ...]] = {}
+        logger = structlog.wrap_logger(
             _LineWriter(sink),
-            processors=[self._stamp, self._notify,
-                        structlog.processors.JSONRenderer(serializer=orjson.dumps)],
+            processors=[self._stamp, structlog.processors.JSONRenderer(serializer=orjson.dumps)],
             context_class=dict,
             cache_logger_on_first_use=True,
         ).bind(**context)
+        # `emit(event, **fields)` is the bound logger's own method: no wrapper frame per event.
+        self.emit: Callable[..., None] = logger.msg
 
-    def observe(self, observer: Observer) -> None:
-        """Call `observer` with every event after it is stamped and before it is written."""
-        self._observers.append(observer)
-
-    def emit(self, event: str, /, **fields: Any) -> None:
-        self._logger.msg(event, **fields)
+    def observe(self, observer: Observer, events: Iterable[str] | None = None) -> None:
+        """Call `observer` with every event (or only those named in `events`) after it is
+        stamped and before it is written; observers see an event in the order they came."""
+        self._observers.append((observer, None if events is None else frozenset(events)))
+        self._watching.clear()
 
     def _stamp(self, _logger: Any, _method: str,
                event_dict: MutableMapping[str, Any]) -> dict[str, Any]:
+        """Put `t_ms`, `seq` and `event` first, then show the event to its observers."""
         self.count += 1
-        event = event_dict.pop("event")
-        return {"t_ms": self._clock(), "seq": self.count, "event": event, **event_dict}
-
-    def _notify(self, _logger: Any, _method: str,
-                event_dict: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
-        for observer in self._observers:
-            observer(event_dict)
-        return event_dict
+        name = event_dict.pop("event")
+        stamped = {"t_ms": self._clock(), "seq": self.count, "event": name, **event_dict}
+        watching = self._watching.get(name)
+        if watching is None:
+            watching = self._watching[name] = tuple(
+                observer for observer, events in self._observers
+                if events is None or name in events)
+        for observer in watching:
+            observer(stamped)
+        return stamped

@@ -29,7 +29,9 @@ class FaultSchedule:
             if fault.spec.at_ms is not None:
                 sim.at(fault.spec.at_ms * 1000, partial(self.inject, fault))
         if self._waiting:
-            self.cluster.log.observe(self._observe)
+            self.cluster.log.observe(self._observe,
+                                     {fault.spec.after_event for fault in self._waiting
+                                      if fault.spec.after_event})
 
     def _observe(self, event: Mapping[str, Any]) -> None:
         if not self._waiting or self._done:

@@ -13,7 +13,9 @@ import itertools
 import random
 from array import array
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from rig.cluster.log import Batch
@@ -119,8 +121,7 @@ class Producer:
             self._carry -= due
             if spec.count is not None:
                 due = min(due, spec.count - self.sent)
-            for _ in range(due):
-                self._add_record(now_ms)
+            self._add_records(due, now_ms)
             self.sent += due
             # Whatever waited a full linger is sent now (the accumulator's `ready`).
             self._send_ready(now_ms)
@@ -180,28 +181,54 @@ class Producer:
             return max(0, round(self.rng.gauss(dist.low, dist.high)))
         return dist.low
 
-    def _add_record(self, now_ms: float) -> None:
-        key = self._key()
-        partition = self._partition(key)
-        key_size = self.spec.key_size if key is not None else None
-        value_size = self._value_size()
-        batch = self._open.get(partition)
-        size = 0
-        if batch is not None:
-            size = record_size(batch.records, 0, key_size, value_size)
-            if batch.size + size > self.spec.batch_size:
-                self._close(partition, now_ms)
-                partition = self._partition(key)  # a sticky partitioner moves on
-                batch = self._open.get(partition)
-                size = 0
-        if batch is None:
-            batch = self._open[partition] = OpenBatch(0, BATCH_HEADER_BYTES, self.sequence,
-                                                      now_ms)
-        batch.size += size or record_size(batch.records, 0, key_size, value_size)
-        batch.records += 1
-        if key is not None and self._keep_keys:
-            batch.keys.append(key)
-        self.sequence += 1
+    def _add_records(self, count: int, now_ms: float) -> None:
+        """Draw `count` records (key, partition, value size, in that order each, from the
+        producer's stream) into the open batches: `_key`, `_partition` and `_value_size` per
+        record, with what they look up each time looked up once (the hot loop of a producer
+        sending a million records)."""
+        spec = self.spec
+        rng = self.rng
+        draw_key: Callable[[], int | None] = (
+            partial(rng.randrange, spec.key_count) if spec.keys == "uniform" else self._key)
+        keyed = spec.keys in ("uniform", "zipf")
+        murmur = spec.partitioner == "murmur2"
+        key_partition = self._key_partition
+        dist = spec.record_size
+        draw_value: Callable[[], int] | None = (
+            partial(rng.randint, dist.low, dist.high) if dist.kind == "uniform"
+            else self._value_size if dist.kind == "normal" else None)
+        fixed_value = dist.low
+        key_size = spec.key_size
+        batch_limit = spec.batch_size
+        open_batches = self._open
+        keep_keys = self._keep_keys
+        for _ in range(count):
+            key = draw_key() if keyed else None
+            if murmur and key is not None:
+                partition = key_partition.get(key)
+                if partition is None:
+                    partition = self._partition(key)
+            else:
+                partition = self._partition(key)
+            record_key = key_size if key is not None else None
+            value_size = fixed_value if draw_value is None else draw_value()
+            batch = open_batches.get(partition)
+            size = 0
+            if batch is not None:
+                size = record_size(batch.records, 0, record_key, value_size)
+                if batch.size + size > batch_limit:
+                    self._close(partition, now_ms)
+                    partition = self._partition(key)  # a sticky partitioner moves on
+                    batch = open_batches.get(partition)
+                    size = 0
+            if batch is None:
+                batch = open_batches[partition] = OpenBatch(0, BATCH_HEADER_BYTES, self.sequence,
+                                                            now_ms)
+            batch.size += size or record_size(batch.records, 0, record_key, value_size)
+            batch.records += 1
+            if key is not None and keep_keys:
+                batch.keys.append(key)
+            self.sequence += 1
 
     def _close(self, partition: int, now_ms: float) -> None:
         batch = self._open.pop(partition)
