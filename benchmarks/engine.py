@@ -56,7 +56,8 @@ for variant in scenario.variants:
     log = Path(sys.argv[3]) / f"{variant.name}.jsonl"
     records = sum(orjson.loads(line)["records"] for line in log.read_bytes().splitlines()
                   if b'"event":"produce.ack"' in line)
-    out[variant.name] = {"wall_s": wall, "cpu_s": cpu, "events": result.events, "records_acked": records,
+    out[variant.name] = {"wall_s": wall, "cpu_s": cpu, "events": result.events,
+                         "records_acked": records,
                          "simulated_s": variant.duration_ms / 1000,
                          "log_bytes": (Path(sys.argv[3]) / f"{variant.name}.jsonl").stat().st_size}
 out["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
