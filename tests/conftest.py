@@ -15,8 +15,17 @@ from typing import Any
 
 import orjson
 import pytest
+from hypothesis import settings
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# CI (`.ci/run` sets CI) draws the same examples every run, as Hypothesis advises for CI: a red
+# build then means a change broke something, never that this run drew a new example. A local
+# `make test` explores fresh examples each time; HYPOTHESIS_PROFILE picks either by hand.
+settings.register_profile("ci", derandomize=True, print_blob=True)
+settings.register_profile("explore", print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or
+                      ("ci" if os.environ.get("CI") else "explore"))
 
 SMALL = """
 name: small
