@@ -12,12 +12,14 @@ them, and every metric must come out the same as from the full log.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rig.events import names
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     from pyspark.sql import Column, DataFrame
     from pyspark.sql.types import StructType
 
@@ -27,6 +29,8 @@ __all__ = [
     "hadoop_path",
     "occurrences_before",
     "occurrences_between",
+    "spark_sorted",
+    "to_arrow",
     "with_fetch_fields",
 ]
 
@@ -209,3 +213,25 @@ def occurrences_between(lo_ms: Column, hi_ms: Column) -> Column:
     inside = (F.col("t_ms") >= lo_ms) & (F.col("t_ms") <= hi_ms)
     return F.when(first.isNull(), F.when(inside, 1).otherwise(0)).otherwise(
         F.greatest(in_window, F.lit(0)))
+
+
+def to_arrow(frame: DataFrame) -> pa.Table:
+    """Collect `frame` to this process as one Arrow table (Spark's Arrow path: no Row objects).
+
+    For the small, already reduced tables a stage finishes in Python."""
+    import pyarrow as pa
+
+    collect = getattr(type(frame), "toArrow", None)  # Spark 4
+    if collect is not None:
+        table: pa.Table = collect(frame)
+        return table
+    from pyspark.sql.pandas.types import to_arrow_schema  # Spark 3.5
+
+    batches = type(frame)._collect_as_arrow(frame)  # type: ignore[attr-defined]
+    return pa.Table.from_batches(batches, schema=to_arrow_schema(frame.schema))
+
+
+def spark_sorted(rows: Iterable[Mapping[str, Any]], *keys: str) -> list[dict[str, Any]]:
+    """`rows` ordered by `keys` as Spark's orderBy orders them: ascending, nulls first."""
+    return sorted((dict(row) for row in rows),
+                  key=lambda row: [(row[k] is not None, row[k]) for k in keys])

@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from rig.analysis.events import fetch_runs, occurrences_between
@@ -18,7 +18,10 @@ from rig.events import names
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-__all__ = ["add_detection_and_catch_up"]
+__all__ = ["REACTIONS", "add_detection_and_catch_up"]
+
+# The events that may be a fault's first reaction.
+REACTIONS = (names.ISR_SHRINK, names.LEADER_ELECTED, names.PARTITION_OFFLINE)
 
 
 def _brokers(targets: Sequence[Any] | None) -> set[str]:
@@ -26,7 +29,7 @@ def _brokers(targets: Sequence[Any] | None) -> set[str]:
     return {str(t) for t in targets or () if str(t).lstrip("-").isdigit()}
 
 
-def _first_reaction(reactions: Sequence[Any], variant: str, start: float,
+def _first_reaction(reactions: Sequence[Mapping[str, Any]], variant: str, start: float,
                     brokers: set[str]) -> float | None:
     for row in reactions:
         if row["variant"] != variant or row["t_ms"] < start:
@@ -41,19 +44,17 @@ def _first_reaction(reactions: Sequence[Any], variant: str, start: float,
     return None
 
 
-def add_detection_and_catch_up(events: DataFrame, entries: list[dict[str, Any]],
+def add_detection_and_catch_up(events: DataFrame, reactions: Sequence[Mapping[str, Any]],
+                               entries: list[dict[str, Any]],
                                end_ms: dict[str, float | None]) -> None:
     """Add `detected_ms`, `detection_seconds`, `catch_up_bytes` and `catch_up_record_bytes` to
     each recovery entry (in place). `events` is read with rig.analysis.events.with_fetch_fields;
-    `end_ms` is each variant's last event time."""
+    `reactions` are its REACTIONS events (variant, t_ms, event, removed, previous, isr) in
+    (variant, seq) order; `end_ms` is each variant's last event time."""
     from pyspark.sql import functions as F
 
     if not entries:
         return
-    reactions = (events.where(F.col("event").isin(names.ISR_SHRINK, names.LEADER_ELECTED,
-                                                   names.PARTITION_OFFLINE))
-                 .select("variant", "t_ms", "event", "removed", "previous", "isr")
-                 .orderBy("variant", "seq").collect())
     windows: list[tuple[int, str, str, float, float]] = []
     for i, entry in enumerate(entries):
         brokers = _brokers(entry.get("targets"))

@@ -1,7 +1,9 @@
 """Fetch request/response metrics from a run's event log, computed with Spark.
 
-One scan of the JSON lines builds a compact table of identical fetches (a "cube"); the summary,
-the exact medians, the per-second series and the size histogram are all aggregations of it.
+One Spark query over the event table builds a compact table of identical fetches per second (a
+"cube"), collected as Arrow: it is about the size of the per-second table the stage writes
+anyway. The summary, the exact medians, the per-second series and the size histogram are all
+aggregations of it, done here with pyarrow (one Spark query instead of six, issue 19).
 """
 
 from __future__ import annotations
@@ -11,13 +13,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rig import rundir
-from rig.analysis.events import fetch_rows, with_fetch_fields
+from rig.analysis.events import fetch_rows, to_arrow, with_fetch_fields
 from rig.analysis.faults import fault_rows_of
 from rig.analysis.stages import Analysis, FunctionStage, run_stage
 from rig.analysis.timeline import fetch_timeline
 from rig.events import names
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     from pyspark.sql import DataFrame
     from pyspark.sql.types import StructType
 
@@ -76,84 +79,108 @@ def _fetch_cube(events: DataFrame) -> DataFrame:
     )
 
 
-def _totals(cube: DataFrame) -> list[dict[str, Any]]:
-    """Counts, sums, extremes and the first request's size per (variant, role, kind)."""
-    from pyspark.sql import functions as F
+def _totals(cube: pa.Table) -> list[dict[str, Any]]:
+    """Counts, sums, extremes and the first request's size per (variant, role, kind).
 
-    n = F.col("n")
-    rows = cube.groupBy("variant", "role", "kind").agg(
-        F.sum(n).alias("count"),
-        F.sum(F.when(F.col("full"), n).otherwise(0)).alias("full"),
-        F.sum(F.when(~F.col("full"), n).otherwise(0)).alias("incremental"),
-        F.sum(n * F.col("body_bytes")).alias("body_total"),
-        F.min("body_bytes").alias("body_min"),
-        F.max("body_bytes").alias("body_max"),
-        F.sum(n * F.col("wire_bytes")).alias("wire_total"),
-        F.min("wire_bytes").alias("wire_min"),
-        F.max("wire_bytes").alias("wire_max"),
-        F.min_by("body_bytes", F.struct("first_t", "first_seq")).alias("first_body"),
-    )
-    return [row.asDict() for row in rows.collect()]
+    Spark's rules for nulls: a sum or extreme over no value is null; `full` null counts as
+    neither full nor incremental; the first fetch is the cube row with the smallest (first_t,
+    first_seq), nulls first (min_by over that struct), and its body_bytes even when null."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    n, full = cube["n"], cube["full"]
+    body, wire = cube["body_bytes"], cube["wire_bytes"]
+    zero = pa.scalar(0, pa.int64())
+    keys = ["variant", "role", "kind"]
+    table = pa.table({
+        **{key: cube[key] for key in keys},
+        "count": n,
+        "full": pc.if_else(pc.fill_null(full, False), n, zero),
+        "incremental": pc.if_else(pc.fill_null(pc.invert(full), False), n, zero),
+        "body_total": pc.multiply(n, body), "body_min": body, "body_max": body,
+        "wire_total": pc.multiply(n, wire), "wire_min": wire, "wire_max": wire,
+    })
+    how = {"count": "sum", "full": "sum", "incremental": "sum", "body_total": "sum",
+           "body_min": "min", "body_max": "max", "wire_total": "sum", "wire_min": "min",
+           "wire_max": "max"}
+    sums = _grouped(table, keys, how)
+    # min_by(body_bytes, struct(first_t, first_seq)): sort (nulls first), take each group's first.
+    order = pa.table({
+        **{key: cube[key] for key in keys},
+        "t": pc.fill_null(cube["first_t"], float("-inf")),
+        "s": pc.fill_null(cube["first_seq"], -(2**63)),
+        "first_body": body,
+    }).sort_by([("t", "ascending"), ("s", "ascending")])
+    firsts = order.group_by(keys, use_threads=False).aggregate(
+        [("first_body", "first", pc.ScalarAggregateOptions(skip_nulls=False))])
+    first_of = {tuple(row[k] for k in keys): row["first_body_first"]
+                for row in firsts.to_pylist()}
+    return [{**row, "first_body": first_of[tuple(row[k] for k in keys)]} for row in sums]
 
 
-def _medians(cube: DataFrame, column: str) -> DataFrame:
+def _grouped(table: pa.Table, keys: list[str], how: Mapping[str, str]) -> list[dict[str, Any]]:
+    """`table` grouped by `keys` (nulls a group, as in Spark), each column of `how` aggregated
+    as named (sum, min, max: null over no value, as in Spark), as rows: keys, then `how`."""
+    done = table.group_by(keys).aggregate([(column, op) for column, op in how.items()])
+    picked = done.select([*keys, *(f"{column}_{op}" for column, op in how.items())])
+    return picked.rename_columns([*keys, *how]).to_pylist()
+
+
+def _medians(cube: pa.Table, column: str) -> dict[tuple[str, str, str], int]:
     """Exact discrete median of `column` per (variant, role, kind), weighted by `n`.
 
     The smallest value whose cumulative share reaches one half (percentile_disc(0.5)), done with
-    integer arithmetic on the grouped counts so no row-level sort or float rounding is involved.
+    integer arithmetic on the grouped counts so no float rounding is involved.
     """
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
+    import pyarrow.compute as pc
 
-    group = ["variant", "role", "kind"]
-    counts = (
-        cube.where(F.col(column).isNotNull()).groupBy(*group, column).agg(F.sum("n").alias("count"))
-    )
-    upto = (
-        Window.partitionBy(*group)
-        .orderBy(column)
-        .rowsBetween(Window.unboundedPreceding, Window.currentRow)
-    )
-    ranked = counts.select(
-        *group,
-        column,
-        F.sum("count").over(upto).alias("cumulative"),
-        F.sum("count").over(Window.partitionBy(*group)).alias("total"),
-    )
-    return (
-        ranked.where(F.col("cumulative") * 2 >= F.col("total"))
-        .groupBy(*group)
-        .agg(F.min(column).alias("p50"))
-    )
+    known = cube.filter(pc.is_valid(cube[column]))
+    counts = _grouped(known.select(["variant", "role", "kind", column, "n"]),
+                      ["variant", "role", "kind", column], {"n": "sum"})
+    by_group: dict[tuple[str, str, str], list[tuple[int, int]]] = {}
+    for row in counts:
+        by_group.setdefault((row["variant"], row["role"], row["kind"]), []).append(
+            (row[column], row["n"]))
+    found = {}
+    for group, values in by_group.items():
+        total = sum(count for _, count in values)
+        cumulative = 0
+        for value, count in sorted(values):
+            cumulative += count
+            if cumulative * 2 >= total:
+                found[group] = value
+                break
+    return found
 
 
-def _timeseries(cube: DataFrame) -> list[dict[str, Any]]:
+def _timeseries(cube: pa.Table) -> list[dict[str, Any]]:
     """Per (variant, role, serving broker, second): requests and bytes each way."""
-    from pyspark.sql import functions as F
+    import pyarrow as pa
+    import pyarrow.compute as pc
 
-    n, body, wire = F.col("n"), F.col("body_bytes"), F.col("wire_bytes")
-    is_req = F.col("kind") == "request"
+    n = cube["n"]
+    is_req = pc.equal(cube["kind"], "request")
+    is_resp = pc.invert(is_req)
+    zero = pa.scalar(0, pa.int64())
+    body, wire = pc.multiply(n, cube["body_bytes"]), pc.multiply(n, cube["wire_bytes"])
+    keys = ["variant", "role", "broker", "second"]
+    table = pa.table({
+        **{key: cube[key] for key in keys},
+        "requests": pc.if_else(is_req, n, zero),
+        "responses": pc.if_else(is_resp, n, zero),
+        "request_bytes": pc.if_else(is_req, body, zero),
+        "response_bytes": pc.if_else(is_resp, body, zero),
+        "wire_request_bytes": pc.if_else(is_req, wire, zero),
+        "wire_response_bytes": pc.if_else(is_resp, wire, zero),
+    })
+    return _grouped(table, keys, dict.fromkeys(table.column_names[len(keys):], "sum"))
 
-    def zero_unless(cond: Any, value: Any) -> Any:
-        return F.sum(F.when(cond, value).otherwise(F.lit(0)))
 
-    rows = cube.groupBy("variant", "role", "broker", "second").agg(
-        zero_unless(is_req, n).alias("requests"),
-        zero_unless(~is_req, n).alias("responses"),
-        zero_unless(is_req, n * body).alias("request_bytes"),
-        zero_unless(~is_req, n * body).alias("response_bytes"),
-        zero_unless(is_req, n * wire).alias("wire_request_bytes"),
-        zero_unless(~is_req, n * wire).alias("wire_response_bytes"),
-    )
-    return [row.asDict() for row in rows.collect()]
-
-
-def _sizes(cube: DataFrame) -> list[dict[str, Any]]:
+def _sizes(cube: pa.Table) -> list[dict[str, Any]]:
     """Histogram of body sizes: how many requests/responses had each exact size."""
-    from pyspark.sql import functions as F
-
-    rows = cube.groupBy("variant", "role", "kind", "body_bytes").agg(F.sum("n").alias("count"))
-    return [row.asDict() for row in rows.collect()]
+    table = cube.select(["variant", "role", "kind", "body_bytes", "n"]).rename_columns(
+        ["variant", "role", "kind", "body_bytes", "count"])
+    return _grouped(table, ["variant", "role", "kind", "body_bytes"], {"count": "sum"})
 
 
 def _durations(
@@ -245,20 +272,15 @@ def _fetch_stage(analysis: Analysis) -> dict[str, dict[str, Any]]:
     timeseries: list[dict[str, Any]] = []
     sizes: list[dict[str, Any]] = []
     if events is not None:
-        from pyspark import StorageLevel
-
-        # One scan of the (possibly huge) table; everything below reads the small cube.
-        cube = _fetch_cube(events).persist(StorageLevel.MEMORY_AND_DISK)
-        try:
-            totals_rows = _totals(cube)
-            for column in ("body_bytes", "wire_bytes"):
-                for median in _medians(cube, column).collect():
-                    key = (median["variant"], median["role"], median["kind"], column)
-                    median_rows[key] = median["p50"]
-            timeseries = _timeseries(cube)
-            sizes = _sizes(cube)
-        finally:
-            cube.unpersist()
+        # One scan of the (possibly huge) table in Spark, reduced to the cube: about the size of
+        # the per-second table written below. Everything else is aggregated from it here.
+        cube = to_arrow(_fetch_cube(events))
+        totals_rows = _totals(cube)
+        for column in ("body_bytes", "wire_bytes"):
+            for (variant, role, kind), p50 in _medians(cube, column).items():
+                median_rows[(variant, role, kind, column)] = p50
+        timeseries = _timeseries(cube)
+        sizes = _sizes(cube)
 
     seen = sorted({row["variant"] for row in totals_rows if row["variant"] is not None})
     variants = declared + [name for name in seen if name not in declared]

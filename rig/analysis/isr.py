@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rig import rundir
+from rig.analysis.events import spark_sorted, to_arrow
 from rig.analysis.stages import Analysis, FunctionStage, run_stage
 from rig.events import names
 
@@ -245,12 +246,12 @@ def isr_metrics(rows: Iterable[Mapping[str, Any]],
 
 
 def _select(events: DataFrame) -> list[dict[str, Any]]:
-    """The events of interest, in order: a few rows of a log that is mostly fetches and
-    produces."""
+    """The events of interest, in (variant, seq) order, nulls first: a few rows of a log that is
+    mostly fetches and produces."""
     from pyspark.sql import functions as F
 
     chosen = events.where(F.col("event").isin(*_EVENTS) & F.col("variant").isNotNull())
-    return [row.asDict() for row in chosen.orderBy("variant", "seq").collect()]
+    return spark_sorted(to_arrow(chosen).to_pylist(), "variant", "seq")
 
 
 def _isr_stage(analysis: Analysis) -> dict[str, dict[str, Any]]:

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rig import rundir
-from rig.analysis.events import with_fetch_fields
-from rig.analysis.fault_reaction import add_detection_and_catch_up
+from rig.analysis.events import spark_sorted, to_arrow, with_fetch_fields
+from rig.analysis.fault_reaction import REACTIONS, add_detection_and_catch_up
 from rig.analysis.stages import Analysis, FunctionStage, run_stage
 from rig.events import names
 
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 __all__ = ["STAGE", "analyze_replication"]
 
 _ISR_EVENTS = (names.ISR_SHRINK, names.ISR_EXPAND, names.LEADER_ELECTED, names.PARTITION_OFFLINE)
+_SELECTED = (names.PARTITION_ASSIGNED, *_ISR_EVENTS, names.FAULT_INJECT, names.FAULT_HEAL)
 
 
 def _schema() -> StructType:
@@ -78,35 +79,53 @@ def _counts(events: DataFrame) -> dict[str, dict[str, Any]]:
     return {row["variant"]: row.asDict() for row in rows if row["variant"] is not None}
 
 
-def _timeline(events: DataFrame) -> list[dict[str, Any]]:
-    """Change points of (under-replicated, offline) partition counts per variant.
-
-    Every partition starts led and fully replicated; each ISR-carrying event sets its state.
-    """
-    from pyspark.sql import Window
+def _selected(events: DataFrame) -> list[dict[str, Any]]:
+    """The few events the timeline, the recovery and the reactions read (assignments, ISR
+    changes, elections, offline partitions, fault steps), collected once, in (variant, seq)
+    order (nulls first, as Spark orders)."""
     from pyspark.sql import functions as F
 
-    rf = (events.where(F.col("event") == names.PARTITION_ASSIGNED)
-          .select("variant", "topic", "partition", F.size("replicas").alias("rf")))
-    changes = (events.where(F.col("event").isin(*_ISR_EVENTS))
-               .join(rf, ["variant", "topic", "partition"])
-               .select("variant", "topic", "partition", "t_ms", "seq",
-                       (F.col("event") == names.PARTITION_OFFLINE).cast("int").alias("offline"),
-                       ((F.size("isr") < F.col("rf"))
-                        & (F.col("event") != names.PARTITION_OFFLINE)).cast("int").alias("under")))
-    per_partition = Window.partitionBy("variant", "topic", "partition").orderBy("seq")
-    deltas = changes.select(
-        "variant", "t_ms", "seq",
-        (F.col("under") - F.coalesce(F.lag("under").over(per_partition), F.lit(0))).alias("du"),
-        (F.col("offline") - F.coalesce(F.lag("offline").over(per_partition), F.lit(0)))
-        .alias("do"))
-    running = Window.partitionBy("variant").orderBy("seq").rowsBetween(
-        Window.unboundedPreceding, Window.currentRow)
-    points = deltas.select(
-        "variant", "t_ms", "seq",
-        F.sum("du").over(running).alias("under_replicated"),
-        F.sum("do").over(running).alias("offline"))
-    return [row.asDict() for row in points.orderBy("variant", "seq").collect()]
+    chosen = (events.where(F.col("event").isin(*_SELECTED))
+              .select("variant", "event", "t_ms", "seq", "topic", "partition", "isr",
+                      "replicas", "fault", "kind", "targets", "removed", "previous"))
+    return spark_sorted(to_arrow(chosen).to_pylist(), "variant", "seq")
+
+
+def _size(values: list[Any] | None) -> int | None:
+    """Spark's size() in ANSI mode: null for a null array."""
+    return None if values is None else len(values)
+
+
+def _timeline(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Change points of (under-replicated, offline) partition counts per variant, from the
+    selected events in (variant, seq) order.
+
+    Every partition starts led and fully replicated; each ISR-carrying event of an assigned
+    partition (partition.assigned, logged once per partition when the cluster is built) sets
+    its state. Nulls follow Spark's SQL: an unknown ISR or replica count leaves that change
+    unknown, and a running count that has seen only unknowns is null."""
+    rf = {(row["variant"], row["topic"], row["partition"]): _size(row["replicas"])
+          for row in rows if row["event"] == names.PARTITION_ASSIGNED}
+    state: dict[tuple[Any, Any, Any], tuple[int | None, int]] = {}  # (under, offline)
+    running: dict[Any, list[int | None]] = {}  # per variant: [under, offline]
+    points = []
+    for row in rows:
+        key = (row["variant"], row["topic"], row["partition"])
+        if row["event"] not in _ISR_EVENTS or key not in rf or None in key:
+            continue
+        offline = int(row["event"] == names.PARTITION_OFFLINE)
+        isr, replicas = _size(row["isr"]), rf[key]
+        under = 0 if offline else (None if isr is None or replicas is None
+                                   else int(isr < replicas))
+        was_under, was_offline = state.get(key, (0, 0))
+        state[key] = (under, offline)
+        sums = running.setdefault(row["variant"], [None, None])
+        if under is not None:
+            sums[0] = (sums[0] or 0) + under - (was_under or 0)
+        sums[1] = (sums[1] or 0) + offline - was_offline
+        points.append({"variant": row["variant"], "t_ms": row["t_ms"], "seq": row["seq"],
+                       "under_replicated": sums[0], "offline": sums[1]})
+    return points
 
 
 def _partition_seconds(points: list[dict[str, Any]], end_ms: float | None) -> tuple[float, float]:
@@ -120,16 +139,14 @@ def _partition_seconds(points: list[dict[str, Any]], end_ms: float | None) -> tu
     return under, offline
 
 
-def _recovery(events: DataFrame, points: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+def _recovery(rows: list[dict[str, Any]],
+              points: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
     """Per fault: injection, heal, first election after it, and full recovery after the heal
-    (detection and catch-up bytes are added by rig.analysis.fault_reaction)."""
-    from pyspark.sql import functions as F
-
-    faults = (events.where(F.col("event").isin(names.FAULT_INJECT, names.FAULT_HEAL))
-              .select("variant", "event", "t_ms", "fault", "kind", "targets")
-              .orderBy("variant", "seq").collect())
-    elections = (events.where(F.col("event") == names.LEADER_ELECTED)
-                 .select("variant", "t_ms").orderBy("variant", "t_ms").collect())
+    (detection and catch-up bytes are added by rig.analysis.fault_reaction). `rows`: the
+    selected events in (variant, seq) order."""
+    faults = [r for r in rows if r["event"] in (names.FAULT_INJECT, names.FAULT_HEAL)]
+    elections = spark_sorted((r for r in rows if r["event"] == names.LEADER_ELECTED),
+                             "variant", "t_ms")
     by_fault: dict[tuple[str, int], dict[str, Any]] = {}
     for row in faults:
         entry = by_fault.setdefault((row["variant"], row["fault"]), {
@@ -169,12 +186,14 @@ def _replication_stage(analysis: Analysis) -> dict[str, dict[str, Any]]:
     events = analysis.events(_schema())
     if events is not None:
         counts = _counts(events)
-        timeline = _timeline(events)
+        selected = _selected(events)
+        timeline = _timeline(selected)
         by_variant: dict[str, list[dict[str, Any]]] = {}
         for point in timeline:
             by_variant.setdefault(point["variant"], []).append(point)
-        recovery = _recovery(events, by_variant)
-        add_detection_and_catch_up(events, recovery,
+        recovery = _recovery(selected, by_variant)
+        reactions = [r for r in selected if r["event"] in REACTIONS]
+        add_detection_and_catch_up(events, reactions, recovery,
                                    {name: c.get("end_ms") for name, c in counts.items()})
     else:
         by_variant = {}

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from rig import rundir
 from rig.analysis.buckets import bucket_seconds
-from rig.analysis.events import fetch_rows, with_fetch_fields
+from rig.analysis.events import fetch_rows, spark_sorted, to_arrow, with_fetch_fields
 from rig.analysis.stages import Analysis, FunctionStage, run_stage
 from rig.events import names
 from rig.protocol.errors import FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH
@@ -74,48 +74,53 @@ def _rows(events: DataFrame) -> DataFrame:
     return sessions.unionByName(responses)
 
 
-def _occupancy(rows: DataFrame) -> list[dict[str, Any]]:
+def _occupancy(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Every session.cache sample (variant, broker, t_s, sessions, partitions, slots), in order."""
-    from pyspark.sql import functions as F
-
-    samples = (rows.where(F.col("event") == names.SESSION_CACHE)
-               .select("variant", "broker", (F.col("t_ms") / 1000).alias("t_s"), "sessions",
-                       "partitions", "slots", "seq")
-               .orderBy("variant", "seq").collect())
-    return [{"variant": r["variant"], "broker": int(r["broker"]), "t_s": round(r["t_s"], 3),
+    samples = spark_sorted((r for r in rows if r["event"] == names.SESSION_CACHE),
+                           "variant", "seq")
+    return [{"variant": r["variant"], "broker": int(r["broker"]),
+             "t_s": round(r["t_ms"] / 1000, 3),
              "sessions": int(r["sessions"] or 0),
              "partitions": None if r["partitions"] is None else int(r["partitions"]),
              "slots": None if r["slots"] is None else int(r["slots"])}
             for r in samples]
 
 
-def _per_second(rows: DataFrame) -> list[dict[str, Any]]:
+_COUNTS = ("created", "evicted", "not_found", "invalid_epoch", "consumer_sessionless",
+           "follower_sessionless")
+
+
+def _counted_as(row: Mapping[str, Any]) -> str | None:
+    """Which per-second count a row adds its `n` to (None: none)."""
+    event = row["event"]
+    if event == names.SESSION_CREATED:
+        return "created"
+    if event == names.SESSION_EVICTED:
+        return "evicted"
+    if event == names.SESSION_ERROR:
+        return {FETCH_SESSION_ID_NOT_FOUND: "not_found",
+                INVALID_FETCH_SESSION_EPOCH: "invalid_epoch"}.get(row["error_code"])
+    if event == names.FETCH_RESPONSE and row["sessionless"]:
+        return {"consumer": "consumer_sessionless",
+                "follower": "follower_sessionless"}.get(row["role"])
+    return None
+
+
+def _per_second(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per variant and simulated second: sessions created and evicted, errors 70 and 71, and
-    full fetch responses without a session, by role."""
-    from pyspark.sql import functions as F
-
-    def count_of(cond: Any) -> Any:
-        return F.sum(F.when(cond, F.col("n")).otherwise(0))
-
-    event = F.col("event")
-    sessionless = (event == names.FETCH_RESPONSE) & F.col("sessionless")
-    counts = (rows.where(event != names.SESSION_CACHE)
-              .groupBy("variant", "second")
-              .agg(count_of(event == names.SESSION_CREATED).alias("created"),
-                   count_of(event == names.SESSION_EVICTED).alias("evicted"),
-                   count_of((event == names.SESSION_ERROR)
-                            & (F.col("error_code") == FETCH_SESSION_ID_NOT_FOUND)).alias(
-                       "not_found"),
-                   count_of((event == names.SESSION_ERROR)
-                            & (F.col("error_code") == INVALID_FETCH_SESSION_EPOCH)).alias(
-                       "invalid_epoch"),
-                   count_of(sessionless & (F.col("role") == "consumer")).alias(
-                       "consumer_sessionless"),
-                   count_of(sessionless & (F.col("role") == "follower")).alias(
-                       "follower_sessionless"))
-              .orderBy("variant", "second").collect())
-    return [{key: (row[key] if key == "variant" else int(row[key] or 0))
-             for key in row.asDict()} for row in counts]
+    full fetch responses without a session, by role. A (variant, second) with a row of any
+    kind but a cache sample has an entry, zeros included."""
+    counts: dict[tuple[Any, Any], dict[str, int]] = {}
+    for row in rows:
+        if row["event"] == names.SESSION_CACHE:
+            continue
+        entry = counts.setdefault((row["variant"], row["second"]), dict.fromkeys(_COUNTS, 0))
+        counted = _counted_as(row)
+        if counted is not None and row["n"] is not None:
+            entry[counted] += row["n"]
+    ordered = spark_sorted(({"variant": variant, "second": second, **entry}
+                            for (variant, second), entry in counts.items()), "variant", "second")
+    return [{**row, "second": int(row["second"] or 0)} for row in ordered]
 
 
 def _summary(occupancy: list[dict[str, Any]], seconds: list[dict[str, Any]],
@@ -174,10 +179,9 @@ def _sessions_stage(analysis: Analysis) -> dict[str, dict[str, Any]]:
     events = analysis.events(_schema())
     if events is not None:
         events = events.where("event IN ({})".format(", ".join(f"'{e}'" for e in _EVENTS)))
-        rows = _rows(events).cache()
+        rows = to_arrow(_rows(events)).to_pylist()
         occupancy = _occupancy(rows)
         seconds = _per_second(rows)
-        rows.unpersist()
     variants = analysis.variants or sorted({r["variant"] for r in occupancy + seconds})
     rundir.write_metric(analysis.run_dir, rundir.SESSIONS,
                         {"occupancy": occupancy, "per_second": seconds})

@@ -199,6 +199,10 @@ def get_spark(master: str | None = None) -> SparkSession:
             [
                 f"-Dlog4j.configurationFile=file:{scratch / 'log4j2.properties'}",
                 f"-Dderby.system.home={scratch / 'derby'}",
+                # The driver lives for seconds and plans a few dozen small queries: the JIT's
+                # optimising tier (C2) spent more CPU compiling Spark than its code saved, about
+                # half of the start-up and of the analysis on 2 cores (issue 19). C1 alone.
+                "-XX:TieredStopAtLevel=1",
             ]
         )
         builder = (
@@ -208,6 +212,9 @@ def get_spark(master: str | None = None) -> SparkSession:
             .config("spark.ui.showConsoleProgress", "false")
             # The tables are tiny after aggregation: a handful of shuffle partitions is plenty.
             .config("spark.sql.shuffle.partitions", "4")
+            # Adaptive execution re-plans after each shuffle, one job per stage: on tables this
+            # small the re-planning costs more than any skew or coalescing it could fix.
+            .config("spark.sql.adaptive.enabled", "false")
             .config("spark.default.parallelism", "4")
             .config("spark.sql.catalogImplementation", "in-memory")
             .config("spark.sql.warehouse.dir", str(scratch / "warehouse"))

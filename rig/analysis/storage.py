@@ -1,8 +1,8 @@
 """Storage, compaction and consumer-offset metrics from a run's event log, computed with Spark.
 
-Spark filters the storage events (compacted-log and broker samples, cleaner passes, retention,
-offset commits, coordinator changes, resumes) and sums them per variant; Python orders the few
-rows left into timelines. Writes RUN_DIR/metrics/storage.json (per variant: log size, dirty
+Spark selects the storage events (compacted-log and broker samples, cleaner passes, retention,
+offset commits, coordinator changes, resumes); Python sums the few rows left per variant and orders
+them into timelines. Writes RUN_DIR/metrics/storage.json (per variant: log size, dirty
 ratio and segment count over time per compacted partition, disk per broker over time, every
 cleaner pass, where each group's offsets live) and returns `variants.<v>.storage` and
 `variants.<v>.offsets` for summary.json.
@@ -10,15 +10,16 @@ cleaner pass, where each group's offsets live) and returns `variants.<v>.storage
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rig import rundir
+from rig.analysis.events import spark_sorted, to_arrow
 from rig.analysis.stages import Analysis, FunctionStage, run_stage
 from rig.events import names
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
     from pyspark.sql.types import StructType
 
 __all__ = ["STAGE", "analyze_storage", "storage_summary"]
@@ -56,44 +57,57 @@ def _schema() -> StructType:
     return T.StructType([T.StructField(n, k, nullable=True) for n, k in fields])
 
 
-def _totals(events: DataFrame) -> dict[str, dict[str, Any]]:
-    """Per variant sums and extremes, in Spark."""
-    from pyspark.sql import functions as F
+def _sql_sum(values: Iterable[Any]) -> Any:
+    """SQL's SUM: nulls skipped, null when there is no value."""
+    known = [v for v in values if v is not None]
+    return sum(known) if known else None
 
-    event = F.col("event")
 
-    def count(cond: Any) -> Any:
-        return F.sum(F.when(cond, 1).otherwise(0))
+def _sql_extreme(pick: Callable[[list[Any]], Any], values: Iterable[Any]) -> Any:
+    """SQL's MIN or MAX: nulls skipped, null when there is no value."""
+    known = [v for v in values if v is not None]
+    return pick(known) if known else None
 
-    def total(cond: Any, column: str) -> Any:
-        return F.sum(F.when(cond, F.col(column)).otherwise(0))
 
-    cleaned = (event == names.CLEANER_PASS) & ~F.coalesce(F.col("aborted"), F.lit(False))
-    commit = event == names.OFFSETS_COMMIT
-    rows = events.groupBy("variant").agg(
-        count(cleaned).alias("cleaner_passes"),
-        count(cleaned & F.col("map_full")).alias("partial_passes"),
-        count((event == names.CLEANER_PASS) & F.col("aborted")).alias("aborted_passes"),
-        total(cleaned, "records_removed").alias("records_removed"),
-        total(cleaned, "tombstones_removed").alias("tombstones_removed"),
-        total(cleaned, "bytes_read").alias("cleaner_bytes_read"),
-        total(cleaned, "bytes_written").alias("cleaner_bytes_written"),
-        F.max(F.when(cleaned, F.col("keys_mapped"))).alias("max_keys_mapped"),
-        F.max(F.when(event == names.LOG_SAMPLE, F.col("dirty_ratio"))).alias("max_dirty_ratio"),
-        total(event == names.BROKER_STORAGE, "lookups").alias("lookups"),
-        F.min(F.when((event == names.BROKER_STORAGE) & (F.col("lookups") > 0),
-                     F.col("lookup_min"))).alias("lookup_min"),
-        F.max(F.when(event == names.BROKER_STORAGE, F.col("lookup_max"))).alias("lookup_max"),
-        total(event == names.LOG_RETENTION, "segments_deleted").alias("segments_deleted"),
-        count(commit & (F.coalesce(F.col("error_code"), F.lit(0)) == 0)).alias("commits"),
-        count(commit & (F.coalesce(F.col("error_code"), F.lit(0)) != 0)).alias(
-            "commit_errors"),
-        count((event == names.COORDINATOR_FOUND) & (F.col("previous") >= 0)
-              & (F.col("previous") != F.col("coordinator"))).alias("coordinator_failovers"),
-        total(event == names.CONSUMER_RESUME, "duplicates").alias("duplicates"),
-        count(event == names.CONSUMER_RESUME).alias("resumes"),
-    ).collect()
-    return {row["variant"]: row.asDict() for row in rows if row["variant"] is not None}
+def _totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """One variant's sums and extremes over its storage events, by SQL's rules for nulls (a
+    condition on a null is false; a sum of only nulls is null)."""
+    def of(*events: str) -> list[dict[str, Any]]:
+        return [r for r in rows if r["event"] in events]
+
+    passes, samples = of(names.CLEANER_PASS), of(names.LOG_SAMPLE)
+    brokers, commits = of(names.BROKER_STORAGE), of(names.OFFSETS_COMMIT)
+    resumes = of(names.CONSUMER_RESUME)
+    cleaned = [r for r in passes if not r["aborted"]]
+
+    def total(chosen: list[dict[str, Any]], column: str) -> Any:
+        # SUM(CASE WHEN chosen THEN column ELSE 0 END) over every row of the variant.
+        return _sql_sum([*(r[column] for r in chosen), *([0] * (len(rows) - len(chosen)))])
+
+    return {
+        "cleaner_passes": len(cleaned),
+        "partial_passes": sum(1 for r in cleaned if r["map_full"]),
+        "aborted_passes": sum(1 for r in passes if r["aborted"]),
+        "records_removed": total(cleaned, "records_removed"),
+        "tombstones_removed": total(cleaned, "tombstones_removed"),
+        "cleaner_bytes_read": total(cleaned, "bytes_read"),
+        "cleaner_bytes_written": total(cleaned, "bytes_written"),
+        "max_keys_mapped": _sql_extreme(max, (r["keys_mapped"] for r in cleaned)),
+        "max_dirty_ratio": _sql_extreme(max, (r["dirty_ratio"] for r in samples)),
+        "lookups": total(brokers, "lookups"),
+        "lookup_min": _sql_extreme(min, (r["lookup_min"] for r in brokers
+                                         if r["lookups"] is not None and r["lookups"] > 0)),
+        "lookup_max": _sql_extreme(max, (r["lookup_max"] for r in brokers)),
+        "segments_deleted": total(of(names.LOG_RETENTION), "segments_deleted"),
+        "commits": sum(1 for r in commits if (r["error_code"] or 0) == 0),
+        "commit_errors": sum(1 for r in commits if (r["error_code"] or 0) != 0),
+        "coordinator_failovers": sum(
+            1 for r in of(names.COORDINATOR_FOUND)
+            if r["previous"] is not None and r["coordinator"] is not None
+            and r["previous"] >= 0 and r["previous"] != r["coordinator"]),
+        "duplicates": total(resumes, "duplicates"),
+        "resumes": len(resumes),
+    }
 
 
 def _percentile(values: list[int], q: float) -> int | None:
@@ -181,10 +195,10 @@ def _storage_stage(analysis: Analysis) -> dict[str, dict[str, Any]]:
     if events is not None:
         from pyspark.sql import functions as F
 
-        events = events.where(F.col("event").isin(*_EVENTS) & F.col("variant").isNotNull())
-        totals = _totals(events)
-        for row in events.orderBy("variant", "seq").collect():
-            by_variant.setdefault(row["variant"], []).append(row.asDict())
+        chosen = events.where(F.col("event").isin(*_EVENTS) & F.col("variant").isNotNull())
+        for row in spark_sorted(to_arrow(chosen).to_pylist(), "variant", "seq"):
+            by_variant.setdefault(row["variant"], []).append(row)
+        totals = {name: _totals(mine) for name, mine in by_variant.items()}
     out: dict[str, dict[str, Any]] = {}
     tables: dict[str, Any] = {}
     for name in analysis.variants or sorted(totals):
