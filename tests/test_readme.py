@@ -71,3 +71,10 @@ def test_the_run_directory_table_lists_every_file_rundir_names() -> None:
                  rundir.COMMAND, f"{rundir.ANALYSIS_DIR}/{rundir.EVENT_TABLE}"):
         assert f"`{name}`" in rows, name
     assert "| `rig analyze RUN_DIR" in README
+
+
+def test_the_version_table_is_the_one_the_profiles_hold() -> None:
+    from rig.scenario.profiles import rules_table
+
+    table = README.split("<!-- profiles:begin -->\n", 1)[1].split("\n<!-- profiles:end -->", 1)[0]
+    assert table == rules_table()

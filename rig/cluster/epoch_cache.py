@@ -36,12 +36,15 @@ class LeaderEpochCache:
         epochs = self._epochs  # read without making the cache of a log never written
         return epochs[-1][0] if epochs else UNDEFINED
 
-    def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
+    def end_offset_for_epoch(self, epoch: int,
+                             before_first: str = "first-start") -> tuple[int, int]:
         """What OffsetsForLeaderEpoch answers for `epoch` (LeaderEpochFileCache.endOffsetFor):
 
         - the latest epoch: (epoch, LEO);
         - newer than every known epoch, or none known: (−1, −1);
-        - older than every known epoch: (epoch, start of the first known one);
+        - older than every known epoch: (epoch, start of the first known one) from Kafka 2.0;
+          with `before_first="undefined"` (0.11–1.1) (−1, −1), and the follower truncates to
+          its high watermark;
         - otherwise (largest epoch ≤ asked, start of the next epoch) — KIP-279.
         """
         epochs = self._epochs
@@ -53,5 +56,5 @@ class LeaderEpochCache:
         if higher is None:
             return UNDEFINED, UNDEFINED
         if higher == 0:
-            return epoch, epochs[0][1]
+            return (UNDEFINED, UNDEFINED) if before_first == "undefined" else (epoch, epochs[0][1])
         return epochs[higher - 1][0], epochs[higher][1]

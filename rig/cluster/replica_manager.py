@@ -104,7 +104,7 @@ class ReplicaManager:
             replica.zk_version = state.version
             replica.isr = tuple(state.isr)
             replica.isr_change_pending = False
-            replica.log.assign_epoch(state.leader_epoch)
+            self._epoch_starts(replica, state.leader_epoch)
             self.maybe_advance_hw(replica)
             return
         if replica.role is Role.FOLLOWER:
@@ -116,7 +116,7 @@ class ReplicaManager:
         replica.zk_version = state.version
         replica.isr = tuple(state.isr)
         replica.isr_change_pending = False
-        replica.log.assign_epoch(state.leader_epoch)
+        self._epoch_starts(replica, state.leader_epoch)
         # Follower LEOs are unknown until they fetch; those in the ISR count as caught up now.
         replica.followers = {b: FollowerProgress(-1, now if b in state.isr else 0.0, now, 0)
                              for b in replica.assignment if b != broker.id}
@@ -252,9 +252,17 @@ class ReplicaManager:
                 self._announce(slot, 0)
 
     # -- leader epochs (OffsetsForLeaderEpoch) ------------------------------------------------
+    def _epoch_starts(self, replica: Replica, epoch: int) -> None:
+        """A new leader records where its epoch starts when elected from Kafka 2.1 (Partition.
+        makeLeader, KAFKA-7415); before, the epoch enters the cache with its first append, so
+        an epoch that never wrote is unknown to OffsetsForLeaderEpoch."""
+        if self.config.epoch_start_at_election:
+            replica.log.assign_epoch(epoch)
+
     def end_offset_for_epoch(self, key: TopicPartition, epoch: int) -> tuple[int, int] | None:
-        """The leader's (largest epoch ≤ `epoch`, its end offset), or None if not leader."""
+        """The leader's (largest epoch ≤ `epoch`, its end offset), or None if not leader; for
+        an epoch older than all it knows, as its Kafka version answers."""
         replica = self.replicas.get(key)
         if replica is None or replica.role is not Role.LEADER:
             return None
-        return replica.log.end_offset_for_epoch(epoch)
+        return replica.log.end_offset_for_epoch(epoch, self.config.epoch_end_before_first_known)

@@ -187,6 +187,8 @@ def _config(data: dict[str, Any], kafka: str, out: _Collector,
         "hw_holds_below_min_isr": profile.hw_holds_below_min_isr,
         "isr_rejoin_needs_epoch_start": profile.isr_rejoin_needs_epoch_start,
         "controller_detects_bounce": profile.controller_detects_bounce,
+        "epoch_start_at_election": profile.epoch_start_at_election,
+        "epoch_end_before_first_known": profile.epoch_end_before_first_known,
     }
     for key, value in raw.items():
         name, convert = _CONFIG_KEYS[key]
@@ -473,15 +475,18 @@ def _faults(data: dict[str, Any], brokers: Sequence[BrokerSpec], duration_ms: in
     return tuple(result)
 
 
-def _strategies(data: dict[str, Any], out: _Collector) -> dict[str, StrategyRef]:
+def _strategies(data: dict[str, Any], kafka: str, out: _Collector) -> dict[str, StrategyRef]:
+    """The strategies a variant names, and for the kinds it does not name, the default of its
+    Kafka version (the profile's) or of the kind."""
     from rig.strategies import registry  # registry imports the model; keep the import local
 
     chosen: dict[str, StrategyRef] = {}
     raw = data.get("strategies", {})
+    by_version = {"replication": profiles.profile(kafka).replication}
     for kind in STRATEGY_KINDS:
         value = raw.get(kind)
         if value is None:
-            default = registry.DEFAULTS[kind]
+            default = by_version.get(kind, registry.DEFAULTS[kind])
             if default is not None:
                 chosen[kind] = StrategyRef(default)
             continue
@@ -527,7 +532,7 @@ def _variant(name: str, doc: Document, out: _Collector,
     topics_ok = cluster_ok and usable("topics")
     topics = _topics(data, brokers, out) if topics_ok else ()
     strategies_ok = usable("strategies")
-    strategies = _strategies(data, out) if strategies_ok else {}
+    strategies = _strategies(data, kafka, out) if strategies_ok else {}
     if strategies_ok and config_ok:
         if "fetch_session" not in data.get("strategies", {}) and config.fetch_version < 7:
             strategies["fetch_session"] = StrategyRef("sessionless")  # no sessions before v7

@@ -80,6 +80,10 @@ class BrokerConfig:
     hw_holds_below_min_isr: bool = True  # 3.7+: the HW waits for min.insync.replicas
     isr_rejoin_needs_epoch_start: bool = True  # 2.1+: rejoin only past the epoch's start
     controller_detects_bounce: bool = True  # 2.2+ (KIP-380): a quick restart is a failure too
+    epoch_start_at_election: bool = True  # 2.1+ (KAFKA-7415); before, at the first append
+    # The leader's OffsetsForLeaderEpoch answer for an epoch older than all it knows: "undefined"
+    # (1.x: the follower falls back to its HW) or "first-start" (2.0+, KIP-279).
+    epoch_end_before_first_known: str = "first-start"
 
 
 @dataclass(frozen=True)

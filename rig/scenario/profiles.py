@@ -1,4 +1,10 @@
-"""Kafka version profiles: the defaults a scenario gets from `kafka: "X.Y"`.
+"""Kafka version profiles: the defaults and the version rules a scenario gets from `kafka: "X.Y"`.
+
+Every rule that changed across releases is one row of `RULES`: what it switches, its value from
+each release that changed it, and Kafka's source for the change. A profile is the value of
+every row at its version; README's version table is `rules_table()` (tests/test_readme.py keeps
+the two the same). A variant can still pick a strategy by hand: the profile chooses only the
+defaults and the rules the brokers themselves follow.
 
 The follower Fetch version follows inter.broker.protocol.version exactly as Kafka's
 ReplicaFetcherThread chooses it (1.0 → v5, which is v6 on the wire; 1.1 → v7; … 3.9 → v17).
@@ -7,6 +13,7 @@ ReplicaFetcherThread chooses it (1.0 → v5, which is v6 on the wire; 1.1 → v7
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 VERSIONS = ("0.11", "1.0", "1.1", "2.0", "2.1", "2.3", "2.4", "2.5", "2.7", "2.8", "3.0", "3.1",
             "3.5", "3.7", "3.8", "3.9")
@@ -29,15 +36,63 @@ def fetch_version_for_ibp(ibp: str) -> int:
 
 
 @dataclass(frozen=True)
+class VersionRule:
+    """One behaviour or default that changed across releases: `values` gives (first release,
+    value) pairs in release order, the first from the oldest profile rig models."""
+
+    field: str  # the Profile field it sets
+    what: str  # what it switches, for README's table
+    values: tuple[tuple[str, Any], ...]
+    source: str  # the KIP, JIRA or Kafka class that changed it
+
+    def at(self, version: str) -> Any:
+        value = self.values[0][1]
+        for since, changed in self.values:
+            if _key(version) >= _key(since):
+                value = changed
+        return value
+
+
+RULES: tuple[VersionRule, ...] = (
+    VersionRule("replica_lag_time_max_ms", "replica.lag.time.max.ms default",
+                (("0.11", 10_000), ("2.5", 30_000)), "KIP-537"),
+    VersionRule("zookeeper_session_timeout_ms", "zookeeper.session.timeout.ms default",
+                (("0.11", 6_000), ("2.5", 18_000)), "KIP-537"),
+    VersionRule("replication", "truncation on becoming follower (default replication strategy)",
+                (("0.11", "leader-epoch-once"), ("2.0", "leader-epoch")),
+                "KIP-101 (0.11: OffsetsForLeaderEpoch once, KAFKA-6361); KIP-279 (2.0: repeat "
+                "with older epochs until both sides know the epoch)"),
+    VersionRule("epoch_end_before_first_known", "the leader's answer for an epoch older than "
+                "every epoch it knows",
+                (("0.11", "undefined"), ("2.0", "first-start")),
+                "LeaderEpochFileCache.endOffsetFor (1.x: UNDEFINED, the follower falls back to "
+                "its HW; 2.0, KIP-279: the start of the first known epoch)"),
+    VersionRule("epoch_start_at_election", "a new leader records its epoch's start when elected "
+                "(before: at its first append)",
+                (("0.11", False), ("2.1", True)), "KAFKA-7415"),
+    VersionRule("isr_rejoin_needs_epoch_start", "a follower rejoins the ISR only past the start "
+                "of the leader's epoch", (("0.11", False), ("2.1", True)),
+                "Partition.isFollowerInSync (leaderEpochStartOffsetOpt, 2.1)"),
+    VersionRule("controller_detects_bounce", "the controller treats a quick restart as a "
+                "failure (broker epochs)", (("0.11", False), ("2.2", True)), "KIP-380"),
+    VersionRule("hw_holds_below_min_isr", "the HW does not advance while the ISR is smaller than "
+                "min.insync.replicas", (("0.11", False), ("3.7", True)), "KAFKA-15583"),
+)
+
+
+@dataclass(frozen=True)
 class Profile:
-    """Defaults that differ between Kafka releases."""
+    """The defaults and version rules of one Kafka release (one value per row of RULES)."""
 
     version: str
     replica_lag_time_max_ms: int
     zookeeper_session_timeout_ms: int
-    hw_holds_below_min_isr: bool  # 3.7+ (KIP-966's eligible-leader work)
+    replication: str  # the default replication strategy (how a new follower truncates)
+    epoch_end_before_first_known: str  # "undefined" (1.x) or "first-start" (2.0+)
+    epoch_start_at_election: bool  # 2.1+ (KAFKA-7415)
     isr_rejoin_needs_epoch_start: bool  # 2.1+
     controller_detects_bounce: bool  # 2.2+ (KIP-380 broker epochs)
+    hw_holds_below_min_isr: bool  # 3.7+
 
     @property
     def fetch_version(self) -> int:
@@ -47,13 +102,28 @@ class Profile:
 def profile(version: str) -> Profile:
     if version not in VERSIONS:
         raise ValueError(f"unknown kafka profile {version!r}; known: {', '.join(VERSIONS)}")
-    after_kip537 = _key(version) >= (2, 5)  # KIP-537 raised both defaults in 2.5
-    return Profile(version=version,
-                   replica_lag_time_max_ms=30_000 if after_kip537 else 10_000,
-                   zookeeper_session_timeout_ms=18_000 if after_kip537 else 6_000,
-                   hw_holds_below_min_isr=_key(version) >= (3, 7),
-                   isr_rejoin_needs_epoch_start=_key(version) >= (2, 1),
-                   controller_detects_bounce=_key(version) >= (2, 2))
+    return Profile(version=version, **{rule.field: rule.at(version) for rule in RULES})
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value / 1000:g} s" if value >= 1000 else str(value)
+    return str(value)
+
+
+def rules_table() -> str:
+    """README's version table: each rule, its value from each release that changed it, and
+    the source of the change (Markdown)."""
+    lines = ["| Rule | Values by release | Source |", "|---|---|---|"]
+    for rule in RULES:
+        values = "; ".join(f"{since}+: {_cell(value)}" for since, value in rule.values)
+        lines.append(f"| {rule.what} | {values} | {rule.source} |")
+    fetch = "; ".join(f"{since}+: v{version}" for since, version in reversed(_FETCH_VERSION_BY_IBP))
+    lines.append(f"| follower Fetch version (inter.broker.protocol.version) | {fetch} | "
+                 "ReplicaFetcherThread |")
+    return "\n".join(lines)
 
 
 DEFAULT_PROFILE = "3.9"

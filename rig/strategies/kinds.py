@@ -82,6 +82,7 @@ _ALL = (
     Kind("replication", ReplicationStrategy, {
         "hw-truncation": "rig.strategies.replication.hw_truncation:HwTruncation",
         "leader-epoch": "rig.strategies.replication.leader_epoch:LeaderEpoch",
+        "leader-epoch-once": "rig.strategies.replication.leader_epoch_once:LeaderEpochOnce",
     }, default="leader-epoch", kit="rig.testing._replication:check_replication"),
     Kind("isr", IsrStrategy, {
         "lag-time": "rig.strategies.isr.lag_time:LagTime",

@@ -101,7 +101,7 @@ class FakeFetcher:
 
 
 class Fixture:
-    def __init__(self) -> None:
+    def __init__(self, **config_fields: Any) -> None:
         self.sim = Simulation()
         self.events: list[tuple[str, dict[str, Any]]] = []
         self.wire = Wire()
@@ -118,7 +118,7 @@ class Fixture:
             topics=TopicConfigs({"t": {"min.insync.replicas": 2}}, BrokerConfig("3.7", 12)),
             meter=Meter(), os=OsSpec(), isr_writer=self.isr_writes,
             new_fetcher=self._new_fetcher)
-        config = BrokerConfig("3.7", 12)
+        config = BrokerConfig("3.7", 12, **config_fields)
         self.broker = Broker(self.ctx, 0, None, config, sessions.new_cache(
             0, config.max_incremental_fetch_session_cache_slots, random.Random(0)))
         self.broker.add_replica(Replica(KEY, 0, (0, 1, 2), Log(), 0))
@@ -250,3 +250,27 @@ def test_the_timers_of_a_running_broker_stay_as_many_as_its_tasks(one: Fixture) 
     assert len(one.broker.tasks) == after_a_second + 1
     one.sim.run(one.sim.now_us + 5_000_000)  # a one-off task leaves the set when it runs
     assert len(one.broker.tasks) == after_a_second
+@pytest.mark.parametrize(("at_election", "epochs"), [(True, [(0, 0), (1, 10)]),
+                                                      (False, [(0, 0)])])
+def test_a_new_leader_records_its_epoch_start_when_elected_from_kafka_2_1(
+        at_election: bool, epochs: list[tuple[int, int]]) -> None:
+    """KAFKA-7415 (2.1): Partition.makeLeader records the epoch's start; before, the epoch
+    enters the cache with its first append, so OffsetsForLeaderEpoch does not know it yet."""
+    one = Fixture(epoch_start_at_election=at_election)
+    one.produce(acks=1)
+    one.broker.on_leader_and_isr(1, {KEY: PartitionState(0, 1, (0, 1, 2))})
+    log = one.broker.replicas[KEY].log
+    assert log.epochs == epochs
+    asked = one.broker.replica_manager.end_offset_for_epoch(KEY, 1)
+    assert asked == ((1, 10) if at_election else (-1, -1))
+    one.produce(acks=1)  # the first append of epoch 1 records it in either case
+    assert log.epochs == [(0, 0), (1, 10)]
+
+
+def test_the_leader_answers_an_epoch_older_than_all_it_knows_as_its_version_does() -> None:
+    """LeaderEpochFileCache.endOffsetFor: 1.x answers UNDEFINED, 2.0+ the first known start."""
+    for rule, answer in (("undefined", (-1, -1)), ("first-start", (0, 0))):
+        one = Fixture(epoch_end_before_first_known=rule)
+        one.broker.on_leader_and_isr(1, {KEY: PartitionState(0, 3, (0, 1, 2))})
+        one.broker.replicas[KEY].log.epochs[:] = [(3, 0)]  # a log that began in epoch 3
+        assert one.broker.replica_manager.end_offset_for_epoch(KEY, 0) == answer

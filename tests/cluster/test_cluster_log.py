@@ -401,6 +401,16 @@ def test_an_epoch_older_than_every_known_one_ends_where_the_first_known_starts()
     assert log.end_offset_for_epoch(2) == (2, 0)
 
 
+def test_before_kafka_2_an_epoch_older_than_every_known_one_is_undefined() -> None:
+    # LeaderEpochFileCache.endOffsetFor in 0.11–1.1: UNDEFINED_EPOCH_OFFSET, and the follower
+    # falls back to its high watermark; the other answers are the same as from 2.0.
+    log = epochs_log([(3, 0), (5, 2)], end=4)
+    assert log.end_offset_for_epoch(2, "undefined") == (UNDEFINED, UNDEFINED)
+    assert log.end_offset_for_epoch(3, "undefined") == log.end_offset_for_epoch(3) == (3, 2)
+    assert log.end_offset_for_epoch(5, "undefined") == (5, 4)
+    assert log.end_offset_for_epoch(7, "undefined") == (UNDEFINED, UNDEFINED)
+
+
 def test_end_offset_for_epoch_of_an_empty_cache_is_undefined() -> None:
     assert Log().end_offset_for_epoch(0) == (UNDEFINED, UNDEFINED)
 

@@ -13,6 +13,7 @@ from rig.cluster.log import Batch, Log
 from rig.strategies.replication.base import AskLeader, Decision, FollowerView, TruncateTo
 from rig.strategies.replication.hw_truncation import HwTruncation
 from rig.strategies.replication.leader_epoch import LeaderEpoch
+from rig.strategies.replication.leader_epoch_once import LeaderEpochOnce
 
 UNDEFINED = -1
 
@@ -227,3 +228,28 @@ def test_hw_truncation_keeps_a_diverged_record_below_its_high_watermark() -> Non
     assert follower.identity_at(2) != leader.identity_at(2)
     offset, _ = negotiate(LeaderEpoch(), follower, leader, hw=3)
     assert offset == 2
+
+
+# -- leader-epoch-once (0.11–1.1: ReplicaFetcherThread.maybeTruncate, OffsetsForLeaderEpoch v0) --
+def test_once_asks_about_its_latest_epoch_or_falls_back_to_the_hw_without_one() -> None:
+    assert LeaderEpochOnce().on_become_follower(view(10, 4, [(0, 0), (3, 6)])) == AskLeader(3)
+    assert LeaderEpochOnce().on_become_follower(view(10, 4)) == TruncateTo(4)
+
+
+@pytest.mark.parametrize(("leader_end", "expected"), [
+    (UNDEFINED, 4),  # the leader knows no such epoch: the high watermark
+    (12, 10),  # at or past our end: keep the log
+    (10, 10),
+    (7, 7),  # below our end: truncate there
+])
+def test_once_truncates_to_the_answer_the_leo_or_the_hw(leader_end: int, expected: int) -> None:
+    decision = LeaderEpochOnce().on_epoch_end(view(10, 4, [(0, 0), (3, 6)]), 3, UNDEFINED,
+                                              leader_end)
+    assert decision == TruncateTo(expected)
+
+
+def test_once_never_asks_twice_where_kip_279_walks_back() -> None:
+    # KAFKA-6361's follower: its epochs 0, 1, 3; the leader's 0, 2, 4, which ends epoch 2 at 4.
+    follower = view(3, 3, [(0, 0), (1, 1), (3, 2)])
+    assert LeaderEpochOnce().on_epoch_end(follower, 3, 2, 4) == TruncateTo(3)
+    assert LeaderEpoch().on_epoch_end(follower, 3, 2, 4) == AskLeader(1)
