@@ -14,6 +14,7 @@ import orjson
 
 from rig import rundir
 from rig.report.charts import PALETTE, Chart, build_charts
+from rig.report.firstscreen import build_first_screen
 from rig.report.format import (
     DASH,
     fmt_bytes,
@@ -246,7 +247,10 @@ def build_context(inputs: RunInputs) -> dict[str, Any]:
              for s in SECTIONS}
     sections = [{"name": s.name, "title": s.title, "template": s.template}
                 for s in SECTIONS if built[s.name]]
+    first = build_first_screen(inputs, variants, marks)
     drawn = charts + [c for data in built.values() if data for c in data.get("charts", [])]
+    if first["timeline"] is not None:
+        drawn.append(first["timeline"])
     expectations = _expectations(inputs)
     checks = _checks(inputs, variants)
     statuses = [e["status"] for e in expectations] + [c["status"] for c in checks]
@@ -261,6 +265,7 @@ def build_context(inputs: RunInputs) -> dict[str, Any]:
         "expectations": expectations[:MAX_EXPECTATIONS_SHOWN],
         "expectations_hidden": max(0, len(expectations) - MAX_EXPECTATIONS_SHOWN),
         "checks": checks,
+        "first": first,
         "overall": merge(statuses),
         "counts": {s: statuses.count(s) for s in ("pass", "fail", "unknown")},
         "charts": charts,
