@@ -19,7 +19,7 @@ import orjson
 
 from rig import rundir
 from rig.report.charts import PALETTE, Chart, FaultMark, _layout, _time_unit
-from rig.report.format import DASH, fmt_bytes, fmt_number, fmt_ratio
+from rig.report.format import DASH, fmt_bytes, fmt_number, fmt_ratio, human_bytes
 from rig.report.inputs import RunInputs, dig, expectation_rows
 from rig.report.recovery import RECOVERY_METRICS, _finish, _shared_marks
 from rig.report.verdicts import expectation_subject, variant_of, variant_verdicts
@@ -45,23 +45,40 @@ def metric_label(path: str) -> tuple[str, str]:
     unit "ms")."""
     if path in _KNOWN:
         return _KNOWN[path]
+    parts = path.split(".")
+    if parts[0] == "fetch" and len(parts) >= 3:  # fetch.follower.request_bytes.p50
+        stat = f", {parts[3]}" if len(parts) > 3 else ""
+        return f"{parts[1].capitalize()} {parts[2].replace('_', ' ')}{stat}", ""
     unit = ""
     words = []
-    for part in path.split("."):
+    for part in parts:
         for suffix, name in (("_ms", "ms"), ("_seconds", "s"), ("_bytes", "bytes")):
             if part.endswith(suffix) and part != suffix.lstrip("_"):
                 unit = name
                 part = part[: -len(suffix)] + ("" if suffix != "_bytes" else " bytes")
         words.append(" ".join(_WORDS.get(w, w) for w in part.split("_")))
-    return " · ".join(words), unit
+    # "sessions.evicted" → "Sessions: evicted"; "isr.shrink_delay_ms.max" → "ISR: shrink delay, max"
+    head = words[0][:1].upper() + words[0][1:]
+    return (f"{head}: {', '.join(words[1:])}" if len(words) > 1 else head), unit
 
 
-def _value_text(path: str, value: Any) -> str:
+STATS = ("total", "min", "max", "p50")
+
+
+def _value_text(path: str, value: Any) -> tuple[str, str]:
+    """(the cell's text, its exact value for a tooltip when the text rounds it): bytes in IEC
+    units, so a row of six variants fits a screen."""
     if isinstance(value, str):
-        return value
+        return value, ""
+    if any(part.endswith("_ms") for part in path.split(".")) and _num(value) is not None:
+        ms = float(value)
+        text = f"{ms / 1000:,.3f} s" if abs(ms) >= 1000 else f"{ms:,.3f}".rstrip("0").rstrip(
+            ".") + " ms"
+        return text, f"{fmt_number(value)} ms"
     if any(part.endswith("bytes") for part in path.split(".")):
-        return fmt_bytes(value)
-    return fmt_number(value)
+        short = human_bytes(value)
+        return short, fmt_bytes(value) if short != fmt_bytes(value) else ""
+    return fmt_number(value), ""
 
 
 def _headline_paths(inputs: RunInputs) -> list[str]:
@@ -80,9 +97,9 @@ def _figures(inputs: RunInputs, variants: Sequence[str]) -> dict[str, Any]:
             label, unit = metric_label(path)
             rows[path] = {
                 "path": path, "label": label, "unit": unit, "headline": headline,
-                "cells": [{"text": _value_text(path, dig(inputs.summary, "variants", v,
-                                                         *path.split("."))),
-                           "marks": []} for v in variants],
+                "cells": [dict(zip(("text", "exact"), _value_text(
+                    path, dig(inputs.summary, "variants", v, *path.split("."))), strict=True),
+                    marks=[]) for v in variants],
             }
         return rows[path]
 
@@ -268,13 +285,44 @@ def _timeline_chart(inputs: RunInputs, variants: Sequence[str], marks: Sequence[
                    _shared_marks(marks, variants), span_s, scale, several)
 
 
+def verdict_lines(verdicts: Sequence[Mapping[str, Any]], variants: Sequence[str]
+                  ) -> list[dict[str, Any]]:
+    """Variants with the same verdict and the same safety-check findings share a line (six
+    variants that all pass are one line, not six); each keeps its own name, colour and
+    expectation count."""
+    lines: list[dict[str, Any]] = []
+    index = {v: i for i, v in enumerate(variants)}
+    for verdict in verdicts:
+        key = (verdict["word"], verdict["checks"])
+        line = next((x for x in lines if x["key"] == key), None)
+        if line is None:
+            line = {"key": key, "word": verdict["word"], "css": verdict["css"],
+                    "checks": verdict["checks"], "members": []}
+            lines.append(line)
+        line["members"].append({"variant": verdict["variant"],
+                                "color": PALETTE[index[verdict["variant"]] % len(PALETTE)],
+                                "expectations": verdict["expectations"]})
+    for line in lines:
+        members = [v for v in verdicts if (v["word"], v["checks"]) == line["key"]]
+        if len(members) == 1:
+            line["expectations"] = members[0]["expectations"]
+        elif all(m["named"] and m["passed"] == m["named"] for m in members):
+            line["expectations"] = "every expectation about them passes"
+        else:
+            line["expectations"] = "; ".join(f"{m['variant']}: {m['expectations']}"
+                                             for m in members)
+    return lines
+
+
 def build_first_screen(inputs: RunInputs, variants: Sequence[str],
                        marks: Sequence[FaultMark]) -> dict[str, Any]:
     """The first screen's template variables: verdicts, figures and the fault timeline."""
     figures = _figures(inputs, variants)
     chart = _timeline_chart(inputs, variants, marks)
+    verdicts = [v.as_dict() for v in variant_verdicts(inputs, variants)]
     return {
-        "verdicts": [v.as_dict() for v in variant_verdicts(inputs, variants)],
+        "verdicts": verdicts,
+        "verdict_lines": verdict_lines(verdicts, variants),
         "figures": figures,
         "headline_named": bool(_headline_paths(inputs)),
         "timeline": chart,

@@ -66,10 +66,13 @@ class VariantVerdict:
     css: str  # the badge's class: the status, or "expected"
     checks: str  # one line on the safety checks
     expectations: str  # one line on the expectations naming this variant
+    named: int = 0  # expectations naming this variant
+    passed: int = 0  # of which passed
 
-    def as_dict(self) -> dict[str, str]:
+    def as_dict(self) -> dict[str, Any]:
         return {"variant": self.variant, "status": self.status, "word": self.word,
-                "css": self.css, "checks": self.checks, "expectations": self.expectations}
+                "css": self.css, "checks": self.checks, "expectations": self.expectations,
+                "named": self.named, "passed": self.passed}
 
 
 def _checks_line(checks: Any) -> tuple[str, bool]:
@@ -120,5 +123,5 @@ def variant_verdicts(inputs: RunInputs, variants: Sequence[str]) -> list[Variant
                    f"about it pass{'es' if len(mine) == 1 else ''}"
         word = EXPECTED_WORD if expected and status == "pass" else WORDS[status]
         css = "expected" if expected and status == "pass" else status
-        out.append(VariantVerdict(v, status, word, css, line, said))
+        out.append(VariantVerdict(v, status, word, css, line, said, len(mine), passed))
     return out
