@@ -199,8 +199,8 @@ def _timeline_chart(inputs: RunInputs, variants: Sequence[str], marks: Sequence[
                     ) -> Chart | None:
     membership = _table(inputs, rundir.ISR_MEMBERSHIP)
     lanes, total = _lanes(membership, variants)
-    if not lanes and not marks:
-        return None
+    if not lanes:
+        return None  # nothing changed hands: the fault table and the section charts say when
     declared = [_num(dig(inputs.run, "variants", v, "duration_ms")) for v in variants]
     ends = [(_num(r.get("t_ms")) or 0.0) / 1000 for r in membership] + [m.t_s for m in marks]
     span_s = max([*(d / 1000 for d in declared if d), *ends, 1.0])
@@ -264,23 +264,18 @@ def _timeline_chart(inputs: RunInputs, variants: Sequence[str], marks: Sequence[
                        "categoryarray": list(reversed(labels)), "automargin": True,
                        "title": {"text": ""}, "fixedrange": True}
     layout["height"] = max(240, 150 + 34 * len(labels))
-    if labels:
-        caption = ("A lane per partition whose leader or ISR changed"
-                   + (", per variant" if several else "")
-                   + ", from ZooKeeper's partition state after each write: the colour is the "
-                   "leader, the label the ISR (L1 · ISR 1,0: broker 1 leads, brokers 1 and 0 "
-                   "are in sync); hatched while the ISR is short of a replica, grey while "
-                   "offline."
-                   + (" A red ✗ marks where a lost record was acknowledged (or a diverged one "
-                      "found)." if lost is not None else ""))
-        if len(labels) < total * (len(variants) if several else 1):
-            caption += (f" The busiest {len({name for _, name, _ in lanes})} of the {total} "
-                        "partitions that changed; the ISR section and "
-                        f"{rundir.metric_file(rundir.ISR_MEMBERSHIP)} have them all.")
-    else:
-        caption = "No partition's leader or ISR changed: the faults left every partition as it was."
-        traces.append({"type": "scatter", "mode": "markers", "x": [], "y": [],
-                       "showlegend": False, "hoverinfo": "skip"})
+    caption = ("A lane per partition whose leader or ISR changed"
+               + (", per variant" if several else "")
+               + ", from ZooKeeper's partition state after each write: the colour is the "
+               "leader, the label the ISR (L1 · ISR 1,0: broker 1 leads, brokers 1 and 0 "
+               "are in sync); hatched while the ISR is short of a replica, grey while "
+               "offline."
+               + (" A red ✗ marks where a lost record was acknowledged (or a diverged one "
+                  "found)." if lost is not None else ""))
+    if len(labels) < total * (len(variants) if several else 1):
+        caption += (f" The busiest {len({name for _, name, _ in lanes})} of the {total} "
+                    "partitions that changed; the ISR section and "
+                    f"{rundir.metric_file(rundir.ISR_MEMBERSHIP)} have them all.")
     return _finish("chart-fault-timeline", title, caption, traces, layout,
                    _shared_marks(marks, variants), span_s, scale, several)
 
@@ -319,6 +314,8 @@ def build_first_screen(inputs: RunInputs, variants: Sequence[str],
     """The first screen's template variables: verdicts, figures and the fault timeline."""
     figures = _figures(inputs, variants)
     chart = _timeline_chart(inputs, variants, marks)
+    calm = (chart is None and bool(marks)
+            and rundir.metric_path(inputs.run_dir, rundir.ISR_MEMBERSHIP).exists())
     verdicts = [v.as_dict() for v in variant_verdicts(inputs, variants)]
     return {
         "verdicts": verdicts,
@@ -326,6 +323,8 @@ def build_first_screen(inputs: RunInputs, variants: Sequence[str],
         "figures": figures,
         "headline_named": bool(_headline_paths(inputs)),
         "timeline": chart,
+        # Faults that moved no leader and shrank no ISR: said, not drawn as empty lanes.
+        "calm": calm,
         "palette": PALETTE,
         "dash": DASH,
     }
