@@ -19,7 +19,7 @@ import orjson
 
 from rig import rundir
 from rig.report.charts import PALETTE, Chart, FaultMark, _layout, _time_unit
-from rig.report.format import DASH, fmt_bytes, fmt_number, fmt_ratio, human_bytes
+from rig.report.format import DASH, fmt_bytes, fmt_int, fmt_number, fmt_ratio, human_bytes
 from rig.report.inputs import RunInputs, dig, expectation_rows
 from rig.report.recovery import RECOVERY_METRICS, _finish, _shared_marks
 from rig.report.verdicts import expectation_subject, variant_of, variant_verdicts
@@ -66,8 +66,8 @@ STATS = ("total", "min", "max", "p50")
 
 
 def _value_text(path: str, value: Any) -> tuple[str, str]:
-    """(the cell's text, its exact value for a tooltip when the text rounds it): bytes in IEC
-    units, so a row of six variants fits a screen."""
+    """(the cell's text, its exact value for a tooltip when the text rounds it): bytes exact
+    below 1 MiB, in IEC units above, so a row of six variants fits a screen."""
     if isinstance(value, str):
         return value, ""
     if any(part.endswith("_ms") for part in path.split(".")) and _num(value) is not None:
@@ -76,8 +76,10 @@ def _value_text(path: str, value: Any) -> tuple[str, str]:
             ".") + " ms"
         return text, f"{fmt_number(value)} ms"
     if any(part.endswith("bytes") for part in path.split(".")):
-        short = human_bytes(value)
-        return short, fmt_bytes(value) if short != fmt_bytes(value) else ""
+        exact = _num(value)
+        if exact is not None and abs(exact) < 1 << 20:
+            return f"{fmt_int(value)} B", ""  # exact: an expectation may judge it to the byte
+        return human_bytes(value), fmt_bytes(value)
     return fmt_number(value), ""
 
 
