@@ -38,6 +38,7 @@ from rig.report.inputs import (
 )
 from rig.report.pages import json_for_script, write_page
 from rig.report.sections import SECTIONS
+from rig.report.verdicts import EXPECTED_WORD
 
 __all__ = ["RunInputs", "build_context", "cap_text", "load_inputs", "render_report"]
 
@@ -162,6 +163,11 @@ def _checks(inputs: RunInputs, variants: list[str]) -> list[dict[str, Any]]:
                 "variant": v,
                 "status": checks_status(checks),
                 "expected": bool(dig(checks, "expected_by_scenario")),
+                # Violations the scenario demands read as such, as on the first screen.
+                "word": EXPECTED_WORD if checks_status(checks) == "pass" and violations
+                else checks_status(checks).upper(),
+                "css": "expected" if checks_status(checks) == "pass" and violations
+                else checks_status(checks),
                 "count": len(violations),
                 "shown": [_violation_text(x) for x in violations[:MAX_VIOLATIONS_SHOWN]],
                 "checkers": [

@@ -147,3 +147,13 @@ def test_the_timeline_has_a_lane_per_changed_partition_and_marks_lost_records(
         [r for r in rows if r["t_ms"] == 0.0]))
     calm = build_first_screen(load_inputs(run_dir), ["v6", "v7"], marks)
     assert calm["timeline"] is None and calm["calm"]
+
+
+def test_the_safety_check_table_says_the_same(tmp_path: Path) -> None:
+    from rig.report import render_report
+
+    page = render_report(_run(tmp_path)).read_text("utf-8")
+    start = page.index('<section id="expectations">')
+    checks = page[start:page.index("</section>", start)]
+    assert checks.count(f'<span class="badge expected">{EXPECTED_WORD}</span>') == 1  # v6
+    assert checks.count('<span class="badge pass">PASS</span>') == 5  # 4 expectations + v7
