@@ -3,7 +3,7 @@ phone's width (390 px), a laptop's (1400 px) and a wide screen's (1920 px), in h
 
 - nothing is wider than the viewport unless it sits in its own scroll area;
 - the top 900 px hold every variant's verdict and the figure each expectation judges;
-- no chart title is clipped.
+- no chart title (nor axis title) is clipped.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ return {verdicts: verdicts, figures: figures};
 """
 
 # Chart titles: page text above each plot, which must wrap inside its box rather than run out
-# of it; a title plotly still draws itself must fit in its SVG.
+# of it; a title plotly still draws itself must fit in its SVG; axis titles inside the plot.
 _TITLES = """
 var out = [];
 document.querySelectorAll('.chart-title').forEach(function (el) {
@@ -82,6 +82,16 @@ document.querySelectorAll('.plot .gtitle').forEach(function (el) {
   if (el.textContent && (r.right > svg.right + 1 || r.left < svg.left - 1)) {
     out.push('plotly title: ' + el.textContent);
   }
+});
+// Axis titles inside their plot: the box must not cut the bottoms of the x title's letters.
+document.querySelectorAll('.plot').forEach(function (plot) {
+  var box = plot.getBoundingClientRect();
+  plot.querySelectorAll('.xtitle, .ytitle').forEach(function (el) {
+    var r = el.getBoundingClientRect();
+    if (r.height && (r.bottom > box.bottom + 1 || r.top < box.top - 1 || r.left < box.left - 1)) {
+      out.push('axis title of ' + plot.id + ': ' + el.textContent);
+    }
+  });
 });
 return {bad: out, titles: document.querySelectorAll('.chart-title').length,
         charts: document.querySelectorAll('[data-chart]').length};
