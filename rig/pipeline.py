@@ -89,6 +89,8 @@ def _run_json(scenario: Scenario, options: RunOptions) -> dict[str, Any]:
                               "kafka": v.kafka,
                               "strategies": {k: r.name for k, r in v.strategies.items()}}
                      for v in scenario.variants},
+        # How the report presents the run (rig.report.firstscreen reads it).
+        "report": {"headline": list(scenario.report_headline)},
     }
 
 

@@ -37,7 +37,7 @@ def assign(
     from rig.engine import Streams
     from rig.scenario.model import BrokerSpec
     from rig.strategies.placement import PlacementError
-    from rig.strategies.placement.kafka import kafka_assignment, rack_alternated
+    from rig.strategies.placement.kafka import kafka_assignment, rack_alternated, start_and_shift
 
     try:
         if not 1 <= partitions <= MAX_PARTITIONS:
@@ -62,13 +62,21 @@ def assign(
     except UserError as error:
         fail(error)
     order = rack_alternated(specs) if rack_names else sorted(ids)
+    # What the assignment drew, from a stream of the same seed (the same draws it made).
+    drawn = (None if start_index is not None and start_index >= 0 else
+             start_and_shift(len(ids), Streams(seed).get("placement")))
     if json_:
         typer.echo(orjson.dumps({
             "brokers": ids, "racks": rack_names or None, "broker_order": order,
             "start_index": start_index, "seed": seed if start_index is None else None,
+            **({"drawn": {"start_index": drawn[0], "replica_shift": drawn[1]}} if drawn else {}),
             "assignment": {str(p): list(r) for p, r in enumerate(assignment)}},
             option=orjson.OPT_INDENT_2).decode())
         return
+    if drawn is not None:
+        typer.echo(f"drew start index {drawn[0]} and replica shift {drawn[1]} from --seed {seed}; "
+                   f"to fix them, pass --seed {seed} again, or --start-index {drawn[0]} (which "
+                   f"sets the shift to {drawn[0]} too, as Kafka's fixedStartIndex does)")
     if rack_names:
         typer.echo("rack-alternated broker order: " + ", ".join(map(str, order)))
     rack_of = {s.id: s.rack for s in specs}

@@ -29,6 +29,7 @@ __all__ = [
     "downsample",
     "per_second",
     "plotly_text",
+    "seconds_log_axis",
     "series_from_seconds",
     "series_from_timeline",
     "size_chart",
@@ -102,19 +103,28 @@ class Series:
     """What one line of a timeline draws: per-bucket sums of one (run, variant, role).
 
     Bucket i covers seconds [i * bucket_s, (i + 1) * bucket_s) clipped to `span_s`; every field
-    of FIELDS has one sum per bucket, zero where nothing was fetched.
+    of FIELDS has one sum per bucket, zero where nothing was fetched. `cut` says that data went
+    on past the declared duration (the quiesce after it), so the run's true end, and with it the
+    width of the last bucket, is not known: a rate must leave that bucket out.
     """
 
     variant: str
     role: str
     bucket_s: int
-    span_s: int
+    span_s: float
     sums: Mapping[str, Sequence[int]]
     run: str = ""  # the run's label in a comparison, "" in a one-run report
+    cut: bool = False
 
-    def covered(self, i: int) -> int:
-        """Seconds bucket i covers (the last may be short)."""
-        return max(1, min(self.bucket_s, self.span_s - i * self.bucket_s))
+    def covered(self, i: int) -> float:
+        """Seconds bucket i covers (the last may be short: a rate divides by this, so a
+        partial last bucket is not drawn as a drop)."""
+        return max(1e-3, min(float(self.bucket_s), self.span_s - i * self.bucket_s))
+
+    def partial(self) -> bool:
+        """Is the last bucket shorter than the others?"""
+        n = max((len(v) for v in self.sums.values()), default=0)
+        return n > 0 and not self.cut and self.covered(n - 1) < self.bucket_s
 
     def total(self, fields: Sequence[str]) -> list[int]:
         n = max((len(self.sums.get(f, ())) for f in fields), default=0)
@@ -195,8 +205,12 @@ def per_second(
 
 
 def _seconds(duration_ms: Any) -> int:
+    return math.ceil(_exact_seconds(duration_ms))
+
+
+def _exact_seconds(duration_ms: Any) -> float:
     ok = isinstance(duration_ms, int | float) and not isinstance(duration_ms, bool)
-    return math.ceil(duration_ms / 1000) if ok and duration_ms > 0 else 0
+    return duration_ms / 1000 if ok and duration_ms > 0 else 0.0
 
 
 def _grouped(
@@ -224,7 +238,10 @@ def _series(
         for role in roles:
             rows = groups.get((variant, role), [])
             last = max((int(r["second"]) + 1 for r in rows), default=0)
-            span = max(_seconds(durations_ms.get(variant)), last)
+            declared = _exact_seconds(durations_ms.get(variant))
+            # Data past the declared duration (the quiesce) ends at a moment no table records.
+            cut = last > math.ceil(declared)
+            span = float(last) if cut else declared
             n = math.ceil(span / bucket)
             sums = {name: [0] * n for name in FIELDS}
             for row in rows:
@@ -232,7 +249,7 @@ def _series(
                 for name in FIELDS:
                     sums[name][i] += int(row.get(name) or 0)
             if n and any(any(values) for values in sums.values()):
-                out.append(Series(variant, role, bucket, span, sums, run))
+                out.append(Series(variant, role, bucket, span, sums, run, cut))
     return out
 
 
@@ -278,6 +295,26 @@ def _time_unit(span_s: float) -> tuple[str, float]:
     if span_s <= 36000:
         return "min", 60.0
     return "h", 3600.0
+
+
+def seconds_log_axis(values: Iterable[float]) -> dict[str, Any]:
+    """Ticks for a log axis of durations in seconds, each a power of ten with its unit:
+    "100 µs", "1 ms", "60 s" (plotly's SI format would write "100µ" and "1m", and "1m" reads as a
+    minute)."""
+    positive = [v for v in values if v > 0]
+    if not positive:
+        return {}
+    low = math.floor(math.log10(min(positive)))
+    high = math.ceil(math.log10(max(positive)))
+    vals, text = [], []
+    for power in range(low, max(high, low + 1) + 1):
+        value = 10.0 ** power
+        for limit, factor, name in ((1e-3, 1e6, "µs"), (1.0, 1e3, "ms"), (math.inf, 1.0, "s")):
+            if value < limit:
+                text.append(f"{value * factor:,.0f} {name}")
+                break
+        vals.append(value)
+    return {"type": "log", "tickmode": "array", "tickvals": vals, "ticktext": text}
 
 
 def _duration_text(seconds: int) -> str:
@@ -485,6 +522,56 @@ def _down_span(start_s: float, end_s: float, scale: float) -> dict[str, Any]:
     }
 
 
+MAX_DIPS_NAMED = 4  # dips a caption names by time; the rest are counted
+
+
+def counting_dips(series: Sequence[Series], field: str, scale: float, unit: str) -> str:
+    """A sentence on the one-bucket dips (or spikes) of the rate of `field` that are artefacts
+    of counting whole fetches per bucket, or "" when there are none.
+
+    A fetch client repeats its round every long-poll wait plus a round trip, a little more than
+    a whole fraction of a second; so a bucket usually holds k rounds and, every few hundred
+    rounds, k - 1. Such a bucket is recognised by the data, never assumed: its neighbours agree
+    (within 10 %), it holds fewer (or more) whole requests than they do, and its bytes per
+    request are theirs (within 1 %), so the traffic did not change, only the count per bucket.
+    """
+    count_field = "requests" if field.startswith("request") else "responses"
+    found: list[tuple[float, str]] = []
+    rates: list[str] = []
+    for s in series:
+        values, counts = list(s.sums.get(field, ())), list(s.sums.get(count_field, ()))
+        if len(values) < 3 or len(counts) != len(values):
+            continue
+        hits = []
+        for i in range(1, len(values) - 1 - (1 if s.cut else 0)):
+            before, here, after = counts[i - 1], counts[i], counts[i + 1]
+            if not (before and here and after) or before != after or here == before:
+                continue
+            per = [values[j] / counts[j] for j in (i - 1, i, i + 1)]
+            if max(per) > min(per) * 1.01:
+                continue  # the requests themselves changed size: not a counting artefact
+            hits.append(i)
+        if hits:
+            found += [(i * s.bucket_s, s.variant) for i in hits]
+            total = sum(counts[: len(counts) - (1 if s.cut else 0)])
+            span = min(s.span_s, (len(counts) - (1 if s.cut else 0)) * s.bucket_s)
+            rates.append(f"{total / span:,.3f}")
+    if not found:
+        return ""
+    found.sort()
+    names = sorted({v for _, v in found})
+    times = ", ".join(f"{t / scale:,.{0 if scale == 1 else 2}f} {unit}"
+                      for t, _ in found[:MAX_DIPS_NAMED])
+    more = f" and {len(found) - MAX_DIPS_NAMED} more" if len(found) > MAX_DIPS_NAMED else ""
+    width = _duration_text(series[0].bucket_s)
+    average = " or ".join(dict.fromkeys(rates))
+    return (f"The one-bucket steps at {times}{more} ({', '.join(names)}) are an artefact of "
+            f"counting, not a change in traffic: a fetch round takes a little longer than a "
+            f"whole fraction of a second ({average} {count_field} a second on average, not a "
+            f"whole number), so now and then a {width} bucket holds one round fewer or more "
+            f"than its neighbours, each of the usual size.")
+
+
 _TIME_SPECS: tuple[tuple[str, str, str, str, str, tuple[str, ...], bool], ...] = (
     # (chart id, title, y axis, unit, caption, fields summed, cumulative?)
     (
@@ -552,10 +639,14 @@ def time_charts(
                 xs = [min((i + 1) * s.bucket_s, s.span_s) / scale for i in range(len(totals))]
                 ys: list[float] = list(ys_c)
             else:
-                xs = [i * s.bucket_s / scale for i in range(len(totals))]
-                ys = [v / s.covered(i) for i, v in enumerate(totals)]
-                ys = [round(y, 3) for y in ys]
+                kept = len(totals) - 1 if s.cut and len(totals) > 1 else len(totals)
+                xs = [i * s.bucket_s / scale for i in range(kept)]
+                ys = [round(totals[i] / s.covered(i), 3) for i in range(kept)]
                 levels.append(ys)
+                if kept > 1 and s.partial():
+                    # The last bucket's rate holds until the run's end, not a full bucket on.
+                    xs.append(s.span_s / scale)
+                    ys.append(ys[-1])
             xs = [round(x, 6) for x in xs]
             traces.append(_line(style(s.run, s.variant, s.role), xs, ys, unit))
         if not traces:
@@ -568,6 +659,13 @@ def time_charts(
         wide = [b for b in buckets if b > 1]
         if wide and not cumulative:
             notes.append("each point averages " + " or ".join(_duration_text(b) for b in wide))
+        if not cumulative and any(s.cut for s in series):
+            notes.append("the last bucket is left out: the run went on past its duration to "
+                         "settle, and ended inside that bucket at a moment the tables do not "
+                         "record")
+        if not cumulative and any(s.partial() for s in series):
+            notes.append("the last point is the rate over the part of its bucket the run "
+                         "covered")
         if len(roles) > 1:
             notes.append("thinner or dashed lines are consumers" if label_runs else
                          "dashed lines are consumers")
@@ -577,6 +675,10 @@ def time_charts(
             notes.append("dotted red lines mark faults, hover a ▼ for what happened; shaded spans "
                          "are faults in force")
         full_caption = caption + (f" ({'; '.join(notes)}.)" if notes else "")
+        if not cumulative:
+            dips = counting_dips([s for s in series if any(s.total(fields))], fields[0],
+                                 scale, unit_name)
+            full_caption += f" {dips}" if dips else ""
         layout = _layout(title, f"simulated time ({unit_name})", y_title, log_y=log_y)
         layout["xaxis"]["hoverformat"] = ",.2f" if scale > 1 else ",.0f"
         shapes, annotations, hover = _fault_overlay(

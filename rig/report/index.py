@@ -24,6 +24,7 @@ from rig.report.inputs import (
 )
 from rig.report.pages import write_page
 from rig.report.paths import href, safe_name
+from rig.report.verdicts import VariantVerdict, variant_verdicts
 
 __all__ = ["Skipped", "build_index_context", "render_index"]
 
@@ -44,7 +45,7 @@ def _short(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def _variant_row(inputs: RunInputs, variant: str) -> dict[str, Any]:
+def _variant_row(inputs: RunInputs, variant: str, verdict: VariantVerdict) -> dict[str, Any]:
     follower = dig(inputs.summary, "variants", variant, "fetch", "follower") or {}
     plan = dig(inputs.run, "variants", variant) or {}
     checks = dig(inputs.summary, "variants", variant, "checks")
@@ -59,6 +60,8 @@ def _variant_row(inputs: RunInputs, variant: str) -> dict[str, Any]:
         "request_rate": keep_units(fmt_rate(follower.get("request_bytes_per_second"))),
         "response_rate": keep_units(fmt_rate(follower.get("response_bytes_per_second"))),
         "checks": checks_status(checks),
+        # The variant's verdict as its report's first screen gives it.
+        "verdict": verdict.as_dict(),
         "violations": len(violations),
         "violation_texts": [str(v)[:300] for v in violations[:MAX_VIOLATIONS_SHOWN]],
         "checkers": [
@@ -93,7 +96,8 @@ def _entry(inputs: RunInputs, out: Path, anchor: str) -> dict[str, Any]:
             s: sum(e["status"] == s for e in expectations) for s in ("pass", "fail", "unknown")
         },
         "expectations": expectations,
-        "variants": [_variant_row(inputs, v) for v in variants],
+        "variants": [_variant_row(inputs, v, verdict) for v, verdict in
+                     zip(variants, variant_verdicts(inputs, variants), strict=True)],
         "seed": DASH if seed is None else str(seed),
         "sha_short": sha[:12] if sha else DASH,
         "sha": sha or DASH,

@@ -23,6 +23,7 @@ from rig.report.charts import (
     _fault_overlay,
     _layout,
     _time_unit,
+    seconds_log_axis,
 )
 from rig.report.format import DASH, fmt_int
 from rig.report.inputs import RunInputs, dig
@@ -215,7 +216,9 @@ def _propagation_chart(rows: Sequence[Mapping[str, Any]], variants: Sequence[str
                 "hovertemplate": "%{y:,.4f} s: %{text}<extra>%{x}</extra>",
             })
     title = "Propagation delay: ZooKeeper write → each broker's metadata cache"
-    layout = _layout(title, "", "delay (s, log scale)", log_y=True)
+    layout = _layout(title, "", "delay (log scale)", log_y=True)
+    delays = [y for r in rows if (y := _num(r.get("delay_ms"))) is not None]
+    layout["yaxis"].update(seconds_log_axis(max(d / 1000, 1e-4) for d in delays))
     layout["hovermode"] = "closest"
     layout["xaxis"]["type"] = "category"
     layout["showlegend"] = False

@@ -269,6 +269,9 @@ def _fault_rows(recovery: Sequence[Mapping[str, Any]], variants: Sequence[str]) 
             "leader_after": after,
             "detected_after": (f"+{_fmt_seconds(r.get('detection_seconds'))}"
                                if _num(r.get("detection_seconds")) is not None else DASH),
+            # A first reaction after the heal answered something else, or came late.
+            "detected_late": (_num(r.get("detected_ms")) or 0.0) > (_num(r.get("heal_ms"))
+                                                                    or math.inf),
             "catch_up": human_bytes(r.get("catch_up_bytes")) if "catch_up_bytes" in r else DASH,
             "recovered": at(r.get("recovered_ms")),
             "seconds": _fmt_seconds(r.get("recovery_seconds")),

@@ -14,6 +14,7 @@ import orjson
 
 from rig import rundir
 from rig.report.charts import PALETTE, Chart, build_charts
+from rig.report.firstscreen import build_first_screen
 from rig.report.format import (
     DASH,
     fmt_bytes,
@@ -37,6 +38,7 @@ from rig.report.inputs import (
 )
 from rig.report.pages import json_for_script, write_page
 from rig.report.sections import SECTIONS
+from rig.report.verdicts import EXPECTED_WORD
 
 __all__ = ["RunInputs", "build_context", "cap_text", "load_inputs", "render_report"]
 
@@ -161,6 +163,11 @@ def _checks(inputs: RunInputs, variants: list[str]) -> list[dict[str, Any]]:
                 "variant": v,
                 "status": checks_status(checks),
                 "expected": bool(dig(checks, "expected_by_scenario")),
+                # Violations the scenario demands read as such, as on the first screen.
+                "word": EXPECTED_WORD if checks_status(checks) == "pass" and violations
+                else checks_status(checks).upper(),
+                "css": "expected" if checks_status(checks) == "pass" and violations
+                else checks_status(checks),
                 "count": len(violations),
                 "shown": [_violation_text(x) for x in violations[:MAX_VIOLATIONS_SHOWN]],
                 "checkers": [
@@ -246,7 +253,10 @@ def build_context(inputs: RunInputs) -> dict[str, Any]:
              for s in SECTIONS}
     sections = [{"name": s.name, "title": s.title, "template": s.template}
                 for s in SECTIONS if built[s.name]]
+    first = build_first_screen(inputs, variants, marks)
     drawn = charts + [c for data in built.values() if data for c in data.get("charts", [])]
+    if first["timeline"] is not None:
+        drawn.append(first["timeline"])
     expectations = _expectations(inputs)
     checks = _checks(inputs, variants)
     statuses = [e["status"] for e in expectations] + [c["status"] for c in checks]
@@ -261,6 +271,7 @@ def build_context(inputs: RunInputs) -> dict[str, Any]:
         "expectations": expectations[:MAX_EXPECTATIONS_SHOWN],
         "expectations_hidden": max(0, len(expectations) - MAX_EXPECTATIONS_SHOWN),
         "checks": checks,
+        "first": first,
         "overall": merge(statuses),
         "counts": {s: statuses.count(s) for s in ("pass", "fail", "unknown")},
         "charts": charts,

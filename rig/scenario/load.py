@@ -640,6 +640,19 @@ def _expectations(doc: Document, variants: Sequence[str] | None, run: Sequence[s
     return tuple(judged), tuple(skipped)
 
 
+def _report_headline(doc: Document, errors: Sequence[tuple[PathKey, PathKey, str]],
+                     out: _Collector) -> tuple[str, ...]:
+    """`report.headline`: each path must name one value of every variant's summary entry."""
+    if any(spoiled[:1] == ("report",) for _, spoiled, _ in errors):
+        return ()  # the schema said what is wrong with it
+    paths = (doc.data.get("report") or {}).get("headline") or []
+    for i, path in enumerate(paths):
+        problem = summary_keys.check_variant_path(path)
+        if problem is not None:
+            out.add(("report", "headline", i), problem)
+    return tuple(paths)
+
+
 def _spoiled(errors: Sequence[tuple[PathKey, PathKey, str]], variant: str) -> frozenset[str]:
     """The top-level keys of `variant`'s merged document that failed the schema."""
     keys = set()
@@ -687,7 +700,7 @@ def load_scenario(path: str | Path, *, sets: Sequence[str] = (), seed: int | Non
     if unknown:
         raise ScenarioError([doc.problem(("variants",), f"no variant named {', '.join(unknown)}; "
                                          f"variants: {', '.join(overrides)}")])
-    base = {k: v for k, v in doc.data.items() if k not in ("variants", "expect")}
+    base = {k: v for k, v in doc.data.items() if k not in ("variants", "expect", "report")}
     variants = []
     for name, override in overrides.items():
         if only_variants and name not in only_variants:
@@ -714,13 +727,14 @@ def load_scenario(path: str | Path, *, sets: Sequence[str] = (), seed: int | Non
         names_ok = not any(spoiled == ("variants",) for _, spoiled, _ in errors)
         expectations, skipped = _expectations(doc, list(overrides) if names_ok else None,
                                               list(only_variants) or list(overrides), out)
+    headline = _report_headline(doc, errors, out)
     if out.problems:
         raise ScenarioError(sorted(out.problems, key=_file_order))
     return Scenario(name=doc.data["name"], description=doc.data.get("description", ""),
                     file=str(path), source_sha256=hashlib.sha256(raw_doc.raw).hexdigest(),
                     seed=doc.data.get("seed", DEFAULT_SEED), variants=tuple(variants),
                     expectations=expectations, document=doc.data,
-                    skipped_expectations=skipped)
+                    skipped_expectations=skipped, report_headline=headline)
 
 
 def _file_order(problem: Problem) -> tuple[int, str, int, str]:

@@ -244,6 +244,8 @@ class Scenario:
     document: Mapping[str, Any]  # the base document after --set overrides
     # expectations about variants this run leaves out (`--variant`): neither passed nor failed
     skipped_expectations: tuple[Expectation, ...] = ()
+    # `report.headline`: the figures the report leads with, paths under variants.<name>.
+    report_headline: tuple[str, ...] = ()
 
     def variant(self, name: str) -> VariantSpec:
         for variant in self.variants:

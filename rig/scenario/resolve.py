@@ -63,6 +63,8 @@ def resolved_yaml(scenario: Scenario, rig_version: str) -> str:
                                        "description": e.description or None}.items()
                     if v is not None} for e in scenario.expectations],
     }
+    if scenario.report_headline:
+        document["report"] = {"headline": list(scenario.report_headline)}
     header = (f"# {scenario.name}, resolved by rig {rig_version} from {scenario.file}\n"
               f"# (sha256 {scenario.source_sha256}): every variant with all defaults filled in.\n")
     return header + yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=100)

@@ -130,6 +130,25 @@ def check(path: str, variants: Sequence[str] | None) -> tuple[str | None, str | 
     return None, kind
 
 
+def check_variant_path(path: str) -> str | None:
+    """A problem with `path` as a key of every variant's summary entry (what `report.headline`
+    names, without `variants.<name>.`), or None. A group of keys is refused like a key no
+    summary holds: the report shows one value per cell."""
+    parts = path.split(".")
+    kind = kind_of(["variants", ANY, *parts])
+    if kind is None:
+        known = [".".join(leaf[2:]) for leaf, _ in leaves() if leaf[:2] == ("variants", ANY)]
+        close = difflib.get_close_matches(path, known, n=1, cutoff=0.6)
+        hint = f"; did you mean {close[0]!r}?" if close else (
+            "; a variant's summary holds fetch, produce, replication, sessions, isr, "
+            "consumers, storage, offsets, checks and simulation")
+        return f"{path!r} is not a key of a variant's summary (summary.json variants.<name>){hint}"
+    if kind == "object":
+        return (f"{path!r} is a group of metrics, not one value: name one of its keys "
+                f"({', '.join(_children(['variants', ANY, *parts]))})")
+    return None
+
+
 def _children(parts: Sequence[str]) -> list[str]:
     node: Any = SUMMARY
     for part in parts:

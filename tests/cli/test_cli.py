@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
 from rig.cli import app
@@ -72,6 +74,29 @@ def test_assign_json_and_kafkas_refusals() -> None:
                                   "--replication-factor", "3"])
     assert refused.exit_code == 2
     assert "Replication factor: 3 larger than available brokers: 2." in refused.output
+
+
+@pytest.mark.parametrize("seed", ["1", "2"])  # seed 2 draws start 3 and shift 3
+def test_assign_without_a_start_index_prints_what_it_drew(seed: str) -> None:
+    """The drawn start index and shift are printed, and pinning them reproduces the layout."""
+    args = ["assign", "--brokers", "0,1,2,3,4", "--partitions", "10", "--replication-factor",
+            "2", "--seed", seed]
+    drawn = runner.invoke(app, args)
+    assert drawn.exit_code == 0
+    first, *layout = drawn.output.splitlines()
+    match = re.fullmatch(r"drew start index (\d) and replica shift (\d) from --seed \d+; to fix "
+                         r"them, pass --seed \d+ again, or --start-index (\d) \(which sets the "
+                         r"shift to \d too, as Kafka's fixedStartIndex does\)", first)
+    assert match, first
+    start, shift = int(match.group(1)), int(match.group(2))
+    data = json.loads(runner.invoke(app, [*args, "--json"]).output)
+    assert data["drawn"] == {"start_index": start, "replica_shift": shift}
+    # The leader of partition 0 is the broker at the start index (sorted ids).
+    assert layout[0].startswith(f"partition 0: {start},")
+    if seed == "2":  # start == shift: then --start-index gives the same layout, line for line
+        assert start == shift
+        pinned = runner.invoke(app, [*args[:-2], "--start-index", str(start)])
+        assert pinned.output.splitlines() == layout
 
 
 def test_report_refuses_a_folder_that_is_not_a_run(tmp_path: Path) -> None:

@@ -267,7 +267,8 @@ return Array.from(document.querySelectorAll('[data-chart]')).map(function (el) {
   return {id: el.id, svg: el.querySelectorAll('.main-svg').length, width: box.width,
           height: box.height, traces: traces.length, points: points, xtitle: xtitle,
           ytitle: ytitle, caption: caption,
-          title: (el.querySelector('.gtitle') || {}).textContent || '',
+          title: (el.parentNode.querySelector('.chart-title') || el.querySelector('.gtitle')
+                  || {}).textContent || '',
           shapes: el.querySelectorAll('.shapelayer path').length};
 });
 """

@@ -20,7 +20,8 @@ return Array.from(document.querySelectorAll('[data-chart]')).map(function (el) {
   return {id: el.id, svg: el.querySelectorAll('.main-svg').length,
           lines: el.querySelectorAll('.scatterlayer .trace').length,
           cells: el.querySelectorAll('.heatmaplayer image, .hm image').length,
-          title: (el.querySelector('.gtitle') || {}).textContent || '',
+          title: (el.parentNode.querySelector('.chart-title') || el.querySelector('.gtitle')
+                  || {}).textContent || '',
           caption: (el.parentNode.querySelector('figcaption') || {}).textContent || ''};
 });
 """

@@ -204,3 +204,59 @@ def test_long_runs_use_minutes_or_hours_and_bucket_means() -> None:
     charts = build_charts(["a"], day, [], {"a": 2 * 86_400_000}, with_consumers=False)
     assert charts[0].figure["layout"]["xaxis"]["title"]["text"] == "simulated time (h)"
     assert len(charts[0].figure["data"][0]["x"]) <= MAX_POINTS
+
+
+def _rows(counts: list[int], size: int, variant: str = "v7") -> list[dict]:
+    """Per-second follower rows: `counts[i]` requests of `size` bytes in second i."""
+    return [{"variant": variant, "role": "follower", "broker": 0, "second": i,
+             "requests": n, "responses": n, "request_bytes": n * size,
+             "response_bytes": n * size} for i, n in enumerate(counts)]
+
+
+def _rate(charts: list, chart_id: str = "chart-request-rate") -> tuple[list, list, str]:
+    [chart] = [c for c in charts if c.id == chart_id]
+    trace = chart.figure["data"][0]
+    return trace["x"], trace["y"], chart.caption
+
+
+def test_a_partial_last_bucket_is_a_rate_over_the_time_it_covers() -> None:
+    # 10.5 s: the last second holds half a second of fetching, at the same rate.
+    rows = _rows([4] * 10 + [2], 33)
+    charts = build_charts(["v7"], rows, [], {"v7": 10_500}, with_consumers=False)
+    xs, ys, caption = _rate(charts)
+    assert ys[:10] == [132.0] * 10 and ys[10] == 132.0  # 66 bytes over 0.5 s, not a drop
+    assert xs[-1] == 10.5 and ys[-1] == 132.0  # drawn to the run's end, not a second on
+    assert "the last point is the rate over the part of its bucket the run covered" in caption
+
+
+def test_data_past_the_duration_leaves_its_cut_last_bucket_out() -> None:
+    # The run quiesced past its 10 s and ended somewhere inside second 12: unknown width.
+    rows = _rows([4] * 12 + [1], 33)
+    charts = build_charts(["v7"], rows, [], {"v7": 10_000}, with_consumers=False)
+    xs, ys, caption = _rate(charts)
+    assert len(ys) == 12 and ys[-1] == 132.0 and xs[-1] == 11.0
+    assert "the last bucket is left out" in caption
+
+
+def test_a_counting_dip_is_explained_only_when_it_is_one() -> None:
+    # Two rounds a second per broker, one round in second 5: the requests are the usual size.
+    counts = [4] * 5 + [2] + [4] * 6
+    charts = build_charts(["v7"], _rows(counts, 33), [], {"v7": 12_000}, with_consumers=False)
+    _, ys, caption = _rate(charts)
+    assert ys[5] == 66.0
+    assert "The one-bucket steps at 5 s (v7) are an artefact of counting" in caption
+    assert "3.833 requests a second on average" in caption
+    # The same dip with bigger requests in that second is traffic, not counting: no sentence.
+    rows = _rows(counts, 33)
+    rows[5]["request_bytes"] = 2 * 500
+    charts = build_charts(["v7"], rows, [], {"v7": 12_000}, with_consumers=False)
+    assert "artefact" not in _rate(charts)[2]
+
+
+def test_duration_log_axes_read_in_units() -> None:
+    from rig.report.charts import seconds_log_axis
+
+    axis = seconds_log_axis([0.0004, 0.05, 7.2])
+    assert axis["tickvals"] == [1e-4, 1e-3, 1e-2, 0.1, 1.0, 10.0]
+    assert axis["ticktext"] == ["100 µs", "1 ms", "10 ms", "100 ms", "1 s", "10 s"]
+    assert seconds_log_axis([]) == {}

@@ -145,7 +145,8 @@ def test_section_with_numbers_faults_and_lost_records(recovery_run: Path) -> Non
     assert re.search(r'<span class="badge fail">130</span>', section)
     assert '<span class="badge fail">0</span>' not in section
     # Fault by fault: seconds to the millisecond, targets named, an open fault called out.
-    assert "broker 1 60.000 90.500 +4.000 +4.001 90.510 30.510 26.2 MiB" in text
+    # Timeline order: injected, detected, first new leader, healed, fully recovered.
+    assert "broker 1 60.000 +4.000 +4.001 90.500 90.510 30.510 26.2 MiB" in text
     # An older recovery.json (no detection, no catch-up) shows dashes, as an open fault does.
     assert "network-partition #1 nodes 0, zk 200.000 — — — — not recovered —" in text
     # Lost records: grouped by partition, batch by batch capped at 100 with a note; the

@@ -34,6 +34,17 @@ def _replica_index(first: int, shift: int, j: int, n: int) -> int:
     return (first + 1 + (shift + j) % (n - 1)) % n
 
 
+def start_and_shift(brokers: int, rng: random.Random,
+                    start_index: int | None = None) -> tuple[int, int]:
+    """(start index, first replica shift) as AdminUtils.assignReplicasToBrokersRackUnaware
+    takes them: both `fixedStartIndex` when it is >= 0, else `rand.nextInt(brokers)` each, the
+    start index first."""
+    if start_index is not None and start_index >= 0:
+        return start_index, start_index
+    first = rng.randrange(brokers)
+    return first, rng.randrange(brokers)
+
+
 def kafka_assignment(brokers: Sequence[BrokerSpec], partitions: int, replication_factor: int,
                      rng: random.Random, start_index: int | None = None,
                      start_partition: int = 0) -> list[tuple[int, ...]]:
@@ -56,11 +67,7 @@ def kafka_assignment(brokers: Sequence[BrokerSpec], partitions: int, replication
         order = sorted(b.id for b in brokers)
         rack_of = {}
     n = len(order)
-    if start_index is not None and start_index >= 0:
-        first_index = shift = start_index
-    else:
-        first_index = rng.randrange(n)
-        shift = rng.randrange(n)
+    first_index, shift = start_and_shift(n, rng, start_index)
     racks = len(set(rack_of.values()))
     result = []
     for partition in range(max(0, start_partition), max(0, start_partition) + partitions):

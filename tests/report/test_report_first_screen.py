@@ -1,0 +1,158 @@
+"""Issue 21: every shipped scenario's report answers its own question on the first screen, at a
+phone's width (390 px), a laptop's (1400 px) and a wide screen's (1920 px), in headless Chromium:
+
+- nothing is wider than the viewport unless it sits in its own scroll area;
+- the top 900 px hold every variant's verdict and the figure each expectation judges;
+- no chart title (nor axis title) is clipped.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from tests.conftest import ROOT
+from tests.report.conftest import screenshot_dir
+
+pytestmark = [pytest.mark.browser, pytest.mark.spark]
+
+SCENARIOS = sorted(p.stem for p in (ROOT / "scenarios").glob("*.yaml"))
+WIDTHS = (390, 1400, 1920)
+FIRST_SCREEN = 900  # px
+
+# Elements that stick out of the viewport, unless an ancestor scrolls them (overflow-x auto or
+# scroll) or a plot draws them (plotly's own layers are sized to its box, which is checked;
+# plotly also keeps a hidden node at x = -10000 to measure text).
+_WIDE = """
+var width = window.innerWidth, out = [];
+function scrolls(el) {
+  for (var p = el.parentElement; p; p = p.parentElement) {
+    var o = getComputedStyle(p).overflowX;
+    if (o === 'auto' || o === 'scroll') { return true; }
+  }
+  return false;
+}
+document.querySelectorAll('body *').forEach(function (el) {
+  if (el.closest('.plot') && !el.classList.contains('plot')) { return; }
+  if (el.closest('#js-plotly-tester')) { return; }  // plotly's text-measuring node, far left
+  var r = el.getBoundingClientRect();
+  if (!r.width || !r.height) { return; }
+  if ((r.right > width + 1 || r.left < -1) && !scrolls(el)) {
+    out.push(el.tagName + (el.id ? '#' + el.id : '') + '.' + el.className + ' ' +
+             Math.round(r.left) + '..' + Math.round(r.right));
+  }
+});
+return out;
+"""
+
+# Where the first screen shows each variant's verdict and each expectation's figure.
+_FIRST = """
+window.scrollTo(0, 0);
+function where(el) {
+  if (!el || !el.getClientRects().length) { return null; }
+  var r = el.getBoundingClientRect();
+  return {top: r.top + window.scrollY, bottom: r.bottom + window.scrollY, text: el.textContent};
+}
+var verdicts = {}, figures = {};
+document.querySelectorAll('#first-screen [data-verdict]').forEach(function (el) {
+  verdicts[el.dataset.verdict] = where(el);
+});
+document.querySelectorAll('#first-screen [data-expectation]').forEach(function (el) {
+  var cell = el.closest('td, li');
+  figures[el.dataset.expectation] = where(cell);
+});
+return {verdicts: verdicts, figures: figures};
+"""
+
+# Chart titles: page text above each plot, which must wrap inside its box rather than run out
+# of it; a title plotly still draws itself must fit in its SVG; axis titles inside the plot.
+_TITLES = """
+var out = [];
+document.querySelectorAll('.chart-title').forEach(function (el) {
+  var r = el.getBoundingClientRect(), box = el.parentNode.getBoundingClientRect();
+  if (el.scrollWidth > el.clientWidth + 1 || r.right > box.right + 1 || !el.textContent.trim()) {
+    out.push('page title: ' + el.textContent);
+  }
+});
+document.querySelectorAll('.plot .gtitle').forEach(function (el) {
+  var svg = el.closest('svg').getBoundingClientRect(), r = el.getBoundingClientRect();
+  if (el.textContent && (r.right > svg.right + 1 || r.left < svg.left - 1)) {
+    out.push('plotly title: ' + el.textContent);
+  }
+});
+// Axis titles inside their plot: the box must not cut the bottoms of the x title's letters.
+document.querySelectorAll('.plot').forEach(function (plot) {
+  var box = plot.getBoundingClientRect();
+  plot.querySelectorAll('.xtitle, .ytitle').forEach(function (el) {
+    var r = el.getBoundingClientRect();
+    if (r.height && (r.bottom > box.bottom + 1 || r.top < box.top - 1 || r.left < box.left - 1)) {
+      out.push('axis title of ' + plot.id + ': ' + el.textContent);
+    }
+  });
+});
+return {bad: out, titles: document.querySelectorAll('.chart-title').length,
+        charts: document.querySelectorAll('[data-chart]').length};
+"""
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("stem", SCENARIOS)
+def test_the_first_screen_answers_the_scenario(
+    chromium: Any, shipped: dict[str, Path], stem: str, width: int, tmp_path: Path
+) -> None:
+    run_dir = shipped[stem]
+    run = orjson.loads((run_dir / "run.json").read_bytes())
+    summary = orjson.loads((run_dir / "summary.json").read_bytes())
+    chromium.open(run_dir / "report.html", width=width)
+    driver = chromium.driver
+
+    assert driver.execute_script(_WIDE) == []
+    assert driver.execute_script(
+        "return document.documentElement.scrollWidth - window.innerWidth") <= 1
+
+    first = driver.execute_script(_FIRST)
+    for variant in run["variants"]:
+        box = first["verdicts"].get(variant)
+        assert box is not None, (variant, first["verdicts"])
+        assert box["bottom"] <= FIRST_SCREEN, (variant, box)
+    for i, expectation in enumerate(summary["expectations"]):
+        box = first["figures"].get(str(i))
+        assert box is not None, (expectation, first["figures"])
+        assert box["bottom"] <= FIRST_SCREEN, (expectation, box)
+
+    titles = driver.execute_script(_TITLES)
+    assert titles["bad"] == []
+    assert titles["titles"] == titles["charts"] > 0  # every chart has its title above it
+    assert chromium.console_errors() == []
+    if width in (390, 1400) and stem in ("kip101-data-loss", "broker-crash-recovery",
+                                         "fetch-sessions-1000-partitions"):
+        chromium.screenshot(screenshot_dir(tmp_path) / f"first-screen-{stem}-{width}.png")
+
+
+def test_an_expected_violation_reads_as_such_in_the_report_and_the_index(
+    chromium: Any, shipped: dict[str, Path], tmp_path: Path
+) -> None:
+    """kip101-data-loss: hw-truncation loses a record as the scenario expects; neither page
+    calls that a plain PASS, and the lost record is the first figure."""
+    from rig.report import render_index
+
+    run_dir = shipped["kip101-data-loss"]
+    chromium.open(run_dir / "report.html", width=1400)
+    driver = chromium.driver
+    line = driver.find_element("css selector", "#verdicts li:first-child").text
+    assert line.startswith("VIOLATION EXPECTED BY THE SCENARIO hw-truncation"), line
+    assert "no-acked-loss" in line
+    figures = driver.find_element("id", "first-figures").text
+    assert figures.splitlines()[1:2] == ["Lost, acknowledged with any acks"], figures
+    lanes = driver.execute_script(
+        "return document.getElementById('chart-fault-timeline').layout.yaxis.categoryarray")
+    assert sorted(lanes) == ["hw-truncation<br>test-0", "leader-epoch<br>test-0"]
+    index = render_index([run_dir], tmp_path / "index.html")
+    chromium.open(index, width=1400)
+    badges = {el.get_attribute("data-verdict"): el.text for el in
+              driver.find_elements("css selector", "table.matrix [data-verdict]")}
+    assert badges == {"hw-truncation": "VIOLATION EXPECTED BY THE SCENARIO",
+                      "leader-epoch": "PASS"}
