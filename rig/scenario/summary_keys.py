@@ -38,7 +38,7 @@ _VARIANT: dict[str, Any] = {
         "leader_elections", "unclean_elections", "isr_shrinks", "isr_expands",
         "truncated_records", "diverged_partitions", "under_replicated_partition_seconds",
         "offline_partition_seconds", "max_recovery_seconds", "faults", "max_detection_seconds",
-        "catch_up_bytes"), NUMBER),
+        "catch_up_bytes"), NUMBER) | {"max_ack_stall_ms": _SPREAD},
     "sessions": {
         "created": NUMBER, "evicted": NUMBER,
         "errors": {"session_id_not_found": NUMBER, "invalid_session_epoch": NUMBER},
