@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from rig.scenario.model import Expectation
+from rig.scenario.summary_keys import split_path
 
 _OPS: dict[str, Callable[[Any, Any], bool]] = {
     "==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
@@ -16,9 +17,14 @@ _OPS: dict[str, Callable[[Any, Any], bool]] = {
 
 
 def lookup(summary: Mapping[str, Any], path: str) -> Any:
-    """The value at a dotted path of summary.json (list items by index), or None if absent."""
+    """The value at a dotted path of summary.json (list items by index; a part with a dot in
+    double quotes), or None if absent."""
     node: Any = summary
-    for part in path.split("."):
+    try:
+        parts = split_path(path)
+    except ValueError:
+        return None
+    for part in parts:
         if isinstance(node, Mapping) and part in node:
             node = node[part]
         elif isinstance(node, list) and part.isdigit() and int(part) < len(node):

@@ -28,6 +28,7 @@ from rig.progress import Progress
 from rig.scenario.load import load_scenario
 from rig.scenario.model import Expectation, Scenario
 from rig.scenario.resolve import resolved_yaml
+from rig.scenario.summary_keys import path_parts
 from rig.simulate import SimulationResult, simulate
 from rig.strategies import guard
 
@@ -216,9 +217,8 @@ def analyze(run_dir: Path, *, spark_master: str | None = None,
                                "variants": {}}
     # A variant whose checks an expectation speaks about (e.g. "this variant must lose
     # acknowledged records") is judged by that expectation, not by its checks' status.
-    judged = {e.metric.split(".")[1] for e in expectations
-              if e.metric and e.metric.startswith("variants.")
-              and e.metric.split(".")[2:3] == ["checks"]}
+    judged = {parts[1] for parts in (path_parts(e.metric) for e in expectations if e.metric)
+              if parts[0] == "variants" and parts[2:3] == ["checks"]}
     for name, online in (recorded.get("variants") or {}).items():
         entry = dict(metrics.get(name, {}))
         entry["checks"] = {**online["checks"], "expected_by_scenario": name in judged}

@@ -2,7 +2,9 @@
 
 Acknowledged and lost records, elections, ISR shrinks and expands, truncations, divergence;
 under-replicated and offline partition-seconds from each partition's ISR history; and, per fault,
-how long until every partition was led again and fully replicated.
+how long until every partition was led again and fully replicated, and the acks=all stall: from
+the fault to the first acks=all acknowledgement after it (docs/kafka.md §11: about the session
+timeout after a follower crash, not replica.lag.time.max.ms).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from rig import rundir
 from rig.analysis.events import spark_sorted, to_arrow, with_fetch_fields
 from rig.analysis.fault_reaction import REACTIONS, add_detection_and_catch_up
+from rig.analysis.isr import spread
 from rig.analysis.stages import Analysis, FunctionStage, run_stage
 from rig.events import names
 
@@ -176,6 +179,27 @@ def _recovery(rows: list[dict[str, Any]],
     return result
 
 
+def _add_ack_stalls(events: DataFrame, entries: list[dict[str, Any]]) -> None:
+    """Add `ack_stall_ms` to each fault entry: the first acks=all acknowledgement at or after
+    the injection, less the injection time (None when none came)."""
+    from pyspark.sql import functions as F
+
+    if not entries:
+        return
+    spark = events.sparkSession
+    faults = spark.createDataFrame([(i, e["variant"], float(e["inject_ms"]))
+                                    for i, e in enumerate(entries)],
+                                   "i int, variant string, inject double")
+    acks = (events.where((F.col("event") == names.PRODUCE_ACK) & (F.col("acks") == -1))
+            .select("variant", "t_ms"))
+    first = {row["i"]: row["first"] for row in (
+        acks.join(F.broadcast(faults), "variant").where(F.col("t_ms") >= F.col("inject"))
+        .groupBy("i").agg(F.min("t_ms").alias("first")).collect())}
+    for i, entry in enumerate(entries):
+        at = first.get(i)
+        entry["ack_stall_ms"] = round(at - entry["inject_ms"], 3) if at is not None else None
+
+
 def _replication_stage(analysis: Analysis) -> dict[str, dict[str, Any]]:
     """`{v: {"produce": {...}, "replication": {...}}}`; writes the recovery and
     partition-timeline tables."""
@@ -192,6 +216,7 @@ def _replication_stage(analysis: Analysis) -> dict[str, dict[str, Any]]:
         for point in timeline:
             by_variant.setdefault(point["variant"], []).append(point)
         recovery = _recovery(selected, by_variant)
+        _add_ack_stalls(events, recovery)
         reactions = [r for r in selected if r["event"] in REACTIONS]
         add_detection_and_catch_up(events, reactions, recovery,
                                    {name: c.get("end_ms") for name, c in counts.items()})
@@ -220,6 +245,9 @@ def _replication_stage(analysis: Analysis) -> dict[str, dict[str, Any]]:
                 "max_detection_seconds": round(max(detections), 3) if detections else None,
                 "catch_up_bytes": sum(r.get("catch_up_bytes", 0) for r in recovery
                                       if r["variant"] == name),
+                "max_ack_stall_ms": spread(r["ack_stall_ms"] for r in recovery
+                                           if r["variant"] == name
+                                           and r.get("ack_stall_ms") is not None),
             },
         }
     rundir.write_metric(analysis.run_dir, rundir.RECOVERY, recovery)

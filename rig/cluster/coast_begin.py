@@ -38,6 +38,7 @@ def begin(cluster: CoastHost, fetcher: FetchClient, request: FetchRequestMsg,
     if (not leader.alive or leader.stalled or replicas.pending.get(slot)
             or replicas.hw_unseen.get(slot) or leader.fetch_server.parked(slot)
             or replicas.follower_hw_behind(fetcher.replica_id)
+            or replicas.follower_outside_isr(fetcher.replica_id)
             or not isinstance(leader.cache, IdleRoundsCache)
             or not isinstance(fetcher.client, IdleRoundsClient)):
         return False

@@ -3,6 +3,12 @@
 Clean election: the first live replica in assignment order that is in the ISR. If none,
 `unclean.leader.election.enable` allows the first live replica; otherwise the partition is
 offline. Every change bumps the leader epoch and is written to ZooKeeper before it is sent.
+
+A failed broker's replicas go offline as Kafka's replica state machine moves them (after the
+elections of the partitions it led): each leaves every ISR it is in, or, as the last member,
+stays and loses the leadership (leader −1, a new epoch). A new controller does the same for
+every broker it does not see alive before it elects (KafkaController.onControllerFailover:
+replicaStateMachine.startup, then partitionStateMachine.startup; docs/kafka.md §10, §11).
 """
 
 from __future__ import annotations
@@ -59,10 +65,18 @@ class Controller:
     # -- events from ZooKeeper ---------------------------------------------------------------
     def on_elected(self) -> None:
         cluster = self.cluster
+        partitions = cluster.zk.partitions
         cluster.log.emit(names.CONTROLLER_ELECTED, broker=self.broker, epoch=self.epoch)
-        changed = [key for key, state in cluster.zk.partitions.items()
-                   if state.leader not in self.live]
-        self._elect(changed, "controller-failover")
+        led_before = {key: state.leader for key, state in partitions.items()}
+        # ReplicaStateMachine.startup: the replicas of brokers not alive go OfflineReplica,
+        # which takes them out of the ISRs (their LeaderAndIsr is covered by the full one
+        # below); then PartitionStateMachine.startup elects where no live leader is left.
+        dead = sorted({b for key in partitions for b in cluster.assignment(key)} - self.live)
+        self._replicas_offline(dead)
+        changed = [key for key, state in partitions.items() if state.leader not in self.live]
+        offline = self._elect(changed, "controller-failover")
+        self._emit_offline([k for k in offline if led_before[k] != NO_LEADER],
+                           "controller-failover")
         # A new controller tells every live broker the whole state.
         self._send_leader_and_isr(cluster.zk.partitions, self.live)
         self._update_metadata()
@@ -82,25 +96,49 @@ class Controller:
 
     # -- the controller's work ---------------------------------------------------------------
     def _on_failure(self, dead: list[int]) -> None:
+        """KafkaController.onBrokerFailure → onReplicasBecomeOffline: elect new leaders where
+        the leader died, then move the dead replicas offline."""
         cluster = self.cluster
         zk = cluster.zk
         lost_leader = [k for k, s in zk.partitions.items() if s.leader in dead]
-        self._elect(lost_leader, "broker-failure")
-        shrunk = []
-        for key, state in zk.partitions.items():
-            if key in lost_leader or state.leader == NO_LEADER:
-                continue
-            if any(b in state.isr for b in dead):
-                isr = tuple(b for b in state.isr if b not in dead)
-                self._write(key, PartitionState(state.leader, state.leader_epoch + 1, isr,
-                                                state.version + 1))
-                cluster.log.emit(names.ISR_SHRINK, topic=key[0], partition=key[1],
-                                 leader=state.leader, isr=list(isr), removed=[
-                                     b for b in dead if b in state.isr], by="controller")
-                shrunk.append(key)
-        self._send_leader_and_isr({k: zk.partitions[k] for k in lost_leader + shrunk},
-                                  self.live)
+        offline = self._elect(lost_leader, "broker-failure")
+        changed = self._replicas_offline(dead)
+        self._emit_offline(offline, "broker-failure")
+        self._send_leader_and_isr({k: zk.partitions[k] for k in dict.fromkeys(
+            [*lost_leader, *changed])}, self.live)
         self._update_metadata()
+
+    def _replicas_offline(self, dead: Iterable[int]) -> list[TopicPartition]:
+        """The OfflineReplica transition of each dead broker's replicas, one broker at a time
+        (ZkReplicaStateMachine.doRemoveReplicasFromIsr): each partition whose ISR holds it
+        gets a new epoch, without it in the ISR unless it is the last member, and without a
+        leader if it led. Returns the partitions written."""
+        cluster = self.cluster
+        partitions = cluster.zk.partitions
+        written: list[TopicPartition] = []
+        for replica in dead:
+            for key, state in partitions.items():
+                if replica not in state.isr:
+                    continue
+                leader = NO_LEADER if state.leader == replica else state.leader
+                isr = state.isr if len(state.isr) == 1 else tuple(
+                    b for b in state.isr if b != replica)
+                self._write(key, PartitionState(leader, state.leader_epoch + 1, isr,
+                                                state.version + 1))
+                if isr != state.isr:
+                    cluster.log.emit(names.ISR_SHRINK, topic=key[0], partition=key[1],
+                                     leader=leader, isr=list(isr), removed=[replica],
+                                     by="controller")
+                written.append(key)
+        return list(dict.fromkeys(written))
+
+    def _emit_offline(self, keys: Iterable[TopicPartition], reason: str) -> None:
+        """Partitions left without a leader (no live replica may lead): their ISR is as the
+        dead replicas left it, the last leader at least."""
+        cluster = self.cluster
+        for key in keys:
+            cluster.log.emit(names.PARTITION_OFFLINE, topic=key[0], partition=key[1],
+                             isr=list(cluster.zk.partitions[key].isr), reason=reason)
 
     def _on_startup(self, started: list[int]) -> None:
         cluster = self.cluster
@@ -115,8 +153,12 @@ class Controller:
                                   self.live - set(started))
         self._update_metadata()
 
-    def _elect(self, keys: list[TopicPartition], reason: str) -> None:
+    def _elect(self, keys: list[TopicPartition], reason: str) -> list[TopicPartition]:
+        """Elect a leader for each of `keys`; returns those that had a leader and now have
+        none that may lead (Kafka writes nothing for a failed election: the dead leader's
+        OfflineReplica transition takes its leadership away)."""
         cluster = self.cluster
+        offline: list[TopicPartition] = []
         for key in keys:
             state = cluster.zk.partitions[key]
             replicas = cluster.assignment(key)
@@ -128,16 +170,14 @@ class Controller:
                 leader, isr, how = live[0], (live[0],), "unclean"
             else:
                 if state.leader != NO_LEADER:
-                    self._write(key, PartitionState(NO_LEADER, state.leader_epoch, state.isr,
-                                                    state.version + 1))
-                    cluster.log.emit(names.PARTITION_OFFLINE, topic=key[0], partition=key[1],
-                                     isr=list(state.isr), reason=reason)
+                    offline.append(key)
                 continue
             self._write(key, PartitionState(leader, state.leader_epoch + 1, isr,
                                             state.version + 1))
             cluster.log.emit(names.LEADER_ELECTED, topic=key[0], partition=key[1],
                              leader=leader, epoch=state.leader_epoch + 1, isr=list(isr),
                              previous=state.leader, election=how, reason=reason)
+        return offline
 
     def _write(self, key: TopicPartition, state: PartitionState) -> None:
         self.cluster.zk.write_state(key, state)

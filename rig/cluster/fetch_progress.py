@@ -41,6 +41,12 @@ def update_fetch_state(rm: ReplicaManager, slot: Slot, request: FetchRequestMsg)
     for key in rm.hw_behind:
         if key not in touched and follower in rm.replicas[key].assignment:
             touched[key] = None
+    # ISR expansion is checked on every follower fetch, whether or not the partition changed
+    # (Partition.updateFollowerFetchState → maybeExpandIsr): one skipped because another ISR
+    # change was in flight is tried again on the next fetch (docs/kafka.md §11).
+    for key in rm.outside_isr.get(follower, ()):
+        if key not in touched and rm.replicas[key].fetcher_slot == slot[1]:
+            touched[key] = None
     pending = rm.pending.get(slot)
     for key in touched:
         replica = rm.replicas.get(key)

@@ -2,8 +2,10 @@
 
 It keeps one request in flight, as Kafka's ReplicaFetcherThread does. A partition that just
 became follower may first have to find where its log is valid (the replication strategy asks
-the leader where an epoch ends); only then is it fetched. Partitions whose fetch data changed
-are "dirty" until the next request, which is what an incremental fetch session lists.
+the leader where an epoch ends); only then is it fetched. Each round of its loop takes one such
+step and then fetches the partitions that are ready, as Kafka's AbstractFetcherThread.doWork.
+Partitions whose fetch data changed are "dirty" until the next request, which is what an
+incremental fetch session lists.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ class ReplicaFetcher(FetchClient):
         self.slot = slot
         self.truncating: dict[TopicPartition, int] = {}  # partition → epoch asked about
         self._backing_off = False  # records it could not append: wait replica.fetch.backoff.ms
+        self._fetch_turn = False  # a truncation round ended: the fetchable partitions go next
 
     @property
     def slot_key(self) -> tuple[int | str, int]:
@@ -98,9 +101,10 @@ class ReplicaFetcher(FetchClient):
             self._backing_off = False
             self._retry_later()
             return
-        if self.truncating:
+        if self.truncating and not self._fetch_turn:
             self._ask_epochs()
             return
+        self._fetch_turn = False
         super().send()
 
     def _view(self, key: TopicPartition) -> FollowerView:
@@ -143,7 +147,15 @@ class ReplicaFetcher(FetchClient):
             del self.truncating[key]
             self._truncate(key, decision.offset, "leader-epoch")
             self._fetch(key)
-        self._retry_later() if self.truncating and not self.partitions else self.send()
+        # One truncation step per round of the fetcher's loop, then a fetch of the partitions
+        # that are ready, or replica.fetch.backoff.ms when none is (KIP-279's walk-back, one
+        # OffsetsForLeaderEpoch per step: AbstractFetcherThread.doWork = maybeTruncate();
+        # maybeFetch(), which waits fetchBackOffMs when it has nothing to fetch; 2.0–2.7).
+        if self.truncating and not self.partitions:
+            self._retry_later()
+        else:
+            self._fetch_turn = bool(self.truncating)
+            self.send()
 
     def _truncate(self, key: TopicPartition, offset: int, reason: str) -> None:
         replica = self.broker.replicas[key]

@@ -26,7 +26,7 @@ from rig.cluster.replica import Replica, Role
 from rig.events import names
 from rig.protocol.errors import NOT_LEADER_OR_FOLLOWER
 from rig.strategies.fetch_session import SessionCache
-from rig.strategies.isr import FollowerProgress
+from rig.strategies.isr import NEVER_CAUGHT_UP, FollowerProgress
 from rig.strategies.replication.base import FollowerView
 
 Slot = tuple[Any, int]  # a fetch client's key: (follower broker, fetcher slot) or (client, 0)
@@ -58,6 +58,9 @@ class ReplicaManager:
         self.last_fetch_ms: dict[Slot, float] = {}
         self.hw_dirty: dict[TopicPartition, None] = {}  # HW changed since the last checkpoint
         self.hw_behind: dict[TopicPartition, None] = {}  # led here, HW below the LEO
+        # Per follower, the partitions led here that have it outside their ISR: its every
+        # fetch is a chance to rejoin (Partition.maybeExpandIsr runs on each follower fetch).
+        self.outside_isr: dict[int, dict[TopicPartition, None]] = {}
         # Consumers (keyed by their fetch client): last known positions, and who watches what.
         self.consumer_positions: dict[Any, dict[TopicPartition, int]] = {}
         self.consumer_watchers: dict[TopicPartition, dict[Any, None]] = {}
@@ -72,6 +75,7 @@ class ReplicaManager:
         self.hw_unseen.clear()
         self.hw_dirty.clear()
         self.hw_behind.clear()
+        self.outside_isr.clear()
         self.consumer_positions.clear()
         self.consumer_watchers.clear()
         lost = 0
@@ -99,12 +103,20 @@ class ReplicaManager:
         key = replica.key
         if replica.role is Role.LEADER:
             # Still the leader, at a new epoch (the controller changed the ISR): Kafka keeps
-            # what it knows of its followers; only the epoch and the ISR change.
+            # the followers' fetch offsets, takes the controller's ISR and resets every
+            # follower's lastCaughtUpTimeMs (now if in the new ISR, else never), so one the
+            # controller removed no longer holds the HW back (Partition.makeLeader with
+            # Replica.resetLastCaughtUpTime, the same in 0.11–3.x; docs/kafka.md §11).
+            now = broker.now_ms
             replica.leader_epoch = state.leader_epoch
             replica.zk_version = state.version
-            replica.isr = tuple(state.isr)
+            self.set_isr(replica, tuple(state.isr))
             replica.isr_change_pending = False
             self._epoch_starts(replica, state.leader_epoch)
+            for follower in replica.assignment:
+                if follower != broker.id:
+                    replica.followers.setdefault(follower, FollowerProgress()).reset_caught_up(
+                        replica.leo, now, now if follower in replica.isr else NEVER_CAUGHT_UP)
             self.maybe_advance_hw(replica)
             return
         if replica.role is Role.FOLLOWER:
@@ -114,11 +126,12 @@ class ReplicaManager:
         replica.leader = broker.id
         replica.leader_epoch = state.leader_epoch
         replica.zk_version = state.version
-        replica.isr = tuple(state.isr)
+        self.set_isr(replica, tuple(state.isr))
         replica.isr_change_pending = False
         self._epoch_starts(replica, state.leader_epoch)
         # Follower LEOs are unknown until they fetch; those in the ISR count as caught up now.
-        replica.followers = {b: FollowerProgress(-1, now if b in state.isr else 0.0, now, 0)
+        replica.followers = {b: FollowerProgress(-1, now if b in state.isr else NEVER_CAUGHT_UP,
+                                                 now, 0)
                              for b in replica.assignment if b != broker.id}
         self._before_change(self._follower_slots(replica))
         for follower in replica.followers:
@@ -143,7 +156,7 @@ class ReplicaManager:
             # Waiting acks=all produces get NOT_LEADER_OR_FOLLOWER for it.
             self.produce_purgatory.abort(key, NOT_LEADER_OR_FOLLOWER)
             self.hw_behind.pop(key, None)
-            replica.isr = ()
+            self.set_isr(replica, ())
             replica.followers.clear()
         replica.leader_epoch = state.leader_epoch
         replica.zk_version = state.version
@@ -162,6 +175,25 @@ class ReplicaManager:
         if not broker.alive:
             return  # a fault triggered by that event took this broker down
         self.fetcher_manager.follow(key, state.leader, replica.fetcher_slot, decision, to_wake)
+
+    def set_isr(self, replica: Replica, isr: tuple[int, ...]) -> None:
+        """The ISR this broker now holds for `replica` (as leader; () when it stops leading)."""
+        replica.isr = isr
+        key = replica.key
+        for follower in replica.assignment:
+            if follower == self.broker.id:
+                continue
+            if isr and follower not in isr:
+                self.outside_isr.setdefault(follower, {})[key] = None
+            else:
+                outside = self.outside_isr.get(follower)
+                if outside:
+                    outside.pop(key, None)
+
+    def follower_outside_isr(self, follower: int) -> bool:
+        """Whether a partition led here has `follower` among its replicas but not its ISR (its
+        every fetch then checks whether it may rejoin)."""
+        return bool(self.outside_isr.get(follower))
 
     # -- appends -------------------------------------------------------------------------------
     def append_as_leader(self, replica: Replica, batch: Batch) -> Batch:
@@ -182,7 +214,9 @@ class ReplicaManager:
                 # as Kafka's per-fetch bookkeeping would have.
                 progress = replica.followers.setdefault(follower, FollowerProgress())
                 seen = self.last_fetch_ms.get(slot)
-                if seen is not None and progress.log_end_offset == placed.base_offset:
+                # (A fetch from before the controller's last ISR reset no longer counts.)
+                if (seen is not None and seen > progress.last_fetch_ms
+                        and progress.log_end_offset == placed.base_offset):
                     progress.last_caught_up_ms = max(progress.last_caught_up_ms, seen)
                     progress.last_fetch_ms = seen
                     progress.last_fetch_leader_leo = placed.base_offset

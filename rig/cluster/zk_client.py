@@ -48,7 +48,7 @@ class ZkClient:
             replica.isr_change_pending = False
             if written is None or replica.role is not Role.LEADER:
                 return  # the controller changed the partition first: its LeaderAndIsr wins
-            replica.isr = isr
+            broker.replica_manager.set_isr(replica, isr)
             replica.zk_version = written
             broker.isr.record_change(key)
             if shrink:

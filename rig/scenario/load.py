@@ -634,8 +634,8 @@ def _expectations(doc: Document, variants: Sequence[str] | None, run: Sequence[s
             ratio=(raw["ratio"][0], raw["ratio"][1]) if "ratio" in raw else None,
             tolerance=raw.get("tolerance", 0.0), description=raw.get("description", ""),
             line=doc.lines.locate(at, doc.file)[1])
-        named = {p.split(".")[1] for p, _ in paths
-                 if p.startswith("variants.") and len(p.split(".")) > 1}
+        named = {parts[1] for parts in (summary_keys.path_parts(p) for p, _ in paths)
+                 if parts[0] == "variants" and len(parts) > 1}
         (skipped if named - set(run) else judged).append(expectation)
     return tuple(judged), tuple(skipped)
 

@@ -7,6 +7,9 @@ as a suggestion. The declaration is kept true by a test that walks the summaries
 
 Leaves are kinds: NUMBER (null when not measured), BOOL, STRING, or LIST / MAP, whose insides
 are free. A "*" key stands for any name (a variant, a consumer group, a check).
+
+A path is dotted; a part that holds a dot itself (a variant named `zk-2.4`) is written in double
+quotes, `variants."zk-2.4".produce.acked`, or with the dot escaped: `variants.zk-2\\.4.produce`.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ _VARIANT: dict[str, Any] = {
         "leader_elections", "unclean_elections", "isr_shrinks", "isr_expands",
         "truncated_records", "diverged_partitions", "under_replicated_partition_seconds",
         "offline_partition_seconds", "max_recovery_seconds", "faults", "max_detection_seconds",
-        "catch_up_bytes"), NUMBER),
+        "catch_up_bytes"), NUMBER) | {"max_ack_stall_ms": _SPREAD},
     "sessions": {
         "created": NUMBER, "evicted": NUMBER,
         "errors": {"session_id_not_found": NUMBER, "invalid_session_epoch": NUMBER},
@@ -80,6 +83,49 @@ SUMMARY: dict[str, Any] = {
 }
 
 
+def split_path(path: str) -> list[str]:
+    """The parts of a dotted path: a part in double quotes, or a dot after a backslash, keeps
+    its dots. ValueError for an unterminated quote."""
+    parts: list[str] = []
+    part: list[str] = []
+    i, n = 0, len(path)
+    while i < n:
+        c = path[i]
+        if c == "\\" and i + 1 < n:
+            part.append(path[i + 1])
+            i += 2
+        elif c == '"' and not part:
+            end = path.find('"', i + 1)
+            if end < 0:
+                raise ValueError(f"{path!r} has a quote that is not closed")
+            part.append(path[i + 1:end])
+            i = end + 1
+            if i < n and path[i] != ".":
+                raise ValueError(f"{path!r}: a quoted part must end at a dot")
+        elif c == ".":
+            parts.append("".join(part))
+            part = []
+            i += 1
+        else:
+            part.append(c)
+            i += 1
+    parts.append("".join(part))
+    return parts
+
+
+def path_parts(path: str) -> list[str]:
+    """`split_path`, or for a path it refuses (reported by `check`) its plain dotted parts."""
+    try:
+        return split_path(path)
+    except ValueError:
+        return path.split(".")
+
+
+def quote_part(name: str) -> str:
+    """`name` as one part of a dotted path (quoted when it holds a dot)."""
+    return f'"{name}"' if "." in name else name
+
+
 def kind_of(path: Sequence[str], tree: Mapping[str, Any] = SUMMARY) -> str | None:
     """The kind of the value at `path` (a leaf kind, or "object" for a map of declared keys);
     None when no summary holds that key."""
@@ -109,11 +155,18 @@ def leaves(tree: Mapping[str, Any] = SUMMARY, prefix: tuple[str, ...] = ()
 def check(path: str, variants: Sequence[str] | None) -> tuple[str | None, str | None]:
     """(a problem with `path` or None, the kind of value it names or None); `variants` are the
     scenario's variant names, None when they are not known (not checked then)."""
-    parts = path.split(".")
+    try:
+        parts = split_path(path)
+    except ValueError as e:
+        return str(e), None
     if (parts[0] == "variants" and variants is not None
             and (len(parts) < 2 or parts[1] not in variants)):
+        dotted = next((v for v in variants if "." in v and ".".join(parts[1:]).startswith(
+            v + ".")), None)
+        hint = (f"; a variant name with a dot is quoted: variants.{quote_part(dotted)}."
+                f"{'.'.join(parts[1 + dotted.count('.') + 1:])}" if dotted else "")
         return (f"{path!r} names no variant of this scenario (variants: "
-                f"{', '.join(variants)})", None)
+                f"{', '.join(variants)}){hint}", None)
     kind = kind_of(parts)
     if kind is None:
         name = parts[1] if parts[0] == "variants" and len(parts) > 1 else ""

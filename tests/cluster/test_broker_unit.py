@@ -101,7 +101,8 @@ class FakeFetcher:
 
 
 class Fixture:
-    def __init__(self, **config_fields: Any) -> None:
+    def __init__(self, isr_writer: Any = None, config: BrokerConfig | None = None,
+                 **config_fields: Any) -> None:
         self.sim = Simulation()
         self.events: list[tuple[str, dict[str, Any]]] = []
         self.wire = Wire()
@@ -116,9 +117,9 @@ class Fixture:
             strategies=Strategies(KafkaPlacement(), LeaderEpoch(), LagTime(),
                                   sessions),
             topics=TopicConfigs({"t": {"min.insync.replicas": 2}}, BrokerConfig("3.7", 12)),
-            meter=Meter(), os=OsSpec(), isr_writer=self.isr_writes,
+            meter=Meter(), os=OsSpec(), isr_writer=isr_writer or self.isr_writes,
             new_fetcher=self._new_fetcher)
-        config = BrokerConfig("3.7", 12, **config_fields)
+        config = config or BrokerConfig("3.7", 12, **config_fields)
         self.broker = Broker(self.ctx, 0, None, config, sessions.new_cache(
             0, config.max_incremental_fetch_session_cache_slots, random.Random(0)))
         self.broker.add_replica(Replica(KEY, 0, (0, 1, 2), Log(), 0))

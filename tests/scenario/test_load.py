@@ -196,3 +196,15 @@ def test_an_expanded_group_name_may_not_clash(write_scenario: Write) -> None:
     [message] = problems(write_scenario(text))
     assert "workload.consumers[1].group" in message or "consumers.1.group" in message
     assert "'app-07' is defined twice (also workload.consumers[0])" in message
+
+
+def test_an_expectation_names_a_variant_with_a_dot_in_quotes(write_scenario: Write) -> None:
+    text = SMALL.replace("  v6:", "  zk-2.4:") + (
+        "expect:\n"
+        "  - metric: variants.\"zk-2.4\".produce.acked\n    op: \">=\"\n    value: 0\n")
+    scenario = load_scenario(write_scenario(text))
+    assert [e.metric for e in scenario.expectations] == ['variants."zk-2.4".produce.acked']
+    unquoted = text.replace('variants."zk-2.4"', "variants.zk-2.4")
+    (problem,) = problems(write_scenario(unquoted))
+    assert "scenario.yaml:18: $.expect[0].metric:" in problem
+    assert 'variants."zk-2.4".produce.acked' in problem

@@ -61,3 +61,24 @@ def test_every_key_of_real_summaries_is_declared(
         if undeclared(summary):
             wrong[name] = undeclared(summary)
     assert not wrong, wrong
+
+
+def test_a_part_with_a_dot_is_quoted_or_escaped() -> None:
+    split = summary_keys.split_path
+    assert split('variants."zk-2.4".produce.acked') == ["variants", "zk-2.4", "produce", "acked"]
+    assert split(r"variants.zk-2\.4.produce.acked") == ["variants", "zk-2.4", "produce", "acked"]
+    assert split("variants.v7.produce") == ["variants", "v7", "produce"]
+    with pytest.raises(ValueError, match="not closed"):
+        split('variants."zk-2.4.produce')
+
+
+def test_a_dotted_variant_is_checked_and_looked_up() -> None:
+    from rig.expectations import lookup
+
+    variants = ["zk-2.4", "zk-3.9"]
+    assert summary_keys.check('variants."zk-2.4".produce.acked', variants) == (None, "number")
+    problem, _ = summary_keys.check("variants.zk-2.4.produce.acked", variants)
+    assert problem is not None and 'quoted: variants."zk-2.4".produce.acked' in problem
+    summary = {"variants": {"zk-2.4": {"produce": {"acked": 7}}}}
+    assert lookup(summary, 'variants."zk-2.4".produce.acked') == 7
+    assert lookup(summary, r"variants.zk-2\.4.produce.acked") == 7

@@ -10,6 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Protocol
 
+# Kafka's lastCaughtUpTimeMs = 0 on a wall clock: never caught up. Simulated time starts at 0,
+# so "never" is minus infinity here (0 would read as caught up during the first lag time).
+NEVER_CAUGHT_UP = float("-inf")
+
 
 @dataclass(slots=True)
 class FollowerProgress:
@@ -19,6 +23,13 @@ class FollowerProgress:
     last_caught_up_ms: float = 0.0  # lastCaughtUpTimeMs
     last_fetch_ms: float = 0.0
     last_fetch_leader_leo: int = 0  # the leader's LEO when it handled the previous fetch
+
+    def reset_caught_up(self, leader_leo: int, now_ms: float, last_caught_up_ms: float) -> None:
+        """The leader took a new ISR from the controller (Kafka's
+        Replica.resetLastCaughtUpTime, called by Partition.makeLeader)."""
+        self.last_fetch_leader_leo = leader_leo
+        self.last_fetch_ms = now_ms
+        self.last_caught_up_ms = last_caught_up_ms
 
 
 class IsrStrategy(Protocol):

@@ -1,0 +1,207 @@
+"""The failure path at the level of the replica manager and the controller (docs/kafka.md §11).
+
+- a leader that takes a smaller ISR from the controller stops counting the removed follower
+  (Partition.makeLeader resets lastCaughtUpTimeMs), so its HW moves and acks=all completes;
+- ISR expansion is checked on every follower fetch, also of a partition that did not change;
+- a failed broker's replicas leave the ISRs, and a partition left without a leader gets a new
+  epoch (ZkReplicaStateMachine OfflineReplica); a new controller does the same for every broker
+  it does not see alive (KafkaController.onControllerFailover).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import Any
+
+from rig.cluster.controller import Controller
+from rig.cluster.messages import FetchRequestMsg, topic_runs
+from rig.cluster.replica import Replica
+from rig.cluster.zookeeper import PartitionState, ZooKeeper
+from rig.engine import Simulation
+from rig.events import names
+from rig.scenario.model import BrokerConfig
+from rig.strategies.isr import NEVER_CAUGHT_UP
+from tests.cluster.test_broker_unit import KEY, FakeFetcher, Fixture
+
+
+# -- the leader: the controller's ISR ----------------------------------------------------------
+def _at(one: Fixture, ms: int) -> None:
+    one.sim.run(ms * 1000)
+
+
+def test_the_controllers_shrink_releases_a_waiting_acks_all_produce() -> None:
+    one = Fixture()  # leader 0, ISR (0, 1, 2), min ISR 2, replica.lag.time.max.ms 30 s
+    _at(one, 1000)
+    one.fetch(FakeFetcher(1), 0)
+    one.fetch(FakeFetcher(2), 0)  # both caught up at 1 s; then broker 2 dies
+    _at(one, 2000)
+    answers = one.produce(acks=-1)
+    one.fetch(FakeFetcher(1), 10)
+    replica = one.broker.replicas[KEY]
+    assert replica.high_watermark == 0 and answers == []  # broker 2 is still in the ISR
+    _at(one, 8000)  # its ZooKeeper session expired: the controller's shrink arrives
+    one.broker.on_leader_and_isr(1, {KEY: PartitionState(0, 1, (0, 1), 1)})
+    # Within the lag time broker 2 would still count as caught up; Kafka resets its
+    # lastCaughtUpTimeMs to 0 as it takes the new ISR, so the HW moves at once.
+    assert replica.high_watermark == 10
+    assert answers and answers[0][KEY].base_offset == 0
+    progress = replica.followers[2]
+    assert (progress.last_caught_up_ms, progress.last_fetch_ms) == (NEVER_CAUGHT_UP, 8000.0)
+    assert replica.followers[1].last_caught_up_ms == 8000.0  # in the new ISR: now
+
+
+def test_an_isr_down_to_the_leader_lets_the_hw_jump_to_its_log_end() -> None:
+    # Before 3.7 (KAFKA-15583 holds the HW while the ISR is below min.insync.replicas).
+    one = Fixture(config=BrokerConfig("2.4", 11, hw_holds_below_min_isr=False))
+    _at(one, 1000)
+    one.fetch(FakeFetcher(1), 0)
+    one.fetch(FakeFetcher(2), 0)
+    _at(one, 2000)
+    one.produce(acks=1)
+    replica = one.broker.replicas[KEY]
+    _at(one, 5000)
+    one.broker.on_leader_and_isr(1, {KEY: PartitionState(0, 1, (0,), 1)})
+    assert replica.high_watermark == 10
+    # A later append does not bring back a follower whose last fetch came before the reset.
+    one.produce(acks=1)
+    assert replica.high_watermark == 20
+
+
+# -- the leader: expansion on every fetch ------------------------------------------------------
+@dataclass
+class PendingIsrWrites:
+    """ISR writes that stay in flight until the test applies them (as ZooKeeper answers)."""
+
+    in_flight: list[Callable[[], None]] = field(default_factory=list)
+    proposed: list[tuple[int, ...]] = field(default_factory=list)
+
+    def change_isr(self, broker: Any, replica: Replica, isr: tuple[int, ...],
+                   shrink: list[int] | None = None, expand: list[int] | None = None) -> None:
+        replica.isr_change_pending = True
+        self.proposed.append(isr)
+
+        def apply() -> None:
+            replica.isr_change_pending = False
+            broker.replica_manager.set_isr(replica, isr)
+            broker.replica_manager.maybe_advance_hw(replica)
+
+        self.in_flight.append(apply)
+
+    def propagate_isr_changes(self, broker: Any, keys: tuple[Any, ...]) -> None:
+        pass
+
+    def answer(self) -> None:
+        in_flight, self.in_flight = self.in_flight, []
+        for apply in in_flight:
+            apply()
+
+
+def _idle_fetch(one: Fixture, fetcher: FakeFetcher) -> None:
+    """A fetch of an incremental session that lists nothing: the partition did not change."""
+    keys = {KEY: None}
+    client = one.sessions.new_client()
+    one.broker.on_fetch(FetchRequestMsg(fetcher, 12, client.next_request(keys, {}, 12), keys,
+                                        topic_runs(keys), {}, 0, 1))
+
+
+def test_two_followers_rejoining_an_idle_partition_both_come_back() -> None:
+    writes = PendingIsrWrites()
+    one = Fixture(isr_writer=writes)
+    one.broker.on_leader_and_isr(1, {KEY: PartitionState(0, 1, (0,), 1)})
+    one.produce(acks=1)
+    one.fetch(FakeFetcher(1), 10, max_wait_ms=0)
+    one.fetch(FakeFetcher(2), 10, max_wait_ms=0)  # skipped: broker 1's change is in flight
+    assert writes.proposed == [(0, 1)]
+    writes.answer()
+    # Nothing changes on the partition any more; broker 2's next fetches do not list it.
+    _idle_fetch(one, FakeFetcher(2))
+    assert writes.proposed == [(0, 1), (0, 1, 2)]
+    writes.answer()
+    assert one.broker.replicas[KEY].isr == (0, 1, 2)
+    assert not one.broker.replica_manager.follower_outside_isr(2)
+
+
+# -- the controller ----------------------------------------------------------------------------
+class Host:
+    """What the controller uses of the cluster, with brokers that record what they are sent."""
+
+    def __init__(self, assignments: dict[Any, tuple[int, ...]], live: list[int]) -> None:
+        self.variant = SimpleNamespace(broker_config=lambda b: SimpleNamespace(
+            auto_leader_rebalance_enable=False, leader_imbalance_check_interval_ms=300_000,
+            leader_imbalance_per_broker_percentage=10, zookeeper_session_timeout_ms=6000,
+            controller_detects_bounce=True))
+        self.sim = Simulation()
+        self.events: list[tuple[str, dict[str, Any]]] = []
+        self.log = SimpleNamespace(emit=lambda event, **f: self.events.append((event, f)))
+        self.assignments = assignments
+        self.zk = ZooKeeper(self)  # type: ignore[arg-type]
+        for b in live:
+            self.zk.sessions[b] = 0
+        self.controller: Controller | None = None
+        self.leader_and_isr: list[tuple[int, dict[Any, PartitionState]]] = []
+        self.brokers = {b: SimpleNamespace(
+            on_leader_and_isr=lambda epoch, states, b=b: self.leader_and_isr.append((b, states)),
+            on_update_metadata=lambda *args: None, alive=True, stalled=False, id=b)
+            for b in range(3)}
+
+    def assignment(self, key: Any) -> tuple[int, ...]:
+        return self.assignments[key]
+
+    def unclean_election(self, key: Any) -> bool:
+        return False
+
+    def send(self, src: Any, dst: Any, nbytes: int, deliver: Callable[[], None], *,
+             reliable: bool = False) -> None:
+        deliver()
+
+    def after_stall(self, broker_id: int, action: Callable[[], None]) -> None:
+        pass
+
+    def states(self) -> dict[Any, tuple[int, int, tuple[int, ...]]]:
+        return {k: (s.leader, s.leader_epoch, s.isr) for k, s in self.zk.partitions.items()}
+
+
+A, B = ("t", 0), ("t", 1)
+
+
+def test_a_new_controller_removes_the_dead_brokers_replicas_from_the_isrs() -> None:
+    # Broker 2 died while there was no controller: its session is gone, the ISRs still
+    # hold it. A led by 0 (2 a follower), B led by 2.
+    host = Host({A: (0, 1, 2), B: (2, 1, 0)}, live=[0, 1])
+    host.zk.partitions = {A: PartitionState(0, 3, (0, 1, 2), 5),
+                          B: PartitionState(2, 4, (2, 1, 0), 7)}
+    Controller(host, 1, 2).on_elected()  # type: ignore[arg-type]
+    # B: OfflineReplica first (leader −1, epoch 5), then the election (1, epoch 6).
+    assert host.states() == {A: (0, 4, (0, 1)), B: (1, 6, (1, 0))}
+    shrinks = [f for e, f in host.events if e == names.ISR_SHRINK]
+    assert [(f["partition"], f["removed"], f["by"]) for f in shrinks] == [
+        (0, [2], "controller"), (1, [2], "controller")]
+    # Every live broker hears the new state (the leader of A applies the smaller ISR).
+    told = {b: states for b, states in host.leader_and_isr}
+    assert told[0][A].isr == (0, 1) and told[0][A].leader_epoch == 4
+
+
+def test_a_partition_going_offline_gets_a_new_epoch_and_keeps_its_last_leader_in_the_isr(
+        ) -> None:
+    host = Host({A: (0, 1)}, live=[0, 1])
+    host.zk.partitions = {A: PartitionState(0, 3, (0,), 5)}  # broker 1 already out
+    controller = Controller(host, 1, 2)
+    host.controller = controller
+    controller.on_broker_change(failed=[0], started=[])
+    assert host.states() == {A: (-1, 4, (0,))}
+    (offline,) = [f for e, f in host.events if e == names.PARTITION_OFFLINE]
+    assert offline["isr"] == [0] and offline["reason"] == "broker-failure"
+    # Broker 1 (not in the ISR) hears the new epoch with no leader.
+    assert [(b, s[A].leader, s[A].leader_epoch) for b, s in host.leader_and_isr] == [(1, -1, 4)]
+
+
+def test_two_isr_members_dying_together_leave_the_last_one_in_the_isr() -> None:
+    host = Host({A: (0, 1, 2)}, live=[0, 1, 2])
+    host.zk.partitions = {A: PartitionState(0, 3, (0, 1), 5)}
+    controller = Controller(host, 2, 2)
+    controller.on_broker_change(failed=[0, 1], started=[])
+    # One OfflineReplica transition per broker: 0 leaves (no leader), 1 stays as the last.
+    assert host.states() == {A: (-1, 5, (1,))}
+    assert [f["isr"] for e, f in host.events if e == names.PARTITION_OFFLINE] == [[1]]

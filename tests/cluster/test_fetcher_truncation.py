@@ -1,0 +1,101 @@
+"""A replica fetcher walking back epochs (KIP-279) takes one truncation step per round of its
+loop, then fetches the partitions that are ready, or waits replica.fetch.backoff.ms when none
+is (Kafka's AbstractFetcherThread.doWork: maybeTruncate(); maybeFetch(); 2.0–2.7)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from types import SimpleNamespace
+from typing import Any
+
+from rig.cluster.context import Strategies
+from rig.cluster.fetcher import ReplicaFetcher
+from rig.cluster.log import Log
+from rig.cluster.replica import Replica, Role
+from rig.cluster.wire import Meter
+from rig.engine import Simulation
+from rig.scenario.model import BrokerConfig
+from rig.strategies.fetch_session.sessionless import Sessionless
+from rig.strategies.isr.lag_time import LagTime
+from rig.strategies.placement.kafka import KafkaPlacement
+from rig.strategies.replication.base import AskLeader, TruncateTo
+from rig.strategies.replication.leader_epoch import LeaderEpoch
+from tests.strategies.test_replication_strategies import FOLLOWER, LEADER, SHARED, build
+
+READY, WALKING = ("t", 0), ("t", 1)
+
+
+class Host:
+    """The cluster as a fetcher sees it; messages wait on `wire` until the test delivers them."""
+
+    def __init__(self, leader_log: Log) -> None:
+        self.sim = Simulation()
+        self.log = SimpleNamespace(emit=lambda event, **fields: None)
+        self.meter = Meter()
+        self.network = None
+        self.strategies = Strategies(KafkaPlacement(), LeaderEpoch(), LagTime(), Sessionless())
+        self.clients: list[Any] = []
+        self.coasting = False
+        self.wire: list[tuple[str, Callable[[], None]]] = []
+        leader_replica = Replica(WALKING, 0, (0, 1), leader_log, 0, role=Role.LEADER)
+        self.leader = SimpleNamespace(
+            alive=True, replicas={WALKING: leader_replica},
+            on_fetch=lambda request: self.wire.append(("fetch", lambda: None)),
+            on_epoch_request=lambda key, epoch: leader_log.end_offset_for_epoch(epoch))
+        self.brokers = {0: self.leader}
+
+    def send(self, src: Any, dst: Any, nbytes: int, deliver: Callable[[], None], *,
+             reliable: bool = False) -> None:
+        self.wire.append(("to-leader" if dst == 0 else "to-follower", deliver))
+
+    def begin_coast(self, *args: Any) -> bool:
+        return False
+
+    def step(self) -> str:
+        """Deliver the oldest message; what it was."""
+        what, deliver = self.wire.pop(0)
+        deliver()
+        return what
+
+
+def _fetcher(with_ready_partition: bool) -> tuple[Host, ReplicaFetcher]:
+    # Epoch 1 (leader only) and epoch 2 (follower only) both start at offset 2: asked about 2,
+    # the leader answers (1, 3); the follower has no epoch 1 and asks again about epoch 0.
+    leader_log = build([(0, 2, SHARED), (1, 1, LEADER), (3, 0, LEADER)])
+    host = Host(leader_log)
+    replicas = {WALKING: Replica(WALKING, 1, (0, 1), build([(0, 2, SHARED), (2, 2, FOLLOWER)]),
+                                 0, role=Role.FOLLOWER),
+                READY: Replica(READY, 1, (0, 1), Log(), 0, role=Role.FOLLOWER)}
+    broker = SimpleNamespace(id=1, config=BrokerConfig("2.4", 11), alive=True, stalled=False,
+                             fetch_stuck=False, replicas=replicas,
+                             replica_manager=SimpleNamespace(hw_dirty={}))
+    fetcher = ReplicaFetcher(host, broker, 0, 0, Sessionless().new_client())  # type: ignore
+    if with_ready_partition:
+        fetcher.add_partition(READY, TruncateTo(0), wake=False)
+    fetcher.add_partition(WALKING, AskLeader(2), wake=False)
+    fetcher.send()
+    return host, fetcher
+
+
+def test_a_walk_back_step_is_followed_by_a_fetch_of_the_ready_partitions() -> None:
+    host, fetcher = _fetcher(with_ready_partition=True)
+    assert [what for what, _ in host.wire] == ["to-leader"]  # OffsetsForLeaderEpoch (epoch 2)
+    host.step()
+    host.step()  # the answer (1, 3): walk back, ask about epoch 0 on the next round
+    assert fetcher.truncating == {WALKING: 0}
+    assert [what for what, _ in host.wire] == ["to-leader"]
+    host.step()  # ... but first this round fetches the partition that is ready
+    assert [what for what, _ in host.wire] == ["fetch"]
+
+
+def test_with_nothing_ready_the_next_step_waits_the_fetch_backoff() -> None:
+    host, fetcher = _fetcher(with_ready_partition=False)
+    host.step()
+    host.step()
+    assert fetcher.truncating == {WALKING: 0} and host.wire == []
+    host.sim.run(999_999)
+    assert host.wire == []
+    host.sim.run(1_000_000)  # replica.fetch.backoff.ms
+    host.step()
+    host.step()  # the leader's (0, 2): both end epoch 0 at offset 2
+    assert fetcher.truncating == {} and fetcher.broker.replicas[WALKING].leo == 2
