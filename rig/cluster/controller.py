@@ -1,6 +1,7 @@
 """The ZooKeeper-era controller: leader elections and LeaderAndIsr / UpdateMetadata.
 
-Clean election: the first live replica in assignment order that is in the ISR. If none,
+Clean election: the first live replica in assignment order that is in the ISR (before Kafka 1.1:
+the first live one in ISR order, as OfflinePartitionLeaderSelector took it). If none,
 `unclean.leader.election.enable` allows the first live replica; otherwise the partition is
 offline. Every change bumps the leader epoch and is written to ZooKeeper before it is sent.
 
@@ -158,12 +159,16 @@ class Controller:
         none that may lead (Kafka writes nothing for a failed election: the dead leader's
         OfflineReplica transition takes its leadership away)."""
         cluster = self.cluster
+        order = cluster.variant.broker_config(self.broker).election_order
         offline: list[TopicPartition] = []
         for key in keys:
             state = cluster.zk.partitions[key]
             replicas = cluster.assignment(key)
             live = [b for b in replicas if b in self.live]
-            clean = [b for b in live if b in state.isr]
+            if order == "isr-order":
+                clean = [b for b in state.isr if b in live]
+            else:
+                clean = [b for b in live if b in state.isr]
             if clean:
                 leader, isr, how = clean[0], tuple(b for b in state.isr if b in self.live), "clean"
             elif live and cluster.unclean_election(key):

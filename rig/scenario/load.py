@@ -189,6 +189,7 @@ def _config(data: dict[str, Any], kafka: str, out: _Collector,
         "controller_detects_bounce": profile.controller_detects_bounce,
         "epoch_start_at_election": profile.epoch_start_at_election,
         "epoch_end_before_first_known": profile.epoch_end_before_first_known,
+        "election_order": profile.election_order,
     }
     for key, value in raw.items():
         name, convert = _CONFIG_KEYS[key]

@@ -84,6 +84,7 @@ class BrokerConfig:
     # The leader's OffsetsForLeaderEpoch answer for an epoch older than all it knows: "undefined"
     # (1.x: the follower falls back to its HW) or "first-start" (2.0+, KIP-279).
     epoch_end_before_first_known: str = "first-start"
+    election_order: str = "assignment-order"  # 1.1+; "isr-order" before
 
 
 @dataclass(frozen=True)

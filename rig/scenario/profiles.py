@@ -73,6 +73,11 @@ RULES: tuple[VersionRule, ...] = (
     VersionRule("isr_rejoin_needs_epoch_start", "a follower rejoins the ISR only past the start "
                 "of the leader's epoch", (("0.11", False), ("2.1", True)),
                 "Partition.isFollowerInSync (leaderEpochStartOffsetOpt, 2.1)"),
+    VersionRule("election_order", "a clean election picks the first live replica of the ISR in",
+                (("0.11", "isr-order"), ("1.1", "assignment-order")),
+                "OfflinePartitionLeaderSelector (liveBrokersInIsr.head); 1.1's controller "
+                "rewrite (KAFKA-5642): PartitionStateMachine's offline election walks the "
+                "assignment"),
     VersionRule("controller_detects_bounce", "the controller treats a quick restart as a "
                 "failure (broker epochs)", (("0.11", False), ("2.2", True)), "KIP-380"),
     VersionRule("hw_holds_below_min_isr", "the HW does not advance while the ISR is smaller than "
@@ -91,6 +96,7 @@ class Profile:
     epoch_end_before_first_known: str  # "undefined" (1.x) or "first-start" (2.0+)
     epoch_start_at_election: bool  # 2.1+ (KAFKA-7415)
     isr_rejoin_needs_epoch_start: bool  # 2.1+
+    election_order: str  # "isr-order" before 1.1, "assignment-order" from 1.1
     controller_detects_bounce: bool  # 2.2+ (KIP-380 broker epochs)
     hw_holds_below_min_isr: bool  # 3.7+
 

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
+
 from rig.cluster.controller import Controller
 from rig.cluster.messages import FetchRequestMsg, topic_runs
 from rig.cluster.replica import Replica
@@ -127,11 +129,12 @@ def test_two_followers_rejoining_an_idle_partition_both_come_back() -> None:
 class Host:
     """What the controller uses of the cluster, with brokers that record what they are sent."""
 
-    def __init__(self, assignments: dict[Any, tuple[int, ...]], live: list[int]) -> None:
+    def __init__(self, assignments: dict[Any, tuple[int, ...]], live: list[int],
+                 election_order: str = "assignment-order") -> None:
         self.variant = SimpleNamespace(broker_config=lambda b: SimpleNamespace(
             auto_leader_rebalance_enable=False, leader_imbalance_check_interval_ms=300_000,
             leader_imbalance_per_broker_percentage=10, zookeeper_session_timeout_ms=6000,
-            controller_detects_bounce=True))
+            controller_detects_bounce=True, election_order=election_order))
         self.sim = Simulation()
         self.events: list[tuple[str, dict[str, Any]]] = []
         self.log = SimpleNamespace(emit=lambda event, **f: self.events.append((event, f)))
@@ -205,3 +208,17 @@ def test_two_isr_members_dying_together_leave_the_last_one_in_the_isr() -> None:
     # One OfflineReplica transition per broker: 0 leaves (no leader), 1 stays as the last.
     assert host.states() == {A: (-1, 5, (1,))}
     assert [f["isr"] for e, f in host.events if e == names.PARTITION_OFFLINE] == [[1]]
+
+
+@pytest.mark.parametrize(("order", "leader"), [("isr-order", 2), ("assignment-order", 1)])
+def test_a_clean_election_takes_the_isr_order_before_kafka_1_1_and_the_assignment_after(
+        order: str, leader: int) -> None:
+    # Leader 0 dies; ISR (0, 2, 1) against assignment (0, 1, 2): 1.0's
+    # OfflinePartitionLeaderSelector takes liveBrokersInIsr.head (2), 1.1+ the first live
+    # replica of the assignment that is in the ISR (1).
+    host = Host({A: (0, 1, 2)}, live=[0, 1, 2], election_order=order)
+    host.zk.partitions = {A: PartitionState(0, 3, (0, 2, 1), 5)}
+    controller = Controller(host, 1, 2)
+    host.controller = controller
+    controller.on_broker_change(failed=[0], started=[])
+    assert host.states()[A][0] == leader
