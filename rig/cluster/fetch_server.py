@@ -21,6 +21,12 @@ from rig.cluster.log import Batch
 from rig.cluster.messages import FetchRequestMsg, FetchResponseMsg, response_shape
 from rig.cluster.partition import TopicPartition
 from rig.cluster.purgatory import Purgatory
+from rig.cluster.read_replica import (
+    FETCH_FROM_FOLLOWER_VERSION,
+    RACK_AWARE,
+    find_preferred_read_replica,
+    serves_consumer,
+)
 from rig.cluster.replica import Replica, Role
 from rig.cluster.replica_manager import ReplicaManager
 from rig.engine import Timer
@@ -134,7 +140,10 @@ class FetchServer:
         slot = fetcher.slot_key
         readable = self.readable(slot, request, request.min_bytes)
         update_fetch_state(self.replica_manager, slot, request)
-        if readable >= request.min_bytes or request.max_wait_ms <= 0 or not context.partitions:
+        # ReplicaManager.fetchMessages answers at once when a partition has a preferred read
+        # replica (hasPreferredReadReplica), whatever min bytes says.
+        if (readable >= request.min_bytes or request.max_wait_ms <= 0 or not context.partitions
+                or self._preferred(slot, request)):
             self._respond(request, context, self.ctx.sim.now_us)
             return
         self._park(slot, request, context, self.ctx.sim.now_us)
@@ -165,8 +174,47 @@ class FetchServer:
         self._park(request.fetcher.slot_key, request, context, arrived_us)
 
     def _visible_end(self, request: FetchRequestMsg, replica: Replica) -> int:
-        """Followers read to the log end; consumers only below the high watermark."""
+        """Followers read to the log end; consumers only below the high watermark (a follower
+        serving a consumer: below its own HW, which never passes the leader's)."""
         return replica.high_watermark if request.fetcher.role == "consumer" else replica.leo
+
+    def _serves(self, request: FetchRequestMsg, replica: Replica | None) -> bool:
+        """Whether this broker answers `request` for `replica`: as its leader, or as a follower
+        for a consumer's v11+ fetch (KIP-392; rig.cluster.read_replica)."""
+        if replica is None:
+            return False
+        if request.fetcher.role == "consumer":
+            return serves_consumer(replica, request.version, request.rack_id)
+        return replica.role is Role.LEADER
+
+    def _preferred(self, slot: Slot, request: FetchRequestMsg) -> dict[TopicPartition, int]:
+        """The partitions of a consumer's fetch that a rack-aware leader sends elsewhere, with
+        the broker to read each from (ReplicaManager.readFromLog → findPreferredReadReplica).
+
+        The leader looks at the partitions whose fetch position the request sets and those it
+        would read (pending): the others it does not look at per fetch (see ReplicaManager)."""
+        if (request.fetcher.role != "consumer" or request.version < FETCH_FROM_FOLLOWER_VERSION
+                or self.config.replica_selector_class != RACK_AWARE or not request.rack_id):
+            return {}
+        replica_manager = self.replica_manager
+        replicas = replica_manager.replicas
+        keys = dict.fromkeys(request.updates)
+        keys.update(replica_manager.pending.get(slot, {}))
+        chosen: dict[TopicPartition, int] = {}
+        racks = self.ctx.racks
+        now_ms = self.broker.now_ms
+        for key in keys:
+            replica = replicas.get(key)
+            if replica is None or key not in request.partitions:
+                continue
+            offset = fetch_offset(replica_manager, request, replica, slot[0])
+            if offset < 0:
+                continue
+            broker = find_preferred_read_replica(replica, request.rack_id, offset, now_ms,
+                                                 racks.get)
+            if broker is not None:
+                chosen[key] = broker
+        return chosen
 
     def readable(self, slot: Slot, request: FetchRequestMsg, enough: int) -> int:
         """Bytes the fetch would read now, counted up to `enough`."""
@@ -175,7 +223,7 @@ class FetchServer:
         total = 0
         for key in replica_manager.pending.get(slot, ()):
             replica = replicas[key]
-            if replica.role is not Role.LEADER or key not in request.partitions:
+            if key not in request.partitions or not self._serves(request, replica):
                 continue
             offset = fetch_offset(replica_manager, request, replica, slot[0])
             if offset > replica.leo:
@@ -213,15 +261,21 @@ class FetchServer:
         records: dict[TopicPartition, tuple[list[Batch], int]] = {}
         hws: dict[TopicPartition, int] = {}
         errors: dict[TopicPartition, int] = {}
+        preferred: dict[TopicPartition, int] = {}
         if context.error_code == NONE:
+            # A partition with a preferred read replica is not read: its response carries the
+            # replica, the HW and the offsets, and no records (ReplicaManager.readFromLog).
+            preferred = self._preferred(slot, request)
+            for key in preferred:
+                hws[key] = replicas[key].high_watermark
             budget = request.max_bytes or self.config.replica_fetch_response_max_bytes
             partition_max = request.partition_max_bytes or self.config.replica_fetch_max_bytes
             touched = replica_manager.touched
             for key in replica_manager.pending.get(slot, ()):
-                if key not in request.partitions:
+                if key not in request.partitions or key in preferred:
                     continue
                 replica = replicas[key]
-                if replica.role is not Role.LEADER:
+                if not self._serves(request, replica):
                     continue
                 offset = fetch_offset(replica_manager, request, replica, slot[0])
                 if offset > replica.leo:
@@ -237,13 +291,12 @@ class FetchServer:
                 hws[key] = replica.high_watermark
             for key in replica_manager.hw_unseen.pop(slot, {}):
                 led = replicas.get(key)
-                if key in request.partitions and led is not None and led.role is Role.LEADER:
-                    hws[key] = led.high_watermark
+                if key in request.partitions and self._serves(request, led):
+                    hws[key] = led.high_watermark  # type: ignore[union-attr]
             # A partition the client just added (or changed) that this broker does not lead;
             # the others it already learned about (cost follows change, not partitions).
             for key in request.updates:
-                led = replicas.get(key)
-                if led is None or led.role is not Role.LEADER:
+                if not self._serves(request, replicas.get(key)):
                     errors[key] = NOT_LEADER_OR_FOLLOWER
         # What the response lists: everything for a full fetch; for an incremental one, the
         # partitions with records, a new HW, or an error (the session's `changed`).
@@ -252,6 +305,7 @@ class FetchServer:
             listed_changed = dict(context.changed or {})
             listed_changed.update(dict.fromkeys(records))
             listed_changed.update(dict.fromkeys(errors))
+            listed_changed.update(dict.fromkeys(preferred))
             # Optional cache API: list in the session's order, and rotate the partitions that
             # returned records to its end (KIP-227's fairness under the response size limit).
             in_order = getattr(self.cache, "listed_in_order", None)
@@ -276,6 +330,6 @@ class FetchServer:
             wire_bytes=wire)
         response = FetchResponseMsg(context.error_code, context.session_id, listed,
                                     records_bytes, records, hws, errors, body, header, wire,
-                                    now_us)
+                                    now_us, preferred)
         self.ctx.send(broker.id, fetcher.node, wire,
                       lambda: fetcher.on_response(request, response))

@@ -18,6 +18,9 @@ RUN_END: Final = "run.end"  # events (count written before this one)
 BROKER_START: Final = "broker.start"  # broker, rack
 TOPIC_CREATED: Final = "topic.created"  # topic, partitions, replication_factor, placement
 PARTITION_ASSIGNED: Final = "partition.assigned"  # topic, partition, replicas, leader
+# client.rack: client (its node name), role ("producer" | "consumer"), rack — a client with a
+#   client.rack, when it is built (clients without one are not logged and have no zone)
+CLIENT_RACK: Final = "client.rack"
 FETCHER_START: Final = "fetcher.start"  # broker (follower), leader, fetcher, client, partitions
 
 # Fetch protocol ---------------------------------------------------------------------------------

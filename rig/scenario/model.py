@@ -80,6 +80,8 @@ class BrokerConfig:
     hw_holds_below_min_isr: bool = True  # 3.7+: the HW waits for min.insync.replicas
     isr_rejoin_needs_epoch_start: bool = True  # 2.1+: rejoin only past the epoch's start
     controller_detects_bounce: bool = True  # 2.2+ (KIP-380): a quick restart is a failure too
+    # KIP-392 (2.4+): "rack-aware" = RackAwareReplicaSelector; "none" = consumers read leaders.
+    replica_selector_class: str = "none"
 
 
 @dataclass(frozen=True)
@@ -122,6 +124,7 @@ class ProducerSpec:
     start_ms: int = 0
     stop_ms: int | None = None
     count: int | None = None
+    rack: str | None = None  # client.rack: the zone it runs in (None: reached over same-rack links)
 
 
 @dataclass(frozen=True)
@@ -144,6 +147,11 @@ class ConsumerSpec:
     lag_sample_ms: int = 1000  # 0: no lag samples
     commit: str = "none"  # none | auto (enable.auto.commit) | poll (after each poll with records)
     auto_commit_interval_ms: int = 5000
+    racks: tuple[str, ...] = ()  # client.rack of member i: racks[i % len(racks)]; () = none
+    metadata_max_age_ms: int = 300_000  # how long a preferred read replica is kept (KIP-392)
+
+    def rack_of(self, member: int) -> str | None:
+        return self.racks[member % len(self.racks)] if self.racks else None
 
 
 @dataclass(frozen=True)

@@ -53,6 +53,7 @@ class Producer:
         self.spec = spec
         self.id = index
         self.node = f"producer-{spec.name}"
+        cluster.place_client(self.node, "producer", spec.rack)
         self.rng = rng
         topic = next(t for t in cluster.variant.topics if t.name == spec.topic)
         self.partitions = topic.partitions
