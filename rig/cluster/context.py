@@ -37,7 +37,7 @@ class Send(Protocol):
     """The wire: carry `nbytes` from `src` to `dst` and run `deliver` on arrival (or never)."""
 
     def __call__(self, src: Node, dst: Node, nbytes: int, deliver: Action, *,
-                 reliable: bool = False) -> None: ...
+                 reliable: bool = False, kind: str = "control") -> None: ...
 
 
 class IsrWriter(Protocol):

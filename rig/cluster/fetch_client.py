@@ -50,7 +50,7 @@ class ClientHost(Protocol):
     def brokers(self) -> Mapping[int, Leader]: ...
 
     def send(self, src: Node, dst: Node, nbytes: int, deliver: Callable[[], None], *,
-             reliable: bool = False) -> None: ...
+             reliable: bool = False, kind: str = "control") -> None: ...
 
     def begin_coast(self, client: FetchClient, request: FetchRequestMsg,
                     response: FetchResponseMsg) -> bool:
@@ -209,7 +209,8 @@ class FetchClient:
             rtt_us = 2 * cluster.network.base_link(self.node, self.leader_id).latency_us
             cluster.sim.after(rtt_us, lambda: self._timed_out(sent))
             return
-        cluster.send(self.node, self.leader_id, wire, lambda: leader.on_fetch(request))
+        cluster.send(self.node, self.leader_id, wire, lambda: leader.on_fetch(request),
+                     kind="fetch")
         self._arm_timeout(sent)
 
     def resume(self, request: FetchRequestMsg, sent_us: int, skipped: int) -> None:

@@ -332,4 +332,4 @@ class FetchServer:
                                     records_bytes, records, hws, errors, body, header, wire,
                                     now_us, preferred)
         self.ctx.send(broker.id, fetcher.node, wire,
-                      lambda: fetcher.on_response(request, response))
+                      lambda: fetcher.on_response(request, response), kind="fetch")
