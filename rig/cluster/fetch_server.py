@@ -21,13 +21,8 @@ from rig.cluster.log import Batch
 from rig.cluster.messages import FetchRequestMsg, FetchResponseMsg, response_shape
 from rig.cluster.partition import TopicPartition
 from rig.cluster.purgatory import Purgatory
-from rig.cluster.read_replica import (
-    FETCH_FROM_FOLLOWER_VERSION,
-    RACK_AWARE,
-    find_preferred_read_replica,
-    serves_consumer,
-)
-from rig.cluster.replica import Replica, Role
+from rig.cluster.read_replica import answers, preferred_read_replicas
+from rig.cluster.replica import Replica
 from rig.cluster.replica_manager import ReplicaManager
 from rig.engine import Timer
 from rig.errors import InternalError
@@ -174,47 +169,16 @@ class FetchServer:
         self._park(request.fetcher.slot_key, request, context, arrived_us)
 
     def _visible_end(self, request: FetchRequestMsg, replica: Replica) -> int:
-        """Followers read to the log end; consumers only below the high watermark (a follower
-        serving a consumer: below its own HW, which never passes the leader's)."""
+        """Followers read to the log end; consumers only below the (this replica's) HW."""
         return replica.high_watermark if request.fetcher.role == "consumer" else replica.leo
 
-    def _serves(self, request: FetchRequestMsg, replica: Replica | None) -> bool:
-        """Whether this broker answers `request` for `replica`: as its leader, or as a follower
-        for a consumer's v11+ fetch (KIP-392; rig.cluster.read_replica)."""
-        if replica is None:
-            return False
-        if request.fetcher.role == "consumer":
-            return serves_consumer(replica, request.version, request.rack_id)
-        return replica.role is Role.LEADER
-
     def _preferred(self, slot: Slot, request: FetchRequestMsg) -> dict[TopicPartition, int]:
-        """The partitions of a consumer's fetch that a rack-aware leader sends elsewhere, with
-        the broker to read each from (ReplicaManager.readFromLog → findPreferredReadReplica).
-
-        The leader looks at the partitions whose fetch position the request sets and those it
-        would read (pending): the others it does not look at per fetch (see ReplicaManager)."""
-        if (request.fetcher.role != "consumer" or request.version < FETCH_FROM_FOLLOWER_VERSION
-                or self.config.replica_selector_class != RACK_AWARE or not request.rack_id):
-            return {}
-        replica_manager = self.replica_manager
-        replicas = replica_manager.replicas
-        keys = dict.fromkeys(request.updates)
-        keys.update(replica_manager.pending.get(slot, {}))
-        chosen: dict[TopicPartition, int] = {}
-        racks = self.ctx.racks
-        now_ms = self.broker.now_ms
-        for key in keys:
-            replica = replicas.get(key)
-            if replica is None or key not in request.partitions:
-                continue
-            offset = fetch_offset(replica_manager, request, replica, slot[0])
-            if offset < 0:
-                continue
-            broker = find_preferred_read_replica(replica, request.rack_id, offset, now_ms,
-                                                 racks.get)
-            if broker is not None:
-                chosen[key] = broker
-        return chosen
+        """The partitions of a consumer's fetch a rack-aware leader sends elsewhere (KIP-392)."""
+        rm = self.replica_manager
+        return preferred_read_replicas(
+            self.config.replica_selector_class, request, rm.replicas, rm.pending.get(slot, {}),
+            lambda replica: fetch_offset(rm, request, replica, slot[0]), self.broker.now_ms,
+            self.ctx.racks.get)
 
     def readable(self, slot: Slot, request: FetchRequestMsg, enough: int) -> int:
         """Bytes the fetch would read now, counted up to `enough`."""
@@ -223,7 +187,7 @@ class FetchServer:
         total = 0
         for key in replica_manager.pending.get(slot, ()):
             replica = replicas[key]
-            if key not in request.partitions or not self._serves(request, replica):
+            if key not in request.partitions or not answers(request, replica):
                 continue
             offset = fetch_offset(replica_manager, request, replica, slot[0])
             if offset > replica.leo:
@@ -263,8 +227,7 @@ class FetchServer:
         errors: dict[TopicPartition, int] = {}
         preferred: dict[TopicPartition, int] = {}
         if context.error_code == NONE:
-            # A partition with a preferred read replica is not read: its response carries the
-            # replica, the HW and the offsets, and no records (ReplicaManager.readFromLog).
+            # A partition with a preferred read replica is not read (readFromLog): no records.
             preferred = self._preferred(slot, request)
             for key in preferred:
                 hws[key] = replicas[key].high_watermark
@@ -275,7 +238,7 @@ class FetchServer:
                 if key not in request.partitions or key in preferred:
                     continue
                 replica = replicas[key]
-                if not self._serves(request, replica):
+                if not answers(request, replica):
                     continue
                 offset = fetch_offset(replica_manager, request, replica, slot[0])
                 if offset > replica.leo:
@@ -291,12 +254,12 @@ class FetchServer:
                 hws[key] = replica.high_watermark
             for key in replica_manager.hw_unseen.pop(slot, {}):
                 led = replicas.get(key)
-                if key in request.partitions and self._serves(request, led):
+                if key in request.partitions and answers(request, led):
                     hws[key] = led.high_watermark  # type: ignore[union-attr]
             # A partition the client just added (or changed) that this broker does not lead;
             # the others it already learned about (cost follows change, not partitions).
             for key in request.updates:
-                if not self._serves(request, replicas.get(key)):
+                if not answers(request, replicas.get(key)):
                     errors[key] = NOT_LEADER_OR_FOLLOWER
         # What the response lists: everything for a full fetch; for an incremental one, the
         # partitions with records, a new HW, or an error (the session's `changed`).

@@ -13,9 +13,10 @@ followers never fetch from followers.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
+from rig.cluster.messages import FetchRequestMsg
 from rig.cluster.replica import Replica, Role
 
 RACK_AWARE = "rack-aware"
@@ -81,6 +82,35 @@ def find_preferred_read_replica(replica: Replica, client_rack: str, fetch_offset
     return None if chosen == leader else chosen.broker
 
 
+def preferred_read_replicas(selector: str, request: FetchRequestMsg,
+                            replicas: Mapping[tuple[str, int], Replica],
+                            pending: Iterable[tuple[str, int]],
+                            offset_of: Callable[[Replica], int], now_ms: float,
+                            rack_of: Callable[[int], str | None]) -> dict[tuple[str, int], int]:
+    """The partitions of one consumer fetch that go to another replica, with that broker
+    (ReplicaManager.readFromLog asks findPreferredReadReplica for each partition it reads;
+    only a v11+ fetch carries the ClientMetadata, and only with a replica selector set).
+
+    The leader looks at the partitions whose position the request sets and those it would read
+    (`pending`); rig's leader does not walk the others on every fetch
+    (rig.cluster.replica_manager), so an idle partition is redirected at its next change."""
+    if (request.fetcher.role != "consumer" or request.version < FETCH_FROM_FOLLOWER_VERSION
+            or selector != RACK_AWARE or not request.rack_id):
+        return {}
+    chosen: dict[tuple[str, int], int] = {}
+    for key in dict.fromkeys((*request.updates, *pending)):
+        replica = replicas.get(key)
+        if replica is None or key not in request.partitions:
+            continue
+        offset = offset_of(replica)
+        if offset < 0:
+            continue
+        broker = find_preferred_read_replica(replica, request.rack_id, offset, now_ms, rack_of)
+        if broker is not None:
+            chosen[key] = broker
+    return chosen
+
+
 def serves_consumer(replica: Replica | None, version: int, rack_id: str) -> bool:
     """Whether this broker's `replica` may answer a consumer's fetch of `version`: its leader
     always; a follower only for Fetch v11+ (a request with client metadata) from a consumer with
@@ -92,3 +122,11 @@ def serves_consumer(replica: Replica | None, version: int, rack_id: str) -> bool
     return replica.role is Role.LEADER or (
         replica.role is Role.FOLLOWER and version >= FETCH_FROM_FOLLOWER_VERSION
         and bool(rack_id))
+
+
+def answers(request: FetchRequestMsg, replica: Replica | None) -> bool:
+    """Whether a broker answers `request` for its `replica`: as the leader, or as a follower
+    for a racked consumer's v11+ fetch (serves_consumer)."""
+    if request.fetcher.role == "consumer":
+        return serves_consumer(replica, request.version, request.rack_id)
+    return replica is not None and replica.role is Role.LEADER
