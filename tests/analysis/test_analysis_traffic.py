@@ -139,3 +139,16 @@ def test_the_uniform_three_zone_case_lands_on_the_closed_form(tmp_path: Path) ->
     table = rundir.read_metric(tmp_path, rundir.TRAFFIC)
     assert {row["class"] for row in table} >= {"produce", "replication", "consumer_fetch",
                                                "fetch_overhead", "control"}
+
+
+def test_price_profile_overrides_every_variants_cost_in_run_json() -> None:
+    from rig.pipeline import RunOptions, _run_json
+
+    scenario = load_scenario(ROOT / "scenarios" / "cross-az-cost.yaml")
+    as_written = _run_json(scenario, RunOptions())["variants"]
+    assert {v: info["cost"]["profile"] for v, info in as_written.items()} == {
+        "leader-fetch": "aws", "fetch-from-follower": "aws", "msk": "msk"}
+    assert as_written["msk"]["cost"]["broker_to_broker_free"] is True
+    overridden = _run_json(scenario, RunOptions(price_profile="gcp"))["variants"]
+    assert {info["cost"]["profile"] for info in overridden.values()} == {"gcp"}
+    assert {info["cost"]["in_usd_per_gb"] for info in overridden.values()} == {0.0}
