@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 
-from rig import promotion, rundir
+from rig import cost, promotion, rundir
 from rig._version import __version__
 from rig.checks import Status, merge
 from rig.errors import StrategyFailure, UserError
@@ -45,6 +45,7 @@ class RunOptions:
     spark_master: str | None = None
     allow_plugin_paths: bool = False
     command: str = ""
+    price_profile: str | None = None  # --price-profile: every variant's traffic at these prices
 
 
 @dataclass
@@ -88,7 +89,9 @@ def _run_json(scenario: Scenario, options: RunOptions) -> dict[str, Any]:
         "variants": {v.name: {"duration_ms": v.duration_ms,
                               "fetch_version": v.config.fetch_version,
                               "kafka": v.kafka,
-                              "strategies": {k: r.name for k, r in v.strategies.items()}}
+                              "strategies": {k: r.name for k, r in v.strategies.items()},
+                              "cost": cost.resolve(v.document.get("cost"),
+                                                   options.price_profile).as_json()}
                      for v in scenario.variants},
         # How the report presents the run (rig.report.firstscreen reads it).
         "report": {"headline": list(scenario.report_headline)},

@@ -102,6 +102,11 @@ def simulate(variant: VariantSpec, events_path: Path, *, scenario: str = "",
         sim.run(variant.duration_ms * 1000, on_progress=report)
         _quiesce(cluster, faults, variant.quiesce_ms)
         cluster.finish_coasting()
+        for (src, dst, kind), (nbytes, messages) in sorted(
+                cluster.transport.traffic.items(),
+                key=lambda item: (str(item[0][0]), str(item[0][1]), item[0][2])):
+            log.emit(names.NET_TRAFFIC, src=str(src), dst=str(dst), kind=kind, bytes=nbytes,
+                     messages=messages)
         # The checks judge a read-only view of the end; what they found goes into the log
         # here, in the order found (they never write into the stream they observe).
         final = cluster.final_state()

@@ -38,6 +38,7 @@ STAGES: tuple[str, ...] = (
     "rig.analysis.consumer_lag:STAGE",
     "rig.analysis.storage:STAGE",
     "rig.analysis.lost_records:STAGE",
+    "rig.analysis.traffic:STAGE",
 )
 
 # What a stage adds to summary.json: {variant: {key: value}}, merged into `variants.<name>`.

@@ -59,7 +59,8 @@ class Cluster:
         self.after_stall = self.transport.after_stall
         self.node_context = NodeContext(
             sim, log.emit, self.send, self.after_stall, self.strategies, self.topics,
-            self.meter, variant.os, ZkClient(self), self.new_fetcher)
+            self.meter, variant.os, ZkClient(self), self.new_fetcher,
+            {b.id: b.rack for b in variant.brokers})
         for b in variant.brokers:
             config = variant.broker_config(b.id)
             self.brokers[b.id] = Broker(self.node_context, b.id, b.rack, config, sessions.new_cache(
@@ -142,6 +143,14 @@ class Cluster:
 
     def assignment(self, key: TopicPartition) -> tuple[int, ...]:
         return self.assignments[key[0]][key[1]]
+
+    def place_client(self, node: str, role: str, rack: str | None) -> None:
+        """A producer's or consumer's client.rack: its links follow it, and the log says where
+        it runs (the traffic ledger needs every node's zone). Nothing is logged without one."""
+        if rack is None:
+            return
+        self.network.place(node, rack)
+        self.log.emit(names.CLIENT_RACK, client=node, role=role, rack=rack)
 
     # -- configuration lookups ---------------------------------------------------------------
     def min_isr(self, key: TopicPartition) -> int:

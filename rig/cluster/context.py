@@ -11,7 +11,7 @@ through it.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from rig.engine import Simulation
@@ -37,7 +37,7 @@ class Send(Protocol):
     """The wire: carry `nbytes` from `src` to `dst` and run `deliver` on arrival (or never)."""
 
     def __call__(self, src: Node, dst: Node, nbytes: int, deliver: Action, *,
-                 reliable: bool = False) -> None: ...
+                 reliable: bool = False, kind: str = "control") -> None: ...
 
 
 class IsrWriter(Protocol):
@@ -134,3 +134,5 @@ class NodeContext:
     isr_writer: IsrWriter
     # Makes a follower's fetcher for (broker, leader, fetcher slot).
     new_fetcher: Callable[[Any, int, int], Any]
+    # Each broker's rack, as the metadata cache's endpoints give it (KIP-392's replica views).
+    racks: Mapping[int, str | None] = field(default_factory=dict)

@@ -50,7 +50,7 @@ class ClientHost(Protocol):
     def brokers(self) -> Mapping[int, Leader]: ...
 
     def send(self, src: Node, dst: Node, nbytes: int, deliver: Callable[[], None], *,
-             reliable: bool = False) -> None: ...
+             reliable: bool = False, kind: str = "control") -> None: ...
 
     def begin_coast(self, client: FetchClient, request: FetchRequestMsg,
                     response: FetchResponseMsg) -> bool:
@@ -61,6 +61,7 @@ class ClientHost(Protocol):
 class FetchClient:
     role: ClassVar[str] = ""
     privileged: ClassVar[bool] = False
+    rack_id: str = ""  # client.rack, sent as the request's rack_id from Fetch v11 (KIP-392)
 
     def __init__(self, cluster: ClientHost, node: Node, leader_id: int, client_id: str,
                  version: int, client: SessionClient, max_wait_ms: int, min_bytes: int,
@@ -176,13 +177,15 @@ class FetchClient:
         updates = {key: self.partitions[key] for key in self.dirty if key in self.partitions}
         self.dirty = {}
         shape = RequestShape(self.version, runs, forgotten if self.version >= 7 else (),
+                             rack_id=self.rack_id if self.version >= 11 else "",
                              follower=self.replica_id >= 0)
         self.last_sizes = self.cluster.meter.request(shape, self.client_id)
         self.last_listed = listed
         self._keys_sent = True
         return FetchRequestMsg(self, self.version, session, self.keys, self._runs, updates,
                                self.max_wait_ms, self.min_bytes, max_bytes=self.max_bytes,
-                               partition_max_bytes=self.partition_max_bytes)
+                               partition_max_bytes=self.partition_max_bytes,
+                               rack_id=self.rack_id if self.version >= 11 else "")
 
     def _send_fetch(self) -> None:
         cluster = self.cluster
@@ -206,7 +209,8 @@ class FetchClient:
             rtt_us = 2 * cluster.network.base_link(self.node, self.leader_id).latency_us
             cluster.sim.after(rtt_us, lambda: self._timed_out(sent))
             return
-        cluster.send(self.node, self.leader_id, wire, lambda: leader.on_fetch(request))
+        cluster.send(self.node, self.leader_id, wire, lambda: leader.on_fetch(request),
+                     kind="fetch")
         self._arm_timeout(sent)
 
     def resume(self, request: FetchRequestMsg, sent_us: int, skipped: int) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from rig.cluster.messages import FetchRequestMsg
+from rig.cluster.read_replica import serves_consumer
 from rig.cluster.replica import Replica, Role
 from rig.cluster.replica_manager import ReplicaManager, Slot
 from rig.strategies.isr import FollowerProgress
@@ -76,8 +77,9 @@ def _update_consumer(rm: ReplicaManager, slot: Slot, request: FetchRequestMsg) -
     pending = rm.pending.setdefault(slot, {})
     for key, state in request.updates.items():
         replica = rm.replicas.get(key)
-        if replica is None or replica.role is not Role.LEADER:
-            continue
+        if not serves_consumer(replica, request.version, request.rack_id):
+            continue  # (a follower serves a v11+ consumer fetch: KIP-392)
+        assert replica is not None
         positions[key] = state.fetch_offset
         rm.consumer_watchers.setdefault(key, {})[slot] = None
         if state.fetch_offset < replica.high_watermark:

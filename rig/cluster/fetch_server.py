@@ -21,7 +21,8 @@ from rig.cluster.log import Batch
 from rig.cluster.messages import FetchRequestMsg, FetchResponseMsg, response_shape
 from rig.cluster.partition import TopicPartition
 from rig.cluster.purgatory import Purgatory
-from rig.cluster.replica import Replica, Role
+from rig.cluster.read_replica import answers, preferred_read_replicas
+from rig.cluster.replica import Replica
 from rig.cluster.replica_manager import ReplicaManager
 from rig.engine import Timer
 from rig.errors import InternalError
@@ -134,7 +135,10 @@ class FetchServer:
         slot = fetcher.slot_key
         readable = self.readable(slot, request, request.min_bytes)
         update_fetch_state(self.replica_manager, slot, request)
-        if readable >= request.min_bytes or request.max_wait_ms <= 0 or not context.partitions:
+        # ReplicaManager.fetchMessages answers at once when a partition has a preferred read
+        # replica (hasPreferredReadReplica), whatever min bytes says.
+        if (readable >= request.min_bytes or request.max_wait_ms <= 0 or not context.partitions
+                or self._preferred(slot, request)):
             self._respond(request, context, self.ctx.sim.now_us)
             return
         self._park(slot, request, context, self.ctx.sim.now_us)
@@ -165,8 +169,16 @@ class FetchServer:
         self._park(request.fetcher.slot_key, request, context, arrived_us)
 
     def _visible_end(self, request: FetchRequestMsg, replica: Replica) -> int:
-        """Followers read to the log end; consumers only below the high watermark."""
+        """Followers read to the log end; consumers only below the (this replica's) HW."""
         return replica.high_watermark if request.fetcher.role == "consumer" else replica.leo
+
+    def _preferred(self, slot: Slot, request: FetchRequestMsg) -> dict[TopicPartition, int]:
+        """The partitions of a consumer's fetch a rack-aware leader sends elsewhere (KIP-392)."""
+        rm = self.replica_manager
+        return preferred_read_replicas(
+            self.config.replica_selector_class, request, rm.replicas, rm.pending.get(slot, {}),
+            lambda replica: fetch_offset(rm, request, replica, slot[0]), self.broker.now_ms,
+            self.ctx.racks.get)
 
     def readable(self, slot: Slot, request: FetchRequestMsg, enough: int) -> int:
         """Bytes the fetch would read now, counted up to `enough`."""
@@ -175,7 +187,7 @@ class FetchServer:
         total = 0
         for key in replica_manager.pending.get(slot, ()):
             replica = replicas[key]
-            if replica.role is not Role.LEADER or key not in request.partitions:
+            if key not in request.partitions or not answers(request, replica):
                 continue
             offset = fetch_offset(replica_manager, request, replica, slot[0])
             if offset > replica.leo:
@@ -213,15 +225,20 @@ class FetchServer:
         records: dict[TopicPartition, tuple[list[Batch], int]] = {}
         hws: dict[TopicPartition, int] = {}
         errors: dict[TopicPartition, int] = {}
+        preferred: dict[TopicPartition, int] = {}
         if context.error_code == NONE:
+            # A partition with a preferred read replica is not read (readFromLog): no records.
+            preferred = self._preferred(slot, request)
+            for key in preferred:
+                hws[key] = replicas[key].high_watermark
             budget = request.max_bytes or self.config.replica_fetch_response_max_bytes
             partition_max = request.partition_max_bytes or self.config.replica_fetch_max_bytes
             touched = replica_manager.touched
             for key in replica_manager.pending.get(slot, ()):
-                if key not in request.partitions:
+                if key not in request.partitions or key in preferred:
                     continue
                 replica = replicas[key]
-                if replica.role is not Role.LEADER:
+                if not answers(request, replica):
                     continue
                 offset = fetch_offset(replica_manager, request, replica, slot[0])
                 if offset > replica.leo:
@@ -237,13 +254,12 @@ class FetchServer:
                 hws[key] = replica.high_watermark
             for key in replica_manager.hw_unseen.pop(slot, {}):
                 led = replicas.get(key)
-                if key in request.partitions and led is not None and led.role is Role.LEADER:
-                    hws[key] = led.high_watermark
+                if key in request.partitions and answers(request, led):
+                    hws[key] = led.high_watermark  # type: ignore[union-attr]
             # A partition the client just added (or changed) that this broker does not lead;
             # the others it already learned about (cost follows change, not partitions).
             for key in request.updates:
-                led = replicas.get(key)
-                if led is None or led.role is not Role.LEADER:
+                if not answers(request, replicas.get(key)):
                     errors[key] = NOT_LEADER_OR_FOLLOWER
         # What the response lists: everything for a full fetch; for an incremental one, the
         # partitions with records, a new HW, or an error (the session's `changed`).
@@ -252,6 +268,7 @@ class FetchServer:
             listed_changed = dict(context.changed or {})
             listed_changed.update(dict.fromkeys(records))
             listed_changed.update(dict.fromkeys(errors))
+            listed_changed.update(dict.fromkeys(preferred))
             # Optional cache API: list in the session's order, and rotate the partitions that
             # returned records to its end (KIP-227's fairness under the response size limit).
             in_order = getattr(self.cache, "listed_in_order", None)
@@ -276,6 +293,6 @@ class FetchServer:
             wire_bytes=wire)
         response = FetchResponseMsg(context.error_code, context.session_id, listed,
                                     records_bytes, records, hws, errors, body, header, wire,
-                                    now_us)
+                                    now_us, preferred)
         self.ctx.send(broker.id, fetcher.node, wire,
-                      lambda: fetcher.on_response(request, response))
+                      lambda: fetcher.on_response(request, response), kind="fetch")

@@ -198,8 +198,7 @@ class ReplicaFetcher(FetchClient):
         for key, hw in response.high_watermarks.items():
             replica = broker.replicas.get(key)
             if replica is not None and key in self.partitions:
-                replica.high_watermark = min(hw, replica.leo)
-                broker.replica_manager.hw_dirty[key] = None
+                broker.replica_manager.follower_hw(replica, hw)
         for key, error in response.errors.items():
             if error == OFFSET_OUT_OF_RANGE and key in self.partitions:
                 self._out_of_range(key)

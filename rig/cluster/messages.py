@@ -54,6 +54,7 @@ class FetchRequestMsg:
     max_bytes: int = 0  # the request's max_bytes (0: the broker's replica default)
     partition_max_bytes: int = 0
     arrived_us: int = -1  # when it reached the leader
+    rack_id: str = ""  # a consumer's client.rack (Fetch v11+): its ClientMetadata
 
 
 @dataclass(slots=True)
@@ -69,6 +70,8 @@ class FetchResponseMsg:
     header_bytes: int = 0
     wire_bytes: int = 0
     sent_us: int = -1  # when the leader sent it
+    # KIP-392: partitions the leader tells the consumer to read from another replica (v11+).
+    preferred: dict[TopicPartition, int] = field(default_factory=dict)
 
 
 def topic_runs(keys: object) -> tuple[tuple[str, int], ...]:

@@ -2,8 +2,9 @@
 
 Each directed link sends one message at a time, so a large response delays the next message on
 the same link, as a TCP connection would. Faults can cut links (network partitions) and degrade
-them (latency, bandwidth, loss). Nodes are broker ids, "zk", or client names; a node without a
-rack (ZooKeeper, clients) is reached over the same-rack link.
+them (latency, bandwidth, loss). Nodes are broker ids, "zk", or client names; a client may have
+a rack (client.rack, `place`), and two racked nodes in different racks use the cross-rack link;
+a node without a rack (ZooKeeper, clients without client.rack) is reached over the same-rack link.
 
 An idle fetch client that coasts (rig.cluster.coast) sends its messages in closed form: it
 registers its two links here, and any real message on them, or a change to them, first wakes it
@@ -13,6 +14,7 @@ so the link is busy exactly as it would have been.
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
 from typing import Protocol
 
 from rig.scenario.model import LinkSpec, NetworkSpec
@@ -34,9 +36,9 @@ class Coasting(Protocol):
 
 
 class Network:
-    def __init__(self, spec: NetworkSpec, racks: dict[int, str | None], rng: random.Random):
+    def __init__(self, spec: NetworkSpec, racks: Mapping[int, str | None], rng: random.Random):
         self.spec = spec
-        self.racks = racks
+        self.racks: dict[Node, str | None] = {node: rack for node, rack in racks.items()}
         self.rng = rng
         self._free_at: dict[tuple[Node, Node], int] = {}
         self._links: dict[tuple[Node, Node], tuple[int, float, float]] = {}
@@ -52,14 +54,19 @@ class Network:
             if override is not None:
                 spec, loss = override
             else:
-                rack_a = self.racks.get(src) if isinstance(src, int) else None
-                rack_b = self.racks.get(dst) if isinstance(dst, int) else None
-                spec = self.spec.same_rack if rack_a is None or rack_b is None else (
-                    self.spec.link(rack_a, rack_b))
+                spec = self.spec.link(self.racks.get(src), self.racks.get(dst))
                 loss = 0.0
             link = self._links[(src, dst)] = (spec.latency_us, 1_000_000 /
                                               spec.bandwidth_bytes_per_s, loss)
         return link
+
+    def place(self, node: Node, rack: str) -> None:
+        """A client node runs in `rack` (its client.rack): links to it follow the racks."""
+        self.racks[node] = rack
+        self._links = {link: v for link, v in self._links.items() if node not in link}
+
+    def rack_of(self, node: Node) -> str | None:
+        return self.racks.get(node)
 
     def arrival_us(self, src: Node, dst: Node, wire_bytes: int, now_us: int) -> int | None:
         """When a message sent now from `src` is fully received at `dst` (None: lost)."""

@@ -278,12 +278,30 @@ class ReplicaManager:
                 self.hw_unseen.setdefault((follower, replica.fetcher_slot), {})[replica.key] = None
         self.cache.mark_changed(replica.key)
         self.produce_purgatory.check_and_complete(replica.key)
-        # New data is visible to consumers now: their long polls wake on a HW advance.
+        self._consumers_see(replica, new_hw)
+
+    def _consumers_see(self, replica: Replica, new_hw: int) -> None:
+        """New data is visible to consumers now: their long polls wake on a HW advance."""
         for slot in self.consumer_watchers.get(replica.key, ()):
             position = self.consumer_positions.get(slot, {}).get(replica.key, -1)
             if 0 <= position < new_hw:
                 self.pending.setdefault(slot, {})[replica.key] = None
                 self._announce(slot, 0)
+
+    def follower_hw(self, replica: Replica, leader_hw: int) -> None:
+        """A follower learned the leader's HW: its own is min(that, its LEO). Consumers reading
+        this follower (KIP-392) see the records below it, and their long polls wake."""
+        new_hw = min(leader_hw, replica.leo)
+        watched = self.consumer_watchers.get(replica.key)
+        if watched and new_hw > replica.high_watermark:
+            self._before_change(watched)
+            replica.high_watermark = new_hw
+            self.hw_dirty[replica.key] = None
+            self.cache.mark_changed(replica.key)
+            self._consumers_see(replica, new_hw)
+            return
+        replica.high_watermark = new_hw
+        self.hw_dirty[replica.key] = None
 
     # -- leader epochs (OffsetsForLeaderEpoch) ------------------------------------------------
     def _epoch_starts(self, replica: Replica, epoch: int) -> None:

@@ -3,6 +3,11 @@
 A message is delivered only if, when it arrives, its destination is up, is the same incarnation
 it was sent to (a restart resets connections), and no network partition separates the two.
 A stalled broker (a GC pause) sends nothing and receives its messages when the stall ends.
+
+The wire also keeps a ledger of the bytes it carried that no event logs one by one: per
+(source, destination, kind), where kind is "produce" (produce requests and responses) or
+"control" (everything else but fetches, which their own events log). The cluster logs it at the
+end of the run (`net.traffic`) for the traffic ledger (rig.analysis.traffic).
 """
 
 from __future__ import annotations
@@ -37,6 +42,8 @@ class Transport:
         self._zk_alive = zk_alive
         self._stalled_mail: dict[int, list[Callable[[], None]]] = {}
         self._stalled_outbox: dict[int, list[Callable[[], None]]] = {}
+        # (src, dst, kind) → [bytes, messages] put on the wire, fetches left out.
+        self.traffic: dict[tuple[Node, Node, str], list[int]] = {}
 
     def _incarnation(self, node: Node) -> int:
         broker = self._brokers.get(node) if isinstance(node, int) else None
@@ -49,14 +56,15 @@ class Transport:
         return broker.alive if broker is not None else True
 
     def send(self, src: Node, dst: Node, nbytes: int, deliver: Callable[[], None], *,
-             reliable: bool = False) -> None:
+             reliable: bool = False, kind: str = "control") -> None:
         """Carry a message of `nbytes` from `src` to `dst`; `deliver` runs on arrival.
 
         A message meeting a cut link or a lossy one is lost, unless `reliable`: then it is
         sent again every RESEND_MS while both ends live, as ZooKeeper re-delivers a watch to
         a client that reconnects within its session and the controller's channel retries a
         request until it gets through (each end's incarnation must stay the same: a restarted
-        process starts a new conversation)."""
+        process starts a new conversation). `kind` files its bytes in the ledger ("fetch":
+        not filed, the fetch events log each one)."""
         brokers = self._brokers
         sender = brokers.get(src) if isinstance(src, int) else None
         if sender is not None:
@@ -66,14 +74,21 @@ class Transport:
                 # A paused process sends nothing (its purgatory timers fire into the pause
                 # too): the message leaves when the stall ends.
                 self._stalled_outbox.setdefault(sender.id, []).append(
-                    lambda: self.send(src, dst, nbytes, deliver, reliable=reliable))
+                    lambda: self.send(src, dst, nbytes, deliver, reliable=reliable, kind=kind))
                 return
         elif src == ZK and not self._zk_alive():
             return
         receiver = brokers.get(dst) if isinstance(dst, int) else None
         incarnation = receiver.incarnation if receiver is not None else 0
+        if kind != "fetch":
+            filed = self.traffic.get((src, dst, kind))
+            if filed is None:
+                filed = self.traffic[(src, dst, kind)] = [0, 0]
+            filed[0] += nbytes
+            filed[1] += 1
         arrival = self.network.arrival_us(src, dst, nbytes, self.sim.now_us)
-        resend = self._resender(src, dst, nbytes, deliver, incarnation) if reliable else None
+        resend = (self._resender(src, dst, nbytes, deliver, incarnation, kind) if reliable
+                  else None)
         if arrival is None:  # lost on a lossy link
             if resend is not None:
                 self.sim.after(RESEND_MS * 1000, resend)
@@ -81,7 +96,7 @@ class Transport:
         self._arrive(arrival, src, dst, deliver, incarnation, resend)
 
     def _resender(self, src: Node, dst: Node, nbytes: int, deliver: Callable[[], None],
-                  incarnation: int) -> Callable[[], None]:
+                  incarnation: int, kind: str) -> Callable[[], None]:
         """What sends a reliable message again, while both ends are the processes it was
         between."""
         source_incarnation = self._incarnation(src)
@@ -89,7 +104,7 @@ class Transport:
         def resend() -> None:
             if (self._up(src) and self._incarnation(src) == source_incarnation
                     and self._up(dst) and self._incarnation(dst) == incarnation):
-                self.send(src, dst, nbytes, deliver, reliable=True)
+                self.send(src, dst, nbytes, deliver, reliable=True, kind=kind)
 
         return resend
 

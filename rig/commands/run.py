@@ -28,6 +28,10 @@ def run(
     allow_plugin_paths: Annotated[bool, typer.Option(
         "--allow-plugin-paths",
         help="Allow strategies named as module:Class in the scenario (runs that code).")] = False,
+    price_profile: Annotated[str | None, typer.Option(
+        "--price-profile", metavar="PROFILE",
+        help="Price every variant's cross-zone traffic with this profile (aws, gcp, azure, "
+             "msk, none) instead of the scenario's `cost:`.")] = None,
 ) -> None:
     """Simulate a scenario, analyse it with Spark, write summary.json and report.html."""
     from rig.pipeline import RunOptions
@@ -37,9 +41,13 @@ def run(
     command = shlex.join(["rig", *sys.argv[1:]]) if sys.argv[1:2] == ["run"] else ""
     options = RunOptions(out=out, seed=seed, sets=set_ or [], variants=variant or [],
                          report=not no_report, spark_master=spark_master,
-                         allow_plugin_paths=allow_plugin_paths,
+                         allow_plugin_paths=allow_plugin_paths, price_profile=price_profile,
                          command=command or f"rig run {shlex.quote(str(file))}")
     progress = Progress(quiet=quiet)
+    from rig.cost import PROFILES
+    if price_profile is not None and price_profile not in PROFILES:
+        fail(UserError(f"--price-profile: unknown profile {price_profile!r} (profiles: "
+                       f"{', '.join(PROFILES)})"))
     try:
         skipped = _skipped(file, options)
         outcome = run_pipeline(file, options, progress)

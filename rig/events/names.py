@@ -18,6 +18,9 @@ RUN_END: Final = "run.end"  # events (count written before this one)
 BROKER_START: Final = "broker.start"  # broker, rack
 TOPIC_CREATED: Final = "topic.created"  # topic, partitions, replication_factor, placement
 PARTITION_ASSIGNED: Final = "partition.assigned"  # topic, partition, replicas, leader
+# client.rack: client (its node name), role ("producer" | "consumer"), rack — a client with a
+#   client.rack, when it is built (clients without one are not logged and have no zone)
+CLIENT_RACK: Final = "client.rack"
 FETCHER_START: Final = "fetcher.start"  # broker (follower), leader, fetcher, client, partitions
 
 # Fetch protocol ---------------------------------------------------------------------------------
@@ -74,6 +77,10 @@ CONSUMER_LAG: Final = "consumer.lag"  # group, lag (records below the HW), consu
 # consumer.read: group, client, topic, partition, broker (the leader read from), batches: a list
 #   of [base_offset, end_offset, producer, sequence] a consumer accepted from one fetch response
 CONSUMER_READ: Final = "consumer.read"
+# net.traffic: src, dst (node names as strings: a broker id, "zk", a client), kind ("produce" |
+#   "control"), bytes, messages — what the wire carried between two nodes over the whole run,
+#   fetches left out (their events log each one); logged once per (src, dst, kind) at the end
+NET_TRAFFIC: Final = "net.traffic"
 RUN_QUIESCED: Final = "run.quiesced"  # settled (bool), waited_ms
 # ISR change propagation (ZooKeeper era, docs/kafka.md §10):
 ZK_PARTITION_STATE: Final = "zk.partition_state"  # topic, partition, leader, epoch, isr,

@@ -42,4 +42,6 @@ SECTIONS: tuple[Section, ...] = (
     Section("recovery", "Recovery", "rig.report.recovery:build_recovery", "_recovery.html.j2"),
     Section("isr", "ISR", "rig.report.isr:build_isr", "_isr.html.j2"),
     Section("storage", "Storage", "rig.report.storage:build_storage", "_storage.html.j2"),
+    Section("traffic", "Traffic and cost", "rig.report.traffic:build_traffic",
+            "_traffic.html.j2"),
 )

@@ -50,6 +50,7 @@ MAX_SEED = 2**63 - 1  # the schema's bound: a Java long
 # Broker config keys (Kafka's names) → (BrokerConfig field, converter).
 _CONFIG_KEYS: dict[str, tuple[str, Any]] = {
     "num.replica.fetchers": ("num_replica_fetchers", int),
+    "replica.selector.class": ("replica_selector_class", str),
     "replica.fetch.wait.max.ms": ("replica_fetch_wait_max_ms", units.duration_ms),
     "replica.fetch.min.bytes": ("replica_fetch_min_bytes", units.size_bytes),
     "replica.fetch.max.bytes": ("replica_fetch_max_bytes", units.size_bytes),
@@ -293,8 +294,24 @@ def _size_dist(raw: Any) -> SizeDist:
     return SizeDist("fixed", units.size_bytes(raw))
 
 
+def _client_racks(raw: dict[str, Any], at: PathKey, racks: set[str], out: _Collector
+                  ) -> tuple[str, ...]:
+    """A client's `rack` (client.rack): one rack or a list; each must be a broker's rack (a
+    zone no broker is in is a typo here: nothing could be same-zone with it)."""
+    given = raw.get("rack")
+    if given is None:
+        return ()
+    listed = (given,) if isinstance(given, str) else tuple(given)
+    for i, rack in enumerate(listed):
+        if rack not in racks:
+            where = (*at, "rack") if isinstance(given, str) else (*at, "rack", i)
+            out.add(where, f"rack {rack!r} is not a rack of this cluster's brokers (racks: "
+                    f"{', '.join(sorted(racks)) or 'none: give the brokers racks first'})")
+    return listed
+
+
 def _producers(data: dict[str, Any], topics: Sequence[TopicSpec],
-               out: _Collector) -> tuple[ProducerSpec, ...]:
+               out: _Collector, racks: set[str]) -> tuple[ProducerSpec, ...]:
     by_name = {t.name: t for t in topics}
     result = []
     for i, raw in enumerate(data.get("workload", {}).get("producers", [])):
@@ -343,12 +360,14 @@ def _producers(data: dict[str, Any], topics: Sequence[TopicSpec],
             delivery_timeout_ms=u.get("delivery_timeout", units.duration_ms, "2m"),
             start_ms=u.get("start", units.duration_ms, 0),
             stop_ms=u.get("stop", units.duration_ms),
-            count=raw.get("count")))
+            count=raw.get("count"),
+            rack=next(iter(_client_racks(raw, at, racks, out)), None)))
     return tuple(result)
 
 
 def _consumers(data: dict[str, Any], topics: Sequence[TopicSpec], config: BrokerConfig,
-               strategies: dict[str, StrategyRef], out: _Collector) -> tuple[ConsumerSpec, ...]:
+               strategies: dict[str, StrategyRef], out: _Collector,
+               racks: set[str]) -> tuple[ConsumerSpec, ...]:
     by_name = {t.name: t for t in topics}
     groups: dict[str, int] = {}
     result = []
@@ -381,6 +400,8 @@ def _consumers(data: dict[str, Any], topics: Sequence[TopicSpec], config: Broker
         fetch_max_bytes = u.get("fetch_max_bytes", units.size_bytes, "50MiB")
         lag_sample_ms = u.get("lag_sample", units.duration_ms, "1s")
         auto_commit_interval_ms = u.get("auto_commit_interval", units.duration_ms, "5s")
+        metadata_max_age_ms = u.get("metadata_max_age", units.duration_ms, "5m")
+        client_racks = _client_racks(raw, at, racks, out)
         for n, name in enumerate(names):
             result.append(ConsumerSpec(
                 group=name, topic=raw["topic"], members=raw.get("members", 1),
@@ -392,7 +413,8 @@ def _consumers(data: dict[str, Any], topics: Sequence[TopicSpec], config: Broker
                 start_ms=start_ms + ramp_ms * n // len(names),
                 lag_sample_ms=lag_sample_ms,
                 commit=raw.get("commit", "none"),
-                auto_commit_interval_ms=auto_commit_interval_ms))
+                auto_commit_interval_ms=auto_commit_interval_ms,
+                racks=client_racks, metadata_max_age_ms=metadata_max_age_ms))
     return tuple(result)
 
 
@@ -552,10 +574,11 @@ def _variant(name: str, doc: Document, out: _Collector,
                                                     ("cluster", "brokers", i, "config"))
     os_spec = _os(data, out) if cluster_ok else OsSpec()
     workload_ok = topics_ok and usable("workload")
-    producers = _producers(data, topics, out) if workload_ok else ()
+    racks = {b.rack for b in brokers if b.rack}
+    producers = _producers(data, topics, out, racks) if workload_ok else ()
     faults = (_faults(data, brokers, duration, out)
               if cluster_ok and usable("faults", "duration") else ())
-    consumers = (_consumers(data, topics, config, strategies, out)
+    consumers = (_consumers(data, topics, config, strategies, out, racks)
                  if workload_ok and config_ok and strategies_ok else ())
     topics = _with_offsets_topic(topics, consumers, config, len(brokers))
     compacted = {t.name for t in topics if "compact" in str(t.config.get("cleanup.policy", ""))}

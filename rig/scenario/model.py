@@ -85,6 +85,8 @@ class BrokerConfig:
     # (1.x: the follower falls back to its HW) or "first-start" (2.0+, KIP-279).
     epoch_end_before_first_known: str = "first-start"
     election_order: str = "assignment-order"  # 1.1+; "isr-order" before
+    # KIP-392 (2.4+): "rack-aware" = RackAwareReplicaSelector; "none" = consumers read leaders.
+    replica_selector_class: str = "none"
 
 
 @dataclass(frozen=True)
@@ -127,6 +129,7 @@ class ProducerSpec:
     start_ms: int = 0
     stop_ms: int | None = None
     count: int | None = None
+    rack: str | None = None  # client.rack: the zone it runs in (None: reached over same-rack links)
 
 
 @dataclass(frozen=True)
@@ -149,6 +152,11 @@ class ConsumerSpec:
     lag_sample_ms: int = 1000  # 0: no lag samples
     commit: str = "none"  # none | auto (enable.auto.commit) | poll (after each poll with records)
     auto_commit_interval_ms: int = 5000
+    racks: tuple[str, ...] = ()  # client.rack of member i: racks[i % len(racks)]; () = none
+    metadata_max_age_ms: int = 300_000  # how long a preferred read replica is kept (KIP-392)
+
+    def rack_of(self, member: int) -> str | None:
+        return self.racks[member % len(self.racks)] if self.racks else None
 
 
 @dataclass(frozen=True)

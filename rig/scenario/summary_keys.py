@@ -21,6 +21,9 @@ from typing import Any
 NUMBER, BOOL, STRING, LIST, MAP = "number", "bool", "string", "list", "map"
 ANY = "*"
 
+# The traffic ledger's classes (rig.analysis.traffic.CLASSES; the analysis is not imported here).
+_TRAFFIC_CLASSES = ("produce", "replication", "catch_up", "consumer_fetch", "fetch_overhead",
+                    "control")
 _BYTES = {"total": NUMBER, "min": NUMBER, "max": NUMBER, "p50": NUMBER}
 _SPREAD = {"min": NUMBER, "p50": NUMBER, "max": NUMBER}
 _FETCH_ROLE = {
@@ -73,6 +76,13 @@ _VARIANT: dict[str, Any] = {
         "sizes_verified_by_encoder": NUMBER,
     },
     "simulation": {"events": NUMBER, "steps": NUMBER, "wall_seconds": NUMBER},
+    # rig.analysis.traffic: bytes by class and zone scope, and what the cross-zone ones cost
+    "traffic": {cls: {"same_zone_bytes": NUMBER, "cross_zone_bytes": NUMBER}
+                for cls in _TRAFFIC_CLASSES},
+    "cost": {"usd_per_month": NUMBER, "usd_total": NUMBER,
+             "by_class": dict.fromkeys(_TRAFFIC_CLASSES, NUMBER),
+             "prices": {"profile": STRING, "out_usd_per_gb": NUMBER, "in_usd_per_gb": NUMBER,
+                        "broker_to_broker_free": BOOL}},
 }
 SUMMARY: dict[str, Any] = {
     "scenario": STRING, "seed": NUMBER, "rig_version": STRING, "scenario_sha256": STRING,

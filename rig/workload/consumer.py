@@ -1,8 +1,12 @@
 """Consumer groups: members, partition assignment, and their fetches from partition leaders.
 
-A member keeps one fetch in flight per leader broker (Kafka's consumer fetches from every node
-at once), reads only below the high watermark, uses fetch sessions like a follower (but its
-sessions are not privileged), and follows leadership changes through metadata refreshes.
+A member keeps one fetch in flight per broker it reads from (Kafka's consumer fetches from every
+node at once), reads only below the high watermark, uses fetch sessions like a follower (but its
+sessions are not privileged), and follows leadership changes through metadata refreshes. With a
+client.rack and Fetch v11+, a leader may name a preferred read replica (KIP-392): the member
+then reads that partition there, in its own fetch session with that broker, until
+metadata.max.age.ms passes or the replica answers with an error (Kafka's
+SubscriptionState.updatePreferredReadReplica / clearPreferredReadReplica).
 The assignment is fixed at start; with `commit: auto | poll` a member commits its positions to
 the group coordinator and resumes from the committed offsets after a coordinator failover
 (rig.workload.offsets).
@@ -10,11 +14,12 @@ the group coordinator and resumes from the committed offsets after a coordinator
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, NamedTuple
 
 from rig.cluster.fetch_client import FetchClient
 from rig.cluster.messages import FetchResponseMsg
 from rig.cluster.partition import FetchState, TopicPartition
+from rig.engine import Timer
 from rig.events import names
 from rig.protocol.errors import NOT_LEADER_OR_FOLLOWER
 from rig.scenario.model import ConsumerSpec
@@ -40,6 +45,14 @@ def assign(members: int, partitions: int, strategy: str) -> list[list[int]]:
     return out
 
 
+class ReadReplica(NamedTuple):
+    """Where a partition is read instead of its leader, who said so, and when that lapses."""
+
+    broker: int
+    leader: int
+    expiry: Timer
+
+
 class ConsumerFetcher(FetchClient):
     role: ClassVar[str] = "consumer"
     privileged: ClassVar[bool] = False
@@ -53,6 +66,7 @@ class ConsumerFetcher(FetchClient):
         self.member = member
         self.max_bytes = spec.fetch_max_bytes
         self.partition_max_bytes = spec.max_partition_fetch_bytes
+        self.rack_id = member.rack or ""
 
     @property
     def slot_key(self) -> tuple[int | str, int]:
@@ -60,8 +74,10 @@ class ConsumerFetcher(FetchClient):
 
     def may_coast(self) -> bool:
         # An empty response changes nothing here (commits and lag samples run on their own
-        # timers), so idle rounds repeat until something wakes them.
-        return not self.stopped
+        # timers), so idle rounds repeat until something wakes them. Reads from a follower
+        # (KIP-392) are simulated round by round.
+        read_from = self.member.read_from
+        return not self.stopped and not any(key in read_from for key in self.partitions)
 
     def _disconnected(self) -> None:
         # Kafka's consumer marks the node unavailable and refreshes metadata after
@@ -87,8 +103,17 @@ class ConsumerFetcher(FetchClient):
                 member.positions[key] = state.fetch_offset
                 self.dirty[key] = None
         for key, error in response.errors.items():
-            if key in self.partitions and error == NOT_LEADER_OR_FOLLOWER:
+            if key not in self.partitions:
+                continue
+            if key in member.read_from:
+                # An error from the preferred read replica (it is no longer a replica, or it
+                # lacks the offset): back to the leader (Kafka's clearPreferredReadReplica).
+                member.back_to_leader(key)
+            elif error == NOT_LEADER_OR_FOLLOWER:
                 member.relocate(key)
+        for key, broker in response.preferred.items():
+            if key in self.partitions:
+                member.prefer(key, self.leader_id, broker)
         if member.committer is not None and response.records:
             member.committer.polled()
 
@@ -100,6 +125,9 @@ class ConsumerMember:
         self.spec = spec
         self.client_id = f"consumer-{spec.group}-{index}"
         self.node = self.client_id
+        self.rack = spec.rack_of(index)
+        self.read_from: dict[TopicPartition, ReadReplica] = {}  # KIP-392
+        cluster.place_client(self.node, "consumer", self.rack)
         self.version = spec.fetch_version or cluster.config.fetch_version
         self.assigned = [(spec.topic, p) for p in partitions]
         self.positions: dict[TopicPartition, int] = {}
@@ -130,10 +158,42 @@ class ConsumerMember:
         fetcher.fetch(key, FetchState(self.positions[key]))
         fetcher.wake()
 
+    def prefer(self, key: TopicPartition, leader: int, broker: int) -> None:
+        """The leader named `broker` the preferred read replica of `key`: read it there until
+        metadata.max.age.ms passes (Kafka's updatePreferredReadReplica)."""
+        self._forget_replica(key)
+        self.fetchers[leader].remove_partition(key)
+        expiry = self.cluster.sim.after(self.spec.metadata_max_age_ms * 1000,
+                                        lambda: self._lapse(key, broker))
+        self.read_from[key] = ReadReplica(broker, leader, expiry)
+        self._fetch_from(broker, key)
+
+    def _lapse(self, key: TopicPartition, broker: int) -> None:
+        entry = self.read_from.get(key)
+        if entry is not None and entry.broker == broker:
+            self.back_to_leader(key)
+
+    def back_to_leader(self, key: TopicPartition) -> None:
+        """Stop reading `key` from its preferred read replica and fetch it from the leader
+        that named it (which may name a replica again)."""
+        entry = self._forget_replica(key)
+        if entry is None:
+            return
+        for fetcher in self.fetchers.values():
+            fetcher.remove_partition(key)
+        self._fetch_from(entry.leader, key)
+
+    def _forget_replica(self, key: TopicPartition) -> ReadReplica | None:
+        entry = self.read_from.pop(key, None)
+        if entry is not None:
+            entry.expiry.cancel()
+        return entry
+
     def relocate(self, key: TopicPartition, backoff: bool = False) -> None:
         """The partition's leader moved: drop it here and ask a live broker who leads now
         (after retry.backoff.ms when the old leader's connection failed: no busy loop while
-        the metadata still names a dead leader)."""
+        the metadata still names a dead leader). A preferred read replica is forgotten too."""
+        self._forget_replica(key)
         for fetcher in self.fetchers.values():
             fetcher.remove_partition(key)
         if backoff:

@@ -55,6 +55,7 @@ class Producer:
         self.spec = spec
         self.id = index
         self.node = f"producer-{spec.name}"
+        cluster.place_client(self.node, "producer", spec.rack)
         self.rng = rng
         topic = next(t for t in cluster.variant.topics if t.name == spec.topic)
         self.partitions = topic.partitions
@@ -291,7 +292,7 @@ class Producer:
             batch.attempts += 1
         if spec.acks == 0:
             cluster.send(self.node, leader, size, lambda: cluster.brokers[leader].on_produce(
-                wire, 0, spec.request_timeout_ms, lambda results: None))
+                wire, 0, spec.request_timeout_ms, lambda results: None), kind="produce")
             return
         self._in_flight[leader] = self._in_flight.get(leader, 0) + 1
         self._sending.update(group)  # one batch in flight per partition keeps order
@@ -308,10 +309,11 @@ class Producer:
 
         def reply(results: dict[TopicPartition, Any]) -> None:
             cluster.send(leader, self.node, 50 + 20 * len(results),
-                         lambda: self._on_response(leader, group, results, answered))
+                         lambda: self._on_response(leader, group, results, answered),
+                         kind="produce")
 
         cluster.send(self.node, leader, size, lambda: cluster.brokers[leader].on_produce(
-            wire, spec.acks, spec.request_timeout_ms, reply))
+            wire, spec.acks, spec.request_timeout_ms, reply), kind="produce")
         cluster.sim.after(spec.request_timeout_ms * 1000, lambda: self._on_response(
             leader, group, dict.fromkeys(group, REQUEST_TIMED_OUT), answered))
 

@@ -35,7 +35,7 @@ def test_validate_accepts_the_shipped_scenarios() -> None:
     files = sorted(str(p) for p in (ROOT / "scenarios").glob("*.yaml"))
     result = runner.invoke(app, ["validate", *files])
     assert result.exit_code == 0, result.output
-    assert "fetch-sessions-1000-partitions.yaml: ok (2 variants: v6, v7; 5 expectations)" in (
+    assert "fetch-sessions-1000-partitions.yaml: ok (2 variants: v6, v7; 6 expectations)" in (
         result.output)
 
 

@@ -42,7 +42,7 @@ class Wire:
     sent: list[tuple[Any, Any, int, Callable[[], None]]] = field(default_factory=list)
 
     def __call__(self, src: Any, dst: Any, nbytes: int, deliver: Callable[[], None], *,
-                 reliable: bool = False) -> None:
+                 reliable: bool = False, kind: str = "control") -> None:
         self.sent.append((src, dst, nbytes, deliver))
 
     def deliver_all(self) -> None:
