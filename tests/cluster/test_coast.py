@@ -240,3 +240,19 @@ def test_two_timeouts_armed_in_one_microsecond_keep_their_order_after_a_coast(
                 "faults": [{"kind": "network-partition", "at": "2301ms", "heal_after": "327ms",
                             "groups": [[0], [1, 2, 3]]}]}
     assert_same_run(_run(tmp_path, document, "full"), _run(tmp_path, document, "fetch-aggregated"))
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "known defect, found by the property test above (also on the code before this session's "
+    "changes): after a 6 s stall of broker 0, one idle fetch.response of broker-2-fetcher-1 at "
+    "32109.512 ms is in the full run but not among the aggregated run's expanded rounds"))
+def test_a_stall_after_a_restart_leaves_the_idle_rounds_the_same(tmp_path: Path) -> None:
+    document = {**_cluster(3, 3, **{"num.replica.fetchers": 2, "replica.lag.time.max.ms": "4s"}),
+                "seed": 3, "duration": "40s",
+                "strategies": {"fetch_session": "incremental", "isr": "lag-time"},
+                "workload": {"producers": [{"topic": "t", "rate": 10.0, "acks": "all",
+                                            "keys": {"uniform": 20}}]},
+                "faults": [{"kind": "stall", "at": "25498ms", "broker": 0, "heal_after": "6047ms"},
+                           {"kind": "crash", "at": "500ms", "broker": 0,
+                            "restart_after": "100ms"}]}
+    assert_same_run(_run(tmp_path, document, "full"), _run(tmp_path, document, "fetch-aggregated"))
