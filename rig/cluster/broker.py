@@ -25,7 +25,7 @@ from rig.cluster.metadata_cache import MetadataCache
 from rig.cluster.partition import TopicPartition
 from rig.cluster.produce import DelayedProduce, ProduceHandler
 from rig.cluster.purgatory import Purgatory
-from rig.cluster.replica import Replica
+from rig.cluster.replica import Replica, Role
 from rig.cluster.replica_manager import ReplicaManager, Slot
 from rig.cluster.storage import BrokerStorage
 from rig.engine import Timer
@@ -163,8 +163,14 @@ class Broker:
         self.produces.on_produce(batches, acks, timeout_ms, reply)
 
     def on_epoch_request(self, key: TopicPartition, epoch: int) -> tuple[int, int] | None:
-        """OffsetsForLeaderEpoch: the leader's (largest epoch ≤ `epoch`, its end offset)."""
-        return self.replica_manager.end_offset_for_epoch(key, epoch)
+        """OffsetsForLeaderEpoch: the leader's (largest epoch ≤ `epoch`, its end offset), or
+        None if not leader; for an epoch older than all it knows, as its Kafka version answers
+        (before 2.0 UNDEFINED; a new leader's epoch is known from its election from 2.1, from
+        its first append before: Partition.makeLeader, KAFKA-7415)."""
+        replica = self.replicas.get(key)
+        if replica is None or replica.role is not Role.LEADER:
+            return None
+        return replica.log.end_offset_for_epoch(epoch, self.config.epoch_end_before_first_known)
 
     def on_leader_and_isr(self, controller_epoch: int, states: dict[TopicPartition, Any],
                           quiet: bool = False) -> None:

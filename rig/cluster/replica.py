@@ -44,6 +44,18 @@ class Replica:
     def leo(self) -> int:
         return self.log.log_end_offset
 
+    def restart(self, power_loss: bool) -> int:
+        """Its process died: it keeps what is on disk (with `power_loss`, less the unflushed
+        records, whose count it returns) and no role; its HW is the checkpointed one, never
+        above the log end."""
+        lost = self.log.lose_unflushed() if power_loss else 0
+        self.role = Role.NONE
+        self.isr = ()
+        self.followers.clear()
+        self.high_watermark = min(self.checkpointed_hw, self.leo)
+        self.leader_epoch = -1
+        return lost
+
     def epoch_start_offset(self) -> int:
         """Where the current leader epoch began in this log (for ISR rejoin, 2.1+)."""
         for epoch, start in reversed(self.log.epochs):

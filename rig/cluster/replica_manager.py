@@ -78,17 +78,7 @@ class ReplicaManager:
         self.outside_isr.clear()
         self.consumer_positions.clear()
         self.consumer_watchers.clear()
-        lost = 0
-        for replica in self.replicas.values():
-            if power_loss:
-                lost += replica.log.lose_unflushed()
-            replica.role = Role.NONE
-            replica.isr = ()
-            replica.followers.clear()
-            # On restart the HW is the checkpointed one (never above the log end).
-            replica.high_watermark = min(replica.checkpointed_hw, replica.leo)
-            replica.leader_epoch = -1
-        return lost
+        return sum(replica.restart(power_loss) for replica in self.replicas.values())
 
     def checkpoint_hw(self) -> None:
         """The HW checkpoint task: only the HWs that changed since it last ran."""
@@ -112,7 +102,8 @@ class ReplicaManager:
             replica.zk_version = state.version
             self.set_isr(replica, tuple(state.isr))
             replica.isr_change_pending = False
-            self._epoch_starts(replica, state.leader_epoch)
+            if self.config.epoch_start_at_election:  # 2.1+ (KAFKA-7415): before, first append
+                replica.log.assign_epoch(state.leader_epoch)
             for follower in replica.assignment:
                 if follower != broker.id:
                     replica.followers.setdefault(follower, FollowerProgress()).reset_caught_up(
@@ -128,7 +119,8 @@ class ReplicaManager:
         replica.zk_version = state.version
         self.set_isr(replica, tuple(state.isr))
         replica.isr_change_pending = False
-        self._epoch_starts(replica, state.leader_epoch)
+        if self.config.epoch_start_at_election:  # Partition.makeLeader, 2.1+ (KAFKA-7415)
+            replica.log.assign_epoch(state.leader_epoch)
         # Follower LEOs are unknown until they fetch; those in the ISR count as caught up now.
         replica.followers = {b: FollowerProgress(-1, now if b in state.isr else NEVER_CAUGHT_UP,
                                                  now, 0)
@@ -293,28 +285,11 @@ class ReplicaManager:
         this follower (KIP-392) see the records below it, and their long polls wake."""
         new_hw = min(leader_hw, replica.leo)
         watched = self.consumer_watchers.get(replica.key)
-        if watched and new_hw > replica.high_watermark:
+        rising = bool(watched) and new_hw > replica.high_watermark
+        if watched and rising:
             self._before_change(watched)
-            replica.high_watermark = new_hw
-            self.hw_dirty[replica.key] = None
-            self.cache.mark_changed(replica.key)
-            self._consumers_see(replica, new_hw)
-            return
         replica.high_watermark = new_hw
         self.hw_dirty[replica.key] = None
-
-    # -- leader epochs (OffsetsForLeaderEpoch) ------------------------------------------------
-    def _epoch_starts(self, replica: Replica, epoch: int) -> None:
-        """A new leader records where its epoch starts when elected from Kafka 2.1 (Partition.
-        makeLeader, KAFKA-7415); before, the epoch enters the cache with its first append, so
-        an epoch that never wrote is unknown to OffsetsForLeaderEpoch."""
-        if self.config.epoch_start_at_election:
-            replica.log.assign_epoch(epoch)
-
-    def end_offset_for_epoch(self, key: TopicPartition, epoch: int) -> tuple[int, int] | None:
-        """The leader's (largest epoch ≤ `epoch`, its end offset), or None if not leader; for
-        an epoch older than all it knows, as its Kafka version answers."""
-        replica = self.replicas.get(key)
-        if replica is None or replica.role is not Role.LEADER:
-            return None
-        return replica.log.end_offset_for_epoch(epoch, self.config.epoch_end_before_first_known)
+        if rising:
+            self.cache.mark_changed(replica.key)
+            self._consumers_see(replica, new_hw)

@@ -262,7 +262,7 @@ def test_a_new_leader_records_its_epoch_start_when_elected_from_kafka_2_1(
     one.broker.on_leader_and_isr(1, {KEY: PartitionState(0, 1, (0, 1, 2))})
     log = one.broker.replicas[KEY].log
     assert log.epochs == epochs
-    asked = one.broker.replica_manager.end_offset_for_epoch(KEY, 1)
+    asked = one.broker.on_epoch_request(KEY, 1)
     assert asked == ((1, 10) if at_election else (-1, -1))
     one.produce(acks=1)  # the first append of epoch 1 records it in either case
     assert log.epochs == [(0, 0), (1, 10)]
@@ -274,4 +274,4 @@ def test_the_leader_answers_an_epoch_older_than_all_it_knows_as_its_version_does
         one = Fixture(epoch_end_before_first_known=rule)
         one.broker.on_leader_and_isr(1, {KEY: PartitionState(0, 3, (0, 1, 2))})
         one.broker.replicas[KEY].log.epochs[:] = [(3, 0)]  # a log that began in epoch 3
-        assert one.broker.replica_manager.end_offset_for_epoch(KEY, 0) == answer
+        assert one.broker.on_epoch_request(KEY, 0) == answer
