@@ -83,6 +83,18 @@ def _value_text(path: str, value: Any) -> tuple[str, str]:
     return fmt_number(value), ""
 
 
+def _one_variant_ratio(variant: str, over: str, under: str) -> str:
+    """"v · Traffic: replication, cross zone bytes / consumer fetch, same zone bytes": the
+    variant once, and the words the two labels start with once (a phone has 390 px)."""
+    shared = 0
+    for i in range(min(len(over), len(under))):
+        if over[i] != under[i]:
+            break
+        if over[i] == " " and over[i - 1] in ",:":
+            shared = i + 1
+    return f"{variant} · {over} / {under[shared:]}"
+
+
 def _headline_paths(inputs: RunInputs) -> list[str]:
     """The scenario's own `report.headline` (run.json), paths under `variants.<name>.`."""
     named = dig(inputs.run, "report", "headline")
@@ -124,6 +136,8 @@ def _figures(inputs: RunInputs, variants: Sequence[str]) -> dict[str, Any]:
                 row(found[1], False)  # type: ignore[index]
             (a, rest_a), (b, rest_b) = located  # type: ignore[misc]
             what = (f"{a} / {b} · {metric_label(rest_a)[0]}" if rest_a == rest_b else
+                    _one_variant_ratio(a, metric_label(rest_a)[0], metric_label(rest_b)[0])
+                    if a == b else
                     f"{a} {metric_label(rest_a)[0]} / {b} {metric_label(rest_b)[0]}")
         else:
             what = e["expect"].split(" ")[0] if subject is None else " / ".join(subject.paths)

@@ -115,8 +115,8 @@ def _run(tmp_path: Path, variants: tuple[str, ...]) -> dict[str, Any]:
 def test_the_uniform_three_zone_case_lands_on_the_closed_form(tmp_path: Path) -> None:
     """Per byte produced: 2/3 of it crosses a zone to reach the leader, 2 bytes to replicate it,
     2/3 to consume it from the leader, 0 from a same-zone follower (within 0.5 %)."""
-    out = _run(tmp_path, ("leader-fetch", "fetch-from-follower"))
-    leader, follower = out["leader-fetch"]["traffic"], out["fetch-from-follower"]["traffic"]
+    out = _run(tmp_path, ("leader", "follower"))
+    leader, follower = out["leader"]["traffic"], out["follower"]["traffic"]
     for traffic in (leader, follower):
         produce = traffic["produce"]
         assert produce["cross_zone_bytes"] / (
@@ -131,10 +131,10 @@ def test_the_uniform_three_zone_case_lands_on_the_closed_form(tmp_path: Path) ->
         leader["consumer_fetch"].values()) == pytest.approx(2 / 3, rel=0.005)
     assert follower["consumer_fetch"]["cross_zone_bytes"] == 0
     assert follower["consumer_fetch"]["same_zone_bytes"] > 0
-    cost = out["leader-fetch"]["cost"]
+    cost = out["leader"]["cost"]
     assert cost["usd_total"] == pytest.approx(sum(cost["by_class"].values()), rel=1e-9)
     assert cost["usd_per_month"] > cost["usd_total"] > 0
-    assert (out["fetch-from-follower"]["cost"]["by_class"]["consumer_fetch"] == 0
+    assert (out["follower"]["cost"]["by_class"]["consumer_fetch"] == 0
             < cost["by_class"]["consumer_fetch"])
     table = rundir.read_metric(tmp_path, rundir.TRAFFIC)
     assert {row["class"] for row in table} >= {"produce", "replication", "consumer_fetch",
@@ -147,7 +147,7 @@ def test_price_profile_overrides_every_variants_cost_in_run_json() -> None:
     scenario = load_scenario(ROOT / "scenarios" / "cross-az-cost.yaml")
     as_written = _run_json(scenario, RunOptions())["variants"]
     assert {v: info["cost"]["profile"] for v, info in as_written.items()} == {
-        "leader-fetch": "aws", "fetch-from-follower": "aws", "msk": "msk"}
+        "leader": "aws", "follower": "aws", "msk": "msk"}
     assert as_written["msk"]["cost"]["broker_to_broker_free"] is True
     overridden = _run_json(scenario, RunOptions(price_profile="gcp"))["variants"]
     assert {info["cost"]["profile"] for info in overridden.values()} == {"gcp"}

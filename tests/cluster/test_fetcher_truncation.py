@@ -45,7 +45,7 @@ class Host:
         self.brokers = {0: self.leader}
 
     def send(self, src: Any, dst: Any, nbytes: int, deliver: Callable[[], None], *,
-             reliable: bool = False) -> None:
+             reliable: bool = False, kind: str = "control") -> None:
         self.wire.append(("to-leader" if dst == 0 else "to-follower", deliver))
 
     def begin_coast(self, *args: Any) -> bool:

@@ -158,3 +158,12 @@ def test_the_safety_check_table_says_the_same(tmp_path: Path) -> None:
     assert checks.count(f'<span class="badge expected">{EXPECTED_WORD}</span>') == 1  # v6
     # 4 expectations, v7's checks, and v6's replicas-agree checker
     assert checks.count('<span class="badge pass">PASS</span>') == 6
+
+
+def test_a_ratio_of_two_figures_of_one_variant_names_the_variant_and_shared_words_once() -> None:
+    from rig.report.firstscreen import _one_variant_ratio
+
+    assert _one_variant_ratio("leader", "Traffic: consumer fetch, cross zone bytes",
+                              "Traffic: consumer fetch, same zone bytes") == (
+        "leader · Traffic: consumer fetch, cross zone bytes / same zone bytes")
+    assert _one_variant_ratio("v7", "Acked", "Lost") == "v7 · Acked / Lost"

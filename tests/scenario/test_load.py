@@ -29,7 +29,7 @@ def test_the_shipped_scenario_resolves_its_two_variants() -> None:
         "v7", 7, "incremental")
     assert v6.duration_ms == v7.duration_ms == 600_000
     assert v6.topics[0].partitions == 1000 and v6.topics[0].replication_factor == 2
-    assert len(scenario.expectations) == 5
+    assert len(scenario.expectations) == 6
     assert scenario.expectations[4].ratio is not None
 
 
