@@ -21,7 +21,7 @@ from rig.cluster.log import Batch
 from rig.cluster.messages import FetchRequestMsg, FetchResponseMsg, response_shape
 from rig.cluster.partition import TopicPartition
 from rig.cluster.purgatory import Purgatory
-from rig.cluster.read_replica import answers, preferred_read_replicas
+from rig.cluster.read_replica import RACK_AWARE, answers, preferred_read_replicas
 from rig.cluster.replica import Replica
 from rig.cluster.replica_manager import ReplicaManager
 from rig.engine import Timer
@@ -174,6 +174,8 @@ class FetchServer:
 
     def _preferred(self, slot: Slot, request: FetchRequestMsg) -> dict[TopicPartition, int]:
         """The partitions of a consumer's fetch a rack-aware leader sends elsewhere (KIP-392)."""
+        if request.fetcher.role != "consumer" or self.config.replica_selector_class != RACK_AWARE:
+            return {}  # every follower fetch, and every fetch without a selector: nothing to do
         rm = self.replica_manager
         return preferred_read_replicas(
             self.config.replica_selector_class, request, rm.replicas, rm.pending.get(slot, {}),

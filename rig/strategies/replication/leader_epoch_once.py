@@ -12,21 +12,17 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from rig.strategies.replication.base import AskLeader, Decision, FollowerView, TruncateTo
+from rig.strategies.replication.base import Decision, FollowerView, TruncateTo
+from rig.strategies.replication.leader_epoch import UNDEFINED, LeaderEpoch
 
-UNDEFINED = -1
 
+class LeaderEpochOnce(LeaderEpoch):
+    """The first question is KIP-101's, as in `leader-epoch`; only the answer is read another
+    way."""
 
-class LeaderEpochOnce:
     name: ClassVar[str] = "leader-epoch-once"
     description: ClassVar[str] = ("Truncate to the leader's end offset of our latest epoch, "
                                   "asked once (KIP-101 as in Kafka 0.11–1.1, KAFKA-6361)")
-
-    def on_become_follower(self, view: FollowerView) -> Decision:
-        if view.latest_epoch == UNDEFINED:
-            # No epoch in our log (a pre-0.11 message format): the high watermark, as before.
-            return TruncateTo(min(view.high_watermark, view.log_end_offset))
-        return AskLeader(view.latest_epoch)
 
     def on_epoch_end(self, view: FollowerView, asked: int, leader_epoch: int,
                      leader_end_offset: int) -> Decision:
