@@ -154,6 +154,7 @@ class ConsumerSpec:
     auto_commit_interval_ms: int = 5000
     racks: tuple[str, ...] = ()  # client.rack of member i: racks[i % len(racks)]; () = none
     metadata_max_age_ms: int = 300_000  # how long a preferred read replica is kept (KIP-392)
+    rack_aware_assignment: bool = True  # KIP-881 (3.5+ clients): range matches member racks
 
     def rack_of(self, member: int) -> str | None:
         return self.racks[member % len(self.racks)] if self.racks else None

@@ -80,6 +80,10 @@ RULES: tuple[VersionRule, ...] = (
                 "assignment"),
     VersionRule("controller_detects_bounce", "the controller treats a quick restart as a "
                 "failure (broker epochs)", (("0.11", False), ("2.2", True)), "KIP-380"),
+    VersionRule("rack_aware_assignment", "the consumer's range assignor gives members "
+                "partitions with a replica in their client.rack",
+                (("0.11", False), ("3.5", True)),
+                "KIP-881 (RangeAssignor, AbstractPartitionAssignor.useRackAwareAssignment)"),
     VersionRule("hw_holds_below_min_isr", "the HW does not advance while the ISR is smaller than "
                 "min.insync.replicas", (("0.11", False), ("3.7", True)), "KAFKA-15583"),
 )
@@ -98,6 +102,7 @@ class Profile:
     isr_rejoin_needs_epoch_start: bool  # 2.1+
     election_order: str  # "isr-order" before 1.1, "assignment-order" from 1.1
     controller_detects_bounce: bool  # 2.2+ (KIP-380 broker epochs)
+    rack_aware_assignment: bool  # 3.5+ clients (KIP-881)
     hw_holds_below_min_isr: bool  # 3.7+
 
     @property
