@@ -514,7 +514,8 @@ def _strategies(data: dict[str, Any], kafka: str, out: _Collector) -> dict[str, 
 
     chosen: dict[str, StrategyRef] = {}
     raw = data.get("strategies", {})
-    by_version = {"replication": profiles.profile(kafka).replication}
+    profile = profiles.profile(kafka)
+    by_version = {"replication": profile.replication, "isr": profile.isr}
     for kind in STRATEGY_KINDS:
         value = raw.get(kind)
         if value is None:

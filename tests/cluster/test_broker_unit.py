@@ -102,7 +102,7 @@ class FakeFetcher:
 
 class Fixture:
     def __init__(self, isr_writer: Any = None, config: BrokerConfig | None = None,
-                 **config_fields: Any) -> None:
+                 isr: Any = None, **config_fields: Any) -> None:
         self.sim = Simulation()
         self.events: list[tuple[str, dict[str, Any]]] = []
         self.wire = Wire()
@@ -114,7 +114,7 @@ class Fixture:
         self.ctx = NodeContext(
             sim=self.sim, emit=lambda event, **fields: self.events.append((event, fields)),
             send=self.wire, after_stall=lambda broker, action: self.stalled.append(action),
-            strategies=Strategies(KafkaPlacement(), LeaderEpoch(), LagTime(),
+            strategies=Strategies(KafkaPlacement(), LeaderEpoch(), isr or LagTime(),
                                   sessions),
             topics=TopicConfigs({"t": {"min.insync.replicas": 2}}, BrokerConfig("3.7", 12)),
             meter=Meter(), os=OsSpec(), isr_writer=isr_writer or self.isr_writes,
