@@ -251,7 +251,8 @@ class ReplicaManager:
         broker = self.broker
         config = self.config
         new_hw = replica.candidate_hw(broker.now_ms, config.replica_lag_time_max_ms,
-                                      self.ctx.topics.min_isr(replica.key),
+                                      self.ctx.topics.leader_min_isr(
+                                          replica.key, len(replica.assignment), config),
                                       config.hw_holds_below_min_isr)
         if new_hw < replica.leo:
             if replica.key not in self.hw_behind:

@@ -91,6 +91,9 @@ RULES: tuple[VersionRule, ...] = (
                 "KIP-881 (RangeAssignor, AbstractPartitionAssignor.useRackAwareAssignment)"),
     VersionRule("hw_holds_below_min_isr", "the HW does not advance while the ISR is smaller than "
                 "min.insync.replicas", (("0.11", False), ("3.7", True)), "KAFKA-15583"),
+    VersionRule("effective_min_isr", "acks=all and the HW count min.insync.replicas as at most "
+                "the replication factor", (("0.11", False), ("3.7", True)),
+                "KAFKA-15583 (Partition.effectiveMinIsr: min(min.insync.replicas, replicas))"),
 )
 
 
@@ -110,6 +113,7 @@ class Profile:
     controller_detects_bounce: bool  # 2.2+ (KIP-380 broker epochs)
     rack_aware_assignment: bool  # 3.5+ clients (KIP-881)
     hw_holds_below_min_isr: bool  # 3.7+
+    effective_min_isr: bool  # 3.7+
 
     @property
     def fetch_version(self) -> int:

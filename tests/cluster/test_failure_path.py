@@ -23,6 +23,7 @@ from rig.cluster.replica import Replica
 from rig.cluster.zookeeper import PartitionState, ZooKeeper
 from rig.engine import Simulation
 from rig.events import names
+from rig.protocol.errors import NOT_ENOUGH_REPLICAS
 from rig.scenario.model import BrokerConfig
 from rig.strategies.isr import NEVER_CAUGHT_UP
 from rig.strategies.isr.lag_time import LagTime
@@ -94,6 +95,27 @@ def test_a_follower_silent_on_an_idle_partition_is_evicted_only_before_kafka_2_1
     _at(one, 11_001)
     one.broker.isr.expire()
     assert [shrink for _isr, shrink, _expand in one.isr_writes.changes] == evicted
+
+
+# -- the leader: min.insync.replicas above the replication factor -----------------------------
+@pytest.mark.parametrize("effective", [False, True], ids=["before-3.7", "3.7+"])
+def test_min_isr_above_the_replication_factor_counts_as_the_replication_factor_from_3_7(
+        effective: bool) -> None:
+    # Partition.effectiveMinIsr (KAFKA-15583): min(min.insync.replicas, replicas) for the
+    # acks=all check, the delayed produce and the HW; before, min ISR 4 on 3 replicas refuses
+    # every acks=all write.
+    one = Fixture(min_isr=4, config=BrokerConfig("3.7", 12, effective_min_isr=effective))
+    _at(one, 1000)
+    answers = one.produce(acks=-1)
+    if not effective:
+        assert answers == [{KEY: NOT_ENOUGH_REPLICAS}]
+        return
+    assert answers == []  # appended, waiting for the two followers
+    one.fetch(FakeFetcher(1), 10)
+    one.fetch(FakeFetcher(2), 10)
+    replica = one.broker.replicas[KEY]
+    assert replica.high_watermark == 10
+    assert answers and answers[0][KEY].base_offset == 0
 
 
 # -- the leader: expansion on every fetch ------------------------------------------------------
