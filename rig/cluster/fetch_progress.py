@@ -38,10 +38,13 @@ def update_fetch_state(rm: ReplicaManager, slot: Slot, request: FetchRequestMsg)
     touched.update(rm.pending.get(slot, {}))
     # Kafka recomputes the HW of every partition in a follower's fetch; a HW can move with
     # nothing new from this follower (a lagging replica aged out of the lag time), so the
-    # partitions whose HW is below their LEO are looked at on every fetch of a follower.
+    # partitions whose HW is below their LEO are looked at on every fetch of a follower, for
+    # the partitions this fetcher (of the follower's num.replica.fetchers) fetches.
     for key in rm.hw_behind:
-        if key not in touched and follower in rm.replicas[key].assignment:
-            touched[key] = None
+        if key not in touched:
+            replica = rm.replicas[key]
+            if replica.fetcher_slot == slot[1] and follower in replica.assignment:
+                touched[key] = None
     # ISR expansion is checked on every follower fetch, whether or not the partition changed
     # (Partition.updateFollowerFetchState → maybeExpandIsr): one skipped because another ISR
     # change was in flight is tried again on the next fetch (docs/kafka.md §11).

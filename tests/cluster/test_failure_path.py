@@ -18,7 +18,9 @@ from typing import Any
 import pytest
 
 from rig.cluster.controller import Controller
+from rig.cluster.log import Batch, Log
 from rig.cluster.messages import FetchRequestMsg, topic_runs
+from rig.cluster.partition import FetchState
 from rig.cluster.replica import Replica
 from rig.cluster.zookeeper import PartitionState, ZooKeeper
 from rig.engine import Simulation
@@ -116,6 +118,52 @@ def test_min_isr_above_the_replication_factor_counts_as_the_replication_factor_f
     replica = one.broker.replicas[KEY]
     assert replica.high_watermark == 10
     assert answers and answers[0][KEY].base_offset == 0
+
+
+# -- the leader: a fetch recomputes the HW of its own partitions only ------------------------
+@dataclass
+class SecondFetcher(FakeFetcher):
+    """The follower's fetcher of slot 1 (num.replica.fetchers 2)."""
+
+    @property
+    def slot_key(self) -> tuple[int | str, int]:
+        return (self.broker_id, 1)
+
+    @property
+    def fetcher_id(self) -> int:
+        return 1
+
+
+def _fetch(one: Fixture, fetcher: FakeFetcher, key: Any, offset: int) -> None:
+    keys = {key: None}
+    client = one.sessions.new_client()
+    one.broker.on_fetch(FetchRequestMsg(fetcher, 12, client.next_request(keys, keys, 12), keys,
+                                        topic_runs(keys), {key: FetchState(offset)}, 0, 1))
+
+
+def test_a_fetch_moves_only_the_high_watermarks_of_the_partitions_its_fetcher_serves() -> None:
+    # Partition.updateFollowerFetchState → maybeIncrementLeaderHW runs for the partitions in
+    # the fetch. Partition t-1 belongs to fetcher slot 1; its HW waits for broker 2, out of
+    # the ISR but caught up within the lag time (maybeIncrementLeaderHW counts it), until
+    # that lapses: then a fetch of slot 1, not one of slot 0, moves it.
+    other = ("t", 1)
+    one = Fixture(config=BrokerConfig("3.7", 12, replica_lag_time_max_ms=10_000))
+    one.broker.add_replica(Replica(other, 0, (0, 1, 2), Log(), 1))
+    one.broker.on_leader_and_isr(1, {other: PartitionState(0, 0, (0, 1, 2))})
+    _at(one, 1000)
+    _fetch(one, SecondFetcher(2), other, 0)  # broker 2 caught up at 1 s
+    one.broker.on_leader_and_isr(1, {other: PartitionState(0, 1, (0, 1), 1)})
+    _fetch(one, SecondFetcher(2), other, 0)  # caught up again at 1 s, now outside the ISR
+    _at(one, 2000)
+    one.broker.on_produce({other: Batch(0, 10, 0, 1000, 7, 0)}, 1, 30_000, lambda _: None)
+    _fetch(one, SecondFetcher(1), other, 10)
+    replica = one.broker.replicas[other]
+    assert replica.high_watermark == 0  # broker 2 still counts
+    _at(one, 11_500)  # its caught-up time has lapsed
+    _fetch(one, FakeFetcher(1), KEY, 0)  # slot 0: does not look at t-1
+    assert replica.high_watermark == 0
+    _fetch(one, SecondFetcher(1), other, 10)
+    assert replica.high_watermark == 10
 
 
 # -- the leader: expansion on every fetch ------------------------------------------------------
