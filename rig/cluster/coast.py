@@ -198,6 +198,15 @@ class Coast:
     def expire(self) -> None:
         self.wake()
 
+    def last_arrival_ms(self) -> float | None:
+        """When the leader last opened a coasted round's request: what a real round would have
+        left in ReplicaManager.last_fetch_ms (as `_restore` sets it); None before the first."""
+        rounds, phase = self._where(self.host.sim.now_us)
+        opened = rounds + (phase != _SENT)
+        if not opened:
+            return None
+        return (self.start_us + (opened - 1) * self.period_us + self.to_leader_us) / 1000
+
     def wake(self) -> None:
         """Rebuild the state the skipped rounds left and go on with the current one for real."""
         if not self.active:

@@ -42,8 +42,8 @@ def update_fetch_state(rm: ReplicaManager, slot: Slot, request: FetchRequestMsg)
     # the partitions this fetcher (of the follower's num.replica.fetchers) fetches.
     for key in rm.hw_behind:
         if key not in touched:
-            replica = rm.replicas[key]
-            if replica.fetcher_slot == slot[1] and follower in replica.assignment:
+            behind = rm.replicas[key]
+            if behind.fetcher_slot == slot[1] and follower in behind.assignment:
                 touched[key] = None
     # ISR expansion is checked on every follower fetch, whether or not the partition changed
     # (Partition.updateFollowerFetchState → maybeExpandIsr): one skipped because another ISR

@@ -105,6 +105,13 @@ class IsrTasks:
         progress = replica.followers.setdefault(follower, FollowerProgress())
         slot = (follower, replica.fetcher_slot)
         seen = self.replica_manager.last_fetch_ms.get(slot)
+        # Idle rounds held in closed form (rig.cluster.coast) record their fetches on waking:
+        # ask the coast when its last request arrived.
+        for waiting in self.replica_manager.fetch_purgatory.watched(slot):
+            arrival = getattr(waiting, "last_arrival_ms", None)
+            at = arrival() if arrival is not None else None
+            if at is not None and (seen is None or at > seen):
+                seen = at
         if (seen is not None and seen > progress.last_fetch_ms
                 and replica.key not in self.replica_manager.pending.get(slot, {})
                 and progress.log_end_offset == replica.leo):

@@ -189,7 +189,7 @@ def test_any_run_is_the_same_with_fetch_aggregated(tmp_path_factory: pytest.Temp
                               "replica.lag.time.max.ms": "4s"}),
                 "seed": seed, "duration": "40s",
                 "strategies": {"fetch_session": sessions, "isr": data.draw(
-                    st.sampled_from(["lag-time", "lag-time-only", "lag-messages"]))}}
+                    st.sampled_from(["lag-time", "lag-messages"]))}}
     if sessions == "sessionless":
         document["protocol"] = {"fetch_version": data.draw(st.sampled_from([4, 6]))}
     producers = [{"topic": "t", "rate": data.draw(st.floats(0.2, 40)),
@@ -255,4 +255,60 @@ def test_a_stall_after_a_restart_leaves_the_idle_rounds_the_same(tmp_path: Path)
                 "faults": [{"kind": "stall", "at": "25498ms", "broker": 0, "heal_after": "6047ms"},
                            {"kind": "crash", "at": "500ms", "broker": 0,
                             "restart_after": "100ms"}]}
+    assert_same_run(_run(tmp_path, document, "full"), _run(tmp_path, document, "fetch-aggregated"))
+
+
+@pytest.mark.slow
+@settings(max_examples=6, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(at_ms=st.integers(500, 20_000), down_ms=st.integers(100, 12_000),
+       broker=st.integers(0, 2), rate=st.sampled_from([0.0, 0.5, 5.0]), seed=st.integers(0, 99))
+def test_lag_time_only_evicts_the_same_followers_with_fetch_aggregated(
+        tmp_path_factory: pytest.TempPathFactory, at_ms: int, down_ms: int, broker: int,
+        rate: float, seed: int) -> None:
+    """The 0.9–2.0 rule looks at followers that are caught up but silent: the time of their
+    last fetch, which coasting fetchers hold in closed form (Coast.last_arrival_ms)."""
+    document = {**_cluster(3, 4, **{"replica.lag.time.max.ms": "4s"}), "seed": seed,
+                "duration": "40s", "kafka": "2.0",
+                "strategies": {"fetch_session": "incremental", "isr": "lag-time-only"},
+                "faults": [{"kind": "crash", "at": f"{at_ms}ms", "broker": broker,
+                            "restart_after": f"{down_ms}ms"},
+                           {"kind": "network-partition", "at": f"{at_ms + down_ms + 3000}ms",
+                            "heal_after": "9s", "groups": [[(broker + 1) % 3], [broker]]}]}
+    if rate:
+        document["workload"] = {"producers": [{"topic": "t", "rate": rate, "acks": 1,
+                                               "keys": {"uniform": 20}}]}
+    folder = tmp_path_factory.mktemp("coast-lag-time-only")
+    assert_same_run(_run(folder, document, "full"), _run(folder, document, "fetch-aggregated"))
+
+
+def test_the_coast_says_when_its_last_request_arrived(tmp_path: Path) -> None:
+    # The case the property test above found before Coast.last_arrival_ms: broker 2 coasts
+    # while broker 0 is down; the leader's check at 6 s must see broker 2's last fetch, not
+    # the one before its coast began (it evicted broker 2 with broker 0).
+    document = {**_cluster(3, 3, **{"replica.lag.time.max.ms": "4s"}), "seed": 0,
+                "duration": "40s",
+                "strategies": {"fetch_session": "incremental", "isr": "lag-time-only"},
+                "faults": [{"kind": "crash", "at": "500ms", "broker": 0,
+                            "restart_after": "5500ms"}]}
+    full = _run(tmp_path, document, "full")
+    assert_same_run(full, _run(tmp_path, document, "fetch-aggregated"))
+    shrinks = [e["removed"] for e in full if e["event"] == names.ISR_SHRINK]
+    assert shrinks == [[0], [0]]
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "known defect, found by the property test above when its draws changed (also on the code "
+    "before this session): broker 1 crashes at 998 ms for 599 ms; at 6507.509 ms one idle "
+    "fetch.response to broker-0-fetcher-0 lists 2 partitions in one run and 0 in the other"))
+def test_a_quick_leader_restart_under_acks_all_leaves_the_idle_rounds_the_same(
+        tmp_path: Path) -> None:
+    document = {**_cluster(3, 5, **{"num.replica.fetchers": 1, "replica.lag.time.max.ms": "4s"}),
+                "seed": 1, "duration": "40s",
+                "strategies": {"fetch_session": "incremental", "isr": "lag-time"},
+                "workload": {"producers": [
+                    {"topic": "t", "rate": 1.0, "acks": "all", "keys": {"uniform": 20}},
+                    {"topic": "t", "rate": 1.0, "acks": "all", "keys": {"uniform": 20}}]},
+                "faults": [{"kind": "crash", "at": "998ms", "broker": 1,
+                            "restart_after": "599ms"}]}
     assert_same_run(_run(tmp_path, document, "full"), _run(tmp_path, document, "fetch-aggregated"))
