@@ -27,7 +27,7 @@ import orjson
 from rig.analysis.faults import is_fault_event
 from rig.events import names
 
-__all__ = ["KINDS", "ParsedLogs", "column_name", "parse_event_logs"]
+__all__ = ["KINDS", "ParsedLogs", "column_name", "parse_event_logs", "spark_kind"]
 
 # The field types a stage may read, by Spark's simpleString of the type.
 KINDS: tuple[str, ...] = ("bigint", "double", "string", "boolean", "array<bigint>",
@@ -99,6 +99,14 @@ def _arrow_type(kind: str) -> Any:
     return {"bigint": pa.int64(), "double": pa.float64(), "string": pa.string(),
             "boolean": pa.bool_(), "array<bigint>": pa.list_(pa.int64()),
             "array<string>": pa.list_(pa.string())}[kind]
+
+
+def spark_kind(arrow_type: Any) -> str:
+    """The kind (a KINDS entry) of a table column of `arrow_type`: _arrow_type's inverse."""
+    for kind in KINDS:
+        if _arrow_type(kind) == arrow_type:
+            return kind
+    raise ValueError(f"the event table has a column of type {arrow_type}, not one of {KINDS}")
 
 
 _CHUNK = 65_536  # lines per record batch: bounds the memory a long log needs

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rig import rundir
-from rig.analysis.events import spark_sorted, to_arrow, with_fetch_fields
+from rig.analysis.events import spark_sorted, with_fetch_fields
 from rig.analysis.fault_reaction import REACTIONS, add_detection_and_catch_up
 from rig.analysis.isr import spread
 from rig.analysis.stages import Analysis, FunctionStage, run_stage
@@ -82,16 +82,14 @@ def _counts(events: DataFrame) -> dict[str, dict[str, Any]]:
     return {row["variant"]: row.asDict() for row in rows if row["variant"] is not None}
 
 
-def _selected(events: DataFrame) -> list[dict[str, Any]]:
+def _selected(analysis: Analysis) -> list[dict[str, Any]]:
     """The few events the timeline, the recovery and the reactions read (assignments, ISR
-    changes, elections, offline partitions, fault steps), collected once, in (variant, seq)
+    changes, elections, offline partitions, fault steps), read once, in (variant, seq)
     order (nulls first, as Spark orders)."""
-    from pyspark.sql import functions as F
-
-    chosen = (events.where(F.col("event").isin(*_SELECTED))
-              .select("variant", "event", "t_ms", "seq", "topic", "partition", "isr",
-                      "replicas", "fault", "kind", "targets", "removed", "previous"))
-    return spark_sorted(to_arrow(chosen).to_pylist(), "variant", "seq")
+    chosen = analysis.rare(_SELECTED, _schema(), (
+        "variant", "event", "t_ms", "seq", "topic", "partition", "isr", "replicas", "fault",
+        "kind", "targets", "removed", "previous"))
+    return spark_sorted(chosen, "variant", "seq")
 
 
 def _size(values: list[Any] | None) -> int | None:
@@ -210,7 +208,7 @@ def _replication_stage(analysis: Analysis) -> dict[str, dict[str, Any]]:
     events = analysis.events(_schema())
     if events is not None:
         counts = _counts(events)
-        selected = _selected(events)
+        selected = _selected(analysis)
         timeline = _timeline(selected)
         by_variant: dict[str, list[dict[str, Any]]] = {}
         for point in timeline:
