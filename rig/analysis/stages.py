@@ -219,19 +219,18 @@ def prepare(run_dir: Path, stages: Sequence[Stage], *,
             spark_master: str | None = None) -> Analysis:
     """Read run.json and parse the event logs once into RUN_DIR/analysis/events.parquet (always
     parsed afresh: the logs are the record, the table only their faster form). Spark starts on
-    another thread meanwhile; `prepare` returns with it running (or its start failed, which the
-    first stage to use it reports). Without event logs nothing
+    another thread meanwhile, unless it is starting already; `prepare` returns with it running
+    (or its start failed, which the first stage to use it reports). Without event logs nothing
     is parsed and Spark not started.
     """
-    from rig.analysis.spark import last_start_seconds, start_in_background
+    from rig.analysis.spark import claim_start_seconds, start_in_background
 
     run_dir = Path(run_dir)
     analysis = Analysis(run_dir=run_dir, spark_master=spark_master, run=rundir.read_run(run_dir))
     files = rundir.event_logs(run_dir)
     if not files:
         return analysis
-    running = last_start_seconds() is not None  # a session of this process: no start to time
-    booting = start_in_background(spark_master)
+    booting = start_in_background(spark_master)  # or `rig run` started it before simulating
     started = time.perf_counter()
     try:
         analysis.parsed = parse_event_logs(files, _fields(stages),
@@ -239,7 +238,9 @@ def prepare(run_dir: Path, stages: Sequence[Stage], *,
     finally:
         analysis.timings.parse = time.perf_counter() - started
         booting.join()
-    analysis.timings.spark_start = 0.0 if running else last_start_seconds() or 0.0
+    # The start-up this analysis waited for (or that ran beside the simulation); 0 for a
+    # session an earlier analysis of this process started.
+    analysis.timings.spark_start = claim_start_seconds() or 0.0
     return analysis
 
 
