@@ -56,6 +56,9 @@ class ParsedLogs:
     bad_values: int = 0
     faults: list[dict[str, Any]] = field(default_factory=list)
     lost: list[dict[str, Any]] = field(default_factory=list)
+    # How many events of each name (a string `event`; others are not counted): a stage skips a
+    # Spark job for events the logs do not hold (a full log has no fetch.idle).
+    names: dict[str, int] = field(default_factory=dict)
 
     def warnings(self) -> list[str]:
         out = []
@@ -162,6 +165,8 @@ def _column(values: list[Any], kind: str) -> tuple[Any, int]:
 
 def _keep_whole(event: dict[str, Any], parsed: ParsedLogs) -> None:
     what = event.get("event")
+    if type(what) is str:
+        parsed.names[what] = parsed.names.get(what, 0) + 1
     if what == names.RECORD_LOST:
         parsed.lost.append(event)
     elif is_fault_event(what):

@@ -55,7 +55,7 @@ _CUBE_KEYS = ("variant", "role", "kind", "broker", "second", "full", "body_bytes
               "wire_bytes")
 
 
-def _fetch_cube(events: DataFrame) -> pa.Table:
+def _fetch_cube(events: DataFrame, idle: bool) -> pa.Table:
     """Identical fetches grouped: the key columns plus `n` (how many), `first_t` (the earliest
     t_ms) and `first_seq` (the smallest seq).
 
@@ -66,7 +66,8 @@ def _fetch_cube(events: DataFrame) -> pa.Table:
     but sorts every row for a struct one.
 
     The fetches logged one by one are grouped by Spark; an idle run's per-second counts are
-    computed here from the few runs (rig.analysis.events.idle_per_second), and the two merged.
+    computed here from the few runs (rig.analysis.events.idle_per_second), and the two merged;
+    without `idle` (the logs hold no fetch.idle) there are none to collect.
     """
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -82,14 +83,14 @@ def _fetch_cube(events: DataFrame) -> pa.Table:
         "t_ms", "seq", "n")
     cube = to_arrow(fetches.groupBy(*keys).agg(
         F.sum("n").alias("n"), F.min("t_ms").alias("first_t"), F.min("seq").alias("first_seq")))
-    runs = idle_fetch_runs(events)
-    if not runs.num_rows:
+    runs = idle_fetch_runs(events) if idle else None
+    if runs is None or not runs.num_rows:
         return cube
     request = pc.fill_null(pc.equal(runs["event"], names.FETCH_REQUEST), False)
     runs = runs.append_column("kind", pc.if_else(request, "request", "response"))
-    idle = idle_per_second(runs, [k for k in keys if k != "second"])
-    idle = idle.select([*keys, "n", "t_ms", "seq"]).rename_columns(cube.column_names)
-    both = pa.concat_tables([cube, idle.cast(cube.schema)])
+    counted = idle_per_second(runs, [k for k in keys if k != "second"])
+    counted = counted.select([*keys, "n", "t_ms", "seq"]).rename_columns(cube.column_names)
+    both = pa.concat_tables([cube, counted.cast(cube.schema)])
     done = both.group_by(keys, use_threads=False).aggregate(
         [("n", "sum"), ("first_t", "min"), ("first_seq", "min")])
     return done.select([*keys, "n_sum", "first_t_min", "first_seq_min"]).rename_columns(
@@ -291,7 +292,7 @@ def _fetch_stage(analysis: Analysis) -> dict[str, dict[str, Any]]:
     if events is not None:
         # One scan of the (possibly huge) table in Spark, reduced to the cube: about the size of
         # the per-second table written below. Everything else is aggregated from it here.
-        cube = _fetch_cube(events)
+        cube = _fetch_cube(events, analysis.logged(names.FETCH_IDLE))
         totals_rows = _totals(cube)
         for column in ("body_bytes", "wire_bytes"):
             for (variant, role, kind), p50 in _medians(cube, column).items():

@@ -54,16 +54,17 @@ def _schema() -> StructType:
                                            for n, k in fields]))
 
 
-def _rows(events: DataFrame) -> list[dict[str, Any]]:
+def _rows(events: DataFrame, idle: bool) -> list[dict[str, Any]]:
     """What both tables read: each session event as one row (n = 1), and per (variant, second,
     role, sessionless) the number n of fetch responses (rig.analysis.events.fetch_rows: a
     fetch.idle's included, counted here from its runs by idle_per_second). Sessionless:
-    answered as a full fetch without a session (session 0, no error), null when unknown."""
+    answered as a full fetch without a session (session 0, no error), null when unknown.
+    Without `idle` (the logs hold no fetch.idle) there are no runs to collect."""
     import pyarrow.compute as pc
 
     rows = to_arrow(_logged_rows(events)).to_pylist()
-    runs = idle_fetch_runs(events, only=names.FETCH_RESPONSE)
-    if runs.num_rows:
+    runs = idle_fetch_runs(events, only=names.FETCH_RESPONSE) if idle else None
+    if runs is not None and runs.num_rows:
         # Spark's three-valued AND, as the sessionless column above is computed.
         runs = runs.append_column("sessionless", pc.and_kleene(
             pc.equal(runs["session_id"], 0), pc.equal(runs["error_code"], 0)))
@@ -205,7 +206,7 @@ def _sessions_stage(analysis: Analysis) -> dict[str, dict[str, Any]]:
     events = analysis.events(_schema())
     if events is not None:
         events = events.where("event IN ({})".format(", ".join(f"'{e}'" for e in _EVENTS)))
-        rows = _rows(events)
+        rows = _rows(events, analysis.logged(names.FETCH_IDLE))
         occupancy = _occupancy(rows)
         seconds = _per_second(rows)
     variants = analysis.variants or sorted({r["variant"] for r in occupancy + seconds})

@@ -132,6 +132,10 @@ class Analysis:
             self._spark = get_spark(self.spark_master)
         return self._spark
 
+    def logged(self, event: str) -> bool:
+        """Whether the event logs hold an event of that name."""
+        return self.parsed is not None and self.parsed.names.get(event, 0) > 0
+
     def events(self, schema: StructType) -> DataFrame | None:
         """The event table with the columns of `schema` (None: the run has no event logs).
 
