@@ -3,7 +3,9 @@
 One Spark query over the event table builds a compact table of identical fetches per second (a
 "cube"), collected as Arrow: it is about the size of the per-second table the stage writes
 anyway. The summary, the exact medians, the per-second series and the size histogram are all
-aggregations of it, done here with pyarrow (one Spark query instead of six, issue 19).
+aggregations of it, done here with pyarrow (one Spark query instead of six, issue 19). An
+aggregated log's idle runs are a second, small query: their per-second counts are computed here
+in closed form and merged into the cube.
 """
 
 from __future__ import annotations

@@ -4,9 +4,10 @@ A stage is a small object (`Stage`): its name, the event fields it reads (a Spar
 metric tables it writes under RUN_DIR/metrics/, and `run`, which computes them from an
 `Analysis` and returns what it adds to each variant's summary entry. The fields every stage
 declares make the columns of RUN_DIR/analysis/events.parquet, written once per analysis
-(rig.analysis.columnar); a stage reads it through `Analysis.events`, never the JSON lines. A new
-metric is one new stage named in STAGES. Stages are imported only when a run is analysed, so
-`import rig` never starts Spark.
+(rig.analysis.columnar); a stage reads it through `Analysis.events` (a Spark DataFrame) or, for
+the few events it walks in Python, `Analysis.rare` (read by the driver, no Spark job), never the
+JSON lines. A new metric is one new stage named in STAGES. Stages are imported only when a run
+is analysed, so `import rig` never starts Spark.
 """
 
 from __future__ import annotations
