@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -135,9 +136,20 @@ def run(file: Path, options: RunOptions, progress: Progress) -> RunOutcome:
     target = options.out or Path("reports") / scenario.name
     check_target(target)
     guard.preflight(scenario.variants, allow_paths=options.allow_plugin_paths)
-    from rig.analysis.spark import check_java  # no pyspark import: only runs `java -version`
+    from rig.analysis.spark import (
+        check_java,
+        last_start_seconds,
+        start_in_background,
+        stop_spark,
+    )
 
     check_java()  # before simulating: a long run must not end in "no Java"
+    # The JVM boots on the other core while the (single-threaded) simulation runs, and is ready
+    # or nearly so when the analysis needs it (issue 19). A failed run stops the session it
+    # started; one this process had before (a sweep's, a test's) is not this run's to stop.
+    ours = last_start_seconds() is None
+    booting = start_in_background(options.spark_master)
+    stop = stop_spark if ours else (lambda: None)
     stage = promotion.stage(target)
     staging = stage.path
     try:
@@ -163,9 +175,11 @@ def run(file: Path, options: RunOptions, progress: Progress) -> RunOutcome:
             render_report(staging)
             progress.say(f"  report: {time.perf_counter() - started:.2f} s")
     except StrategyFailure as failure:
+        _stop_after(booting, stop)
         failure.partial_run = stage.keep("failed")
         raise
     except BaseException as exc:
+        _stop_after(booting, stop)
         stage.discard()
         problem = promotion.write_error(exc, target) if isinstance(exc, OSError) else exc
         if problem is not exc:  # a full or read-only disk: the user's to fix, no traceback
@@ -174,6 +188,20 @@ def run(file: Path, options: RunOptions, progress: Progress) -> RunOutcome:
     previous = stage.promote(is_run_dir, RUN_MARKER, "run directory")
     failed = [e for e in summary["expectations"] if e["ok"] is not True]
     return RunOutcome(target, summary, failed, failed_checks(summary), previous)
+
+
+def _stop_after(booting: threading.Thread, stop: Callable[[], None]) -> None:
+    """A failed run leaves no Spark session behind: the one starting for it is stopped once up
+    (on its own thread, so the error is not kept waiting for a JVM to boot)."""
+
+    def later() -> None:
+        booting.join()
+        stop()
+
+    if booting.is_alive():
+        threading.Thread(target=later, name="rig-spark-stop", daemon=True).start()
+    else:
+        stop()
 
 
 def failed_checks(summary: dict[str, Any]) -> list[str]:

@@ -27,7 +27,7 @@ import orjson
 from rig.analysis.faults import is_fault_event
 from rig.events import names
 
-__all__ = ["KINDS", "ParsedLogs", "column_name", "parse_event_logs"]
+__all__ = ["KINDS", "ParsedLogs", "column_name", "parse_event_logs", "spark_kind"]
 
 # The field types a stage may read, by Spark's simpleString of the type.
 KINDS: tuple[str, ...] = ("bigint", "double", "string", "boolean", "array<bigint>",
@@ -56,6 +56,9 @@ class ParsedLogs:
     bad_values: int = 0
     faults: list[dict[str, Any]] = field(default_factory=list)
     lost: list[dict[str, Any]] = field(default_factory=list)
+    # How many events of each name (a string `event`; others are not counted): a stage skips a
+    # Spark job for events the logs do not hold (a full log has no fetch.idle).
+    names: dict[str, int] = field(default_factory=dict)
 
     def warnings(self) -> list[str]:
         out = []
@@ -99,6 +102,14 @@ def _arrow_type(kind: str) -> Any:
     return {"bigint": pa.int64(), "double": pa.float64(), "string": pa.string(),
             "boolean": pa.bool_(), "array<bigint>": pa.list_(pa.int64()),
             "array<string>": pa.list_(pa.string())}[kind]
+
+
+def spark_kind(arrow_type: Any) -> str:
+    """The kind (a KINDS entry) of a table column of `arrow_type`: _arrow_type's inverse."""
+    for kind in KINDS:
+        if _arrow_type(kind) == arrow_type:
+            return kind
+    raise ValueError(f"the event table has a column of type {arrow_type}, not one of {KINDS}")
 
 
 _CHUNK = 65_536  # lines per record batch: bounds the memory a long log needs
@@ -154,6 +165,8 @@ def _column(values: list[Any], kind: str) -> tuple[Any, int]:
 
 def _keep_whole(event: dict[str, Any], parsed: ParsedLogs) -> None:
     what = event.get("event")
+    if type(what) is str:
+        parsed.names[what] = parsed.names.get(what, 0) + 1
     if what == names.RECORD_LOST:
         parsed.lost.append(event)
     elif is_fault_event(what):

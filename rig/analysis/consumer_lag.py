@@ -71,7 +71,9 @@ def _lag_stage(analysis: Analysis) -> dict[str, dict[str, Any]]:
     """Write metrics/consumer_lag.json; return `{v: {"consumers": {max_lag, consumed}}}` for
     the variants that had consumers."""
     events = analysis.events(_schema())
-    per_second = _per_second(events) if events is not None else []
+    per_second: list[dict[str, Any]] = []
+    if events is not None and analysis.logged(names.CONSUMER_LAG):  # else no Spark job: none
+        per_second = _per_second(events)
     rows = lag_timeline(per_second, analysis.durations, analysis.variants)
     rundir.write_metric(analysis.run_dir, rundir.CONSUMER_LAG, rows)
     summary: dict[str, dict[str, Any]] = {}

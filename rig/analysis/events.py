@@ -12,7 +12,7 @@ them, and every metric must come out the same as from the full log.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,8 +27,11 @@ __all__ = [
     "fetch_rows",
     "fetch_runs",
     "hadoop_path",
+    "idle_fetch_runs",
+    "idle_per_second",
     "occurrences_before",
     "occurrences_between",
+    "plain_fetch_rows",
     "spark_sorted",
     "to_arrow",
     "with_fetch_fields",
@@ -178,9 +181,29 @@ def fetch_rows(events: DataFrame, only: str | None = None) -> DataFrame:
     full, partitions, forgotten, error_code, records_bytes, waited_ms, body_bytes, header_bytes,
     wire_bytes, t_ms, seq, second, n.
     """
+    return _spread(fetch_runs(events, only))
+
+
+def plain_fetch_rows(events: DataFrame, only: str | None = None) -> DataFrame:
+    """fetch_rows for the fetches logged one by one (a run without first_us): the part of the
+    log whose size is the count of its events. idle_fetch_runs has the rest."""
     from pyspark.sql import functions as F
 
-    runs = fetch_runs(events, only)
+    return _spread(fetch_runs(events, only).where(F.col("first_us").isNull()))
+
+
+def idle_fetch_runs(events: DataFrame, only: str | None = None) -> pa.Table:
+    """The runs of fetch_runs that stand for many fetches (those with first_us: a fetch.idle's
+    requests or responses), collected: a few per fetch session, however long the run."""
+    from pyspark.sql import functions as F
+
+    return to_arrow(fetch_runs(events, only).where(F.col("first_us").isNotNull()))
+
+
+def _spread(runs: DataFrame) -> DataFrame:
+    """fetch_rows of fetch_runs' `runs` (see fetch_rows)."""
+    from pyspark.sql import functions as F
+
     plain = F.col("first_us").isNull()
     first, period, count = F.col("first_us"), F.col("period_us"), F.col("count")
     start = _floor_div(first, US_PER_S)
@@ -198,6 +221,95 @@ def fetch_rows(events: DataFrame, only: str | None = None) -> DataFrame:
         "seq", "second",
         F.when(plain, F.lit(1).cast("long")).otherwise(n).alias("n"),
     ).where(F.col("n") > 0)
+
+
+_SPREAD_CHUNK = 1 << 20  # (run, second) pairs at a time: bounds the memory of a long run
+
+
+def idle_per_second(runs: pa.Table, keys: Sequence[str]) -> pa.Table:
+    """What fetch_rows makes of idle runs (idle_fetch_runs' rows, with any columns added),
+    grouped by `keys` and second: columns `keys`, second, n (the sum), t_ms and seq (the
+    smallest), in no particular order. The same numbers as Spark's, in closed form per run and
+    second on this side: an idle hour of 100,000 partitions is millions of (run, second) pairs,
+    which Spark spent most of an analysis exploding into rows (issue 19). The formulas are
+    fetch_rows' and occurrences_before's, in longs: second ⌊µs / 10^6⌋, a run's seconds from
+    its first occurrence's to its last's (its first alone when the period is null), and how
+    many occurrences come before a bound clamp(⌈(bound − first) / max(period, 1)⌉, 0, count).
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    ids: dict[tuple[Any, ...], int] = {}
+    key_of = [ids.setdefault(tuple(row.values()), len(ids))
+              for row in runs.select(list(keys)).to_pylist()]
+    columns = {name: runs[name].to_pylist() for name in ("first_us", "period_us", "count")}
+    parts: list[pa.Table] = []
+    which: list[int] = []
+    seconds: list[int] = []
+
+    def flush() -> None:
+        if seconds:
+            parts.append(_idle_seconds(runs, key_of, which, seconds))
+            which.clear()
+            seconds.clear()
+
+    for i, (first, period, count) in enumerate(zip(*columns.values(), strict=True)):
+        start = first // US_PER_S
+        stop = start if period is None else max(start, (first + (count - 1) * period) // US_PER_S)
+        which.extend([i] * (stop - start + 1))
+        seconds.extend(range(start, stop + 1))
+        if len(seconds) >= _SPREAD_CHUNK:
+            flush()
+    flush()
+    names_of = [f"_key{j}" for j in range(len(keys))]
+    grouped = _min_sum(pa.concat_tables(parts) if parts else _idle_seconds(runs, [], [], []))
+    distinct = pa.Table.from_pylist([dict(zip(names_of, key, strict=True)) for key in ids],
+                                    schema=pa.schema([pa.field(n, runs.schema.field(k).type)
+                                                      for n, k in zip(names_of, keys,
+                                                                      strict=True)]))
+    picked = grouped["key"]
+    return pa.table({**{key: pc.take(distinct[n], picked)
+                        for key, n in zip(keys, names_of, strict=True)},
+                     "second": grouped["second"], "n": grouped["n"], "t_ms": grouped["t_ms"],
+                     "seq": grouped["seq"]})
+
+
+def _min_sum(table: pa.Table) -> pa.Table:
+    """`table` (key, second, n, t_ms, seq) grouped by key and second: n summed, the rest min."""
+    done = table.group_by(["key", "second"], use_threads=False).aggregate(
+        [("n", "sum"), ("t_ms", "min"), ("seq", "min")])
+    return done.select(["key", "second", "n_sum", "t_ms_min", "seq_min"]).rename_columns(
+        ["key", "second", "n", "t_ms", "seq"])
+
+
+def _idle_seconds(runs: pa.Table, key_of: list[int], which: list[int],
+                  seconds: list[int]) -> pa.Table:
+    """The (run, second) pairs `which` × `seconds` counted: key, second, n, t_ms, seq, grouped
+    by (key, second); pairs with no occurrence left out."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    run = pa.array(which, pa.int64())
+    second = pa.array(seconds, pa.int64())
+    first = pc.take(runs["first_us"], run)
+    count = pc.take(runs["count"], run)
+    period = pc.take(runs["period_us"], run)
+    step = pc.max_element_wise(period, pa.scalar(1, pa.int64()))
+    zero = pa.scalar(0, pa.int64())
+
+    def before(bound: pa.Array) -> pa.Array:
+        ahead = pc.subtract(bound, first)
+        ceiling = pc.divide(pc.subtract(pc.add(ahead, step), 1), step)  # ahead > 0: ⌈ahead/step⌉
+        return pc.if_else(pc.less_equal(ahead, 0), zero, pc.min_element_wise(ceiling, count))
+
+    begins = pc.multiply(second, US_PER_S)
+    earlier = before(begins)
+    n = pc.subtract(before(pc.add(begins, US_PER_S)), earlier)
+    t_ms = pc.divide(pc.cast(pc.add(first, pc.multiply(earlier, period)), pa.float64()),
+                     float(US_PER_MS))
+    table = pa.table({"key": pc.take(pa.array(key_of, pa.int64()), run), "second": second,
+                      "n": n, "t_ms": t_ms, "seq": pc.take(runs["seq"], run)})
+    return _min_sum(table.filter(pc.greater(n, 0)))
 
 
 def occurrences_between(lo_ms: Column, hi_ms: Column) -> Column:

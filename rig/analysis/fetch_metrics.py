@@ -3,7 +3,9 @@
 One Spark query over the event table builds a compact table of identical fetches per second (a
 "cube"), collected as Arrow: it is about the size of the per-second table the stage writes
 anyway. The summary, the exact medians, the per-second series and the size histogram are all
-aggregations of it, done here with pyarrow (one Spark query instead of six, issue 19).
+aggregations of it, done here with pyarrow (one Spark query instead of six, issue 19). An
+aggregated log's idle runs are a second, small query: their per-second counts are computed here
+in closed form and merged into the cube.
 """
 
 from __future__ import annotations
@@ -13,7 +15,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rig import rundir
-from rig.analysis.events import fetch_rows, to_arrow, with_fetch_fields
+from rig.analysis.events import (
+    idle_fetch_runs,
+    idle_per_second,
+    plain_fetch_rows,
+    to_arrow,
+    with_fetch_fields,
+)
 from rig.analysis.faults import fault_rows_of
 from rig.analysis.stages import Analysis, FunctionStage, run_stage
 from rig.analysis.timeline import fetch_timeline
@@ -45,7 +53,11 @@ def event_schema() -> StructType:
     return with_fetch_fields(T.StructType([run_start]))
 
 
-def _fetch_cube(events: DataFrame) -> DataFrame:
+_CUBE_KEYS = ("variant", "role", "kind", "broker", "second", "full", "body_bytes",
+              "wire_bytes")
+
+
+def _fetch_cube(events: DataFrame, idle: bool) -> pa.Table:
     """Identical fetches grouped: the key columns plus `n` (how many), `first_t` (the earliest
     t_ms) and `first_seq` (the smallest seq).
 
@@ -53,30 +65,38 @@ def _fetch_cube(events: DataFrame) -> DataFrame:
     since an idle run is logged when it ends and its seq says nothing of when its rounds were
     sent. In a full log seq grows with time, so that is the smallest seq, as it always was. Two
     columns rather than one min over a (t_ms, seq) struct: Spark hashes fixed-width aggregates
-    but sorts every row for a struct one, and an aggregated log expands to millions of rows.
+    but sorts every row for a struct one.
+
+    The fetches logged one by one are grouped by Spark; an idle run's per-second counts are
+    computed here from the few runs (rig.analysis.events.idle_per_second), and the two merged;
+    without `idle` (the logs hold no fetch.idle) there are none to collect.
     """
+    import pyarrow as pa
+    import pyarrow.compute as pc
     from pyspark.sql import functions as F
 
-    kind = F.when(F.col("event") == names.FETCH_REQUEST, F.lit("request")).otherwise(
-        F.lit("response")
-    )
-    fetches = fetch_rows(events).select(
-        "variant",
-        "role",
-        kind.alias("kind"),
-        "broker",
-        "second",
-        "full",
-        "body_bytes",
-        "wire_bytes",
-        "t_ms",
-        "seq",
-        "n",
-    )
-    keys = ["variant", "role", "kind", "broker", "second", "full", "body_bytes", "wire_bytes"]
-    return fetches.groupBy(*keys).agg(
-        F.sum("n").alias("n"), F.min("t_ms").alias("first_t"), F.min("seq").alias("first_seq")
-    )
+    def kind(event: Any) -> Any:
+        return F.when(event == names.FETCH_REQUEST, F.lit("request")).otherwise(
+            F.lit("response"))
+
+    keys = list(_CUBE_KEYS)
+    fetches = plain_fetch_rows(events).select(
+        *(kind(F.col("event")).alias(k) if k == "kind" else k for k in keys),
+        "t_ms", "seq", "n")
+    cube = to_arrow(fetches.groupBy(*keys).agg(
+        F.sum("n").alias("n"), F.min("t_ms").alias("first_t"), F.min("seq").alias("first_seq")))
+    runs = idle_fetch_runs(events) if idle else None
+    if runs is None or not runs.num_rows:
+        return cube
+    request = pc.fill_null(pc.equal(runs["event"], names.FETCH_REQUEST), False)
+    runs = runs.append_column("kind", pc.if_else(request, "request", "response"))
+    counted = idle_per_second(runs, [k for k in keys if k != "second"])
+    counted = counted.select([*keys, "n", "t_ms", "seq"]).rename_columns(cube.column_names)
+    both = pa.concat_tables([cube, counted.cast(cube.schema)])
+    done = both.group_by(keys, use_threads=False).aggregate(
+        [("n", "sum"), ("first_t", "min"), ("first_seq", "min")])
+    return done.select([*keys, "n_sum", "first_t_min", "first_seq_min"]).rename_columns(
+        cube.column_names)
 
 
 def _totals(cube: pa.Table) -> list[dict[str, Any]]:
@@ -274,7 +294,7 @@ def _fetch_stage(analysis: Analysis) -> dict[str, dict[str, Any]]:
     if events is not None:
         # One scan of the (possibly huge) table in Spark, reduced to the cube: about the size of
         # the per-second table written below. Everything else is aggregated from it here.
-        cube = to_arrow(_fetch_cube(events))
+        cube = _fetch_cube(events, analysis.logged(names.FETCH_IDLE))
         totals_rows = _totals(cube)
         for column in ("body_bytes", "wire_bytes"):
             for (variant, role, kind), p50 in _medians(cube, column).items():

@@ -21,12 +21,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rig import rundir
-from rig.analysis.events import spark_sorted, to_arrow
+from rig.analysis.events import spark_sorted
 from rig.analysis.stages import Analysis, FunctionStage, run_stage
 from rig.events import names
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
     from pyspark.sql.types import StructType
 
 __all__ = ["STAGE", "analyze_isr", "isr_metrics", "spread"]
@@ -97,6 +96,11 @@ class _Variant:
         self.open_writes: dict[tuple[int, Key], tuple[float, State, str]] = {}
         self.stale: dict[tuple[int, Key], float] = {}
         self.fault_at: dict[int, float] = {}  # replica → latest fault that hit it
+        # Assignments not yet copied into the caches: a cluster of 100,000 partitions is built
+        # with 100,000 partition.assigned in a row, and one dict.update per broker copies them
+        # in a few milliseconds where a loop per event and broker took seconds. Copied before
+        # any other event is walked, so every cache sees them exactly when it did.
+        self.assigned: dict[Key, State] = {}
         self.membership: list[dict[str, Any]] = []
         self.propagation: list[dict[str, Any]] = []
         self.staleness: list[dict[str, Any]] = []
@@ -131,7 +135,10 @@ class _Variant:
     # -- events --------------------------------------------------------------------------------
     def on(self, row: Mapping[str, Any]) -> None:
         event, t = row["event"], float(row["t_ms"] or 0.0)
-        self.end_ms = max(self.end_ms, t)
+        if t > self.end_ms:
+            self.end_ms = t
+        if self.assigned and event != names.PARTITION_ASSIGNED:
+            self._copy_assigned()
         if event == names.BROKER_START and row.get("broker") is not None:
             self.alive[int(row["broker"])] = True
             self.cache.setdefault(int(row["broker"]), {})
@@ -141,8 +148,7 @@ class _Variant:
             state = (replicas[0], tuple(sorted(replicas)))
             self.zk[key] = state
             self.replicas[key] = replicas
-            for cache in self.cache.values():
-                cache[key] = state
+            self.assigned[key] = state
             self.membership.append({"variant": self.name, "topic": key[0],
                                     "partition": key[1], "t_ms": t, "leader": replicas[0],
                                     "isr": replicas, "replicas": replicas, "writer": "start"})
@@ -176,6 +182,12 @@ class _Variant:
         elif event == names.ISR_CHANGE_NOTIFICATION:
             self.counts["notifications"] += 1
 
+    def _copy_assigned(self) -> None:
+        """Every cache now holds the assignments walked since the last copy."""
+        for cache in self.cache.values():
+            cache.update(self.assigned)
+        self.assigned.clear()
+
     def _zk_write(self, row: Mapping[str, Any], t: float) -> None:
         key = (str(row["topic"]), int(row["partition"]))
         state = _state(row)
@@ -206,6 +218,7 @@ class _Variant:
         self._recheck(broker, key, t)
 
     def finish(self) -> None:
+        self._copy_assigned()
         for broker, key in list(self.stale):
             self._close(broker, key, self.end_ms, open_at_end=True)
 
@@ -232,7 +245,10 @@ def isr_metrics(rows: Iterable[Mapping[str, Any]],
         if row.get("variant") is None or row.get("event") is None:
             continue
         name = str(row["variant"])
-        walks.setdefault(name, _Variant(name)).on(row)
+        walk = walks.get(name)
+        if walk is None:
+            walk = walks[name] = _Variant(name)
+        walk.on(row)
     tables: dict[str, list[dict[str, Any]]] = {"membership": [], "propagation": [],
                                                "staleness": []}
     summaries = {}
@@ -245,19 +261,16 @@ def isr_metrics(rows: Iterable[Mapping[str, Any]],
     return summaries, tables
 
 
-def _select(events: DataFrame) -> list[dict[str, Any]]:
+def _select(analysis: Analysis) -> list[dict[str, Any]]:
     """The events of interest, in (variant, seq) order, nulls first: a few rows of a log that is
     mostly fetches and produces."""
-    from pyspark.sql import functions as F
-
-    chosen = events.where(F.col("event").isin(*_EVENTS) & F.col("variant").isNotNull())
-    return spark_sorted(to_arrow(chosen).to_pylist(), "variant", "seq")
+    chosen = [row for row in analysis.rare(_EVENTS, _schema()) if row["variant"] is not None]
+    return spark_sorted(chosen, "variant", "seq")
 
 
 def _isr_stage(analysis: Analysis) -> dict[str, dict[str, Any]]:
     """`{v: {"isr": {...}}}`; writes the membership, propagation and staleness tables."""
-    events = analysis.events(_schema())
-    rows = _select(events) if events is not None else []
+    rows = _select(analysis)
     summaries, tables = isr_metrics(rows, analysis.variants)
     rundir.write_metric(analysis.run_dir, rundir.ISR_MEMBERSHIP, tables["membership"])
     rundir.write_metric(analysis.run_dir, rundir.ISR_PROPAGATION, tables["propagation"])

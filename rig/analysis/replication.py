@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rig import rundir
-from rig.analysis.events import spark_sorted, to_arrow, with_fetch_fields
+from rig.analysis.events import spark_sorted, with_fetch_fields
 from rig.analysis.fault_reaction import REACTIONS, add_detection_and_catch_up
 from rig.analysis.isr import spread
 from rig.analysis.stages import Analysis, FunctionStage, run_stage
@@ -60,9 +60,6 @@ def _counts(events: DataFrame) -> dict[str, dict[str, Any]]:
             cond = cond & extra
         return F.sum(F.when(cond, 1).otherwise(0))
 
-    diverged = F.when((F.col("event") == names.CHECK_VIOLATION)
-                      & (F.col("check") == "replicas-agree"),
-                      F.concat_ws("-", F.col("topic"), F.col("partition")))
     rows = events.groupBy("variant").agg(
         records_of(names.PRODUCE_ACK).alias("acked"),
         count_of(names.PRODUCE_ACK).alias("acked_batches"),
@@ -76,22 +73,34 @@ def _counts(events: DataFrame) -> dict[str, dict[str, Any]]:
         count_of(names.ISR_SHRINK).alias("isr_shrinks"),
         count_of(names.ISR_EXPAND).alias("isr_expands"),
         records_of(names.REPLICA_TRUNCATE).alias("truncated_records"),
-        F.countDistinct(diverged).alias("diverged_partitions"),
         F.max(F.when(F.col("event") == names.RUN_END, F.col("t_ms"))).alias("end_ms"),
     ).collect()
     return {row["variant"]: row.asDict() for row in rows if row["variant"] is not None}
 
 
-def _selected(events: DataFrame) -> list[dict[str, Any]]:
-    """The few events the timeline, the recovery and the reactions read (assignments, ISR
-    changes, elections, offline partitions, fault steps), collected once, in (variant, seq)
-    order (nulls first, as Spark orders)."""
-    from pyspark.sql import functions as F
+def _diverged(analysis: Analysis) -> dict[str, int]:
+    """Per variant, how many partitions the replicas-agree check found diverged: distinct
+    "topic-partition" names (Spark's concat_ws: a null part left out) of its violations. From
+    the few check.violation events, on the driver: a count of distinct values in the counts'
+    query made Spark expand and shuffle every event of the log twice (issue 19)."""
+    seen: dict[str, set[str]] = {}
+    for row in analysis.rare((names.CHECK_VIOLATION,), _schema(),
+                             ("variant", "check", "topic", "partition")):
+        if row["check"] == "replicas-agree" and row["variant"] is not None:
+            name = "-".join(str(part) for part in (row["topic"], row["partition"])
+                            if part is not None)
+            seen.setdefault(row["variant"], set()).add(name)
+    return {variant: len(found) for variant, found in seen.items()}
 
-    chosen = (events.where(F.col("event").isin(*_SELECTED))
-              .select("variant", "event", "t_ms", "seq", "topic", "partition", "isr",
-                      "replicas", "fault", "kind", "targets", "removed", "previous"))
-    return spark_sorted(to_arrow(chosen).to_pylist(), "variant", "seq")
+
+def _selected(analysis: Analysis) -> list[dict[str, Any]]:
+    """The few events the timeline, the recovery and the reactions read (assignments, ISR
+    changes, elections, offline partitions, fault steps), read once, in (variant, seq)
+    order (nulls first, as Spark orders)."""
+    chosen = analysis.rare(_SELECTED, _schema(), (
+        "variant", "event", "t_ms", "seq", "topic", "partition", "isr", "replicas", "fault",
+        "kind", "targets", "removed", "previous"))
+    return spark_sorted(chosen, "variant", "seq")
 
 
 def _size(values: list[Any] | None) -> int | None:
@@ -210,7 +219,10 @@ def _replication_stage(analysis: Analysis) -> dict[str, dict[str, Any]]:
     events = analysis.events(_schema())
     if events is not None:
         counts = _counts(events)
-        selected = _selected(events)
+        diverged = _diverged(analysis)
+        for name, entry in counts.items():
+            entry["diverged_partitions"] = diverged.get(name, 0)
+        selected = _selected(analysis)
         timeline = _timeline(selected)
         by_variant: dict[str, list[dict[str, Any]]] = {}
         for point in timeline:

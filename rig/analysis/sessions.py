@@ -15,7 +15,14 @@ from typing import TYPE_CHECKING, Any
 
 from rig import rundir
 from rig.analysis.buckets import bucket_seconds
-from rig.analysis.events import fetch_rows, spark_sorted, to_arrow, with_fetch_fields
+from rig.analysis.events import (
+    idle_fetch_runs,
+    idle_per_second,
+    plain_fetch_rows,
+    spark_sorted,
+    to_arrow,
+    with_fetch_fields,
+)
 from rig.analysis.stages import Analysis, FunctionStage, run_stage
 from rig.events import names
 from rig.protocol.errors import FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH
@@ -47,11 +54,31 @@ def _schema() -> StructType:
                                            for n, k in fields]))
 
 
-def _rows(events: DataFrame) -> DataFrame:
-    """What both tables read, small enough to cache (the log is parsed once): each session event
-    as one row (n = 1), and per (variant, second, role, sessionless) the number n of fetch
-    responses (rig.analysis.events.fetch_rows: a fetch.idle's included). Sessionless: answered
-    as a full fetch without a session (session 0, no error)."""
+def _rows(events: DataFrame, idle: bool) -> list[dict[str, Any]]:
+    """What both tables read: each session event as one row (n = 1), and per (variant, second,
+    role, sessionless) the number n of fetch responses (rig.analysis.events.fetch_rows: a
+    fetch.idle's included, counted here from its runs by idle_per_second). Sessionless:
+    answered as a full fetch without a session (session 0, no error), null when unknown.
+    Without `idle` (the logs hold no fetch.idle) there are no runs to collect."""
+    import pyarrow.compute as pc
+
+    rows = to_arrow(_logged_rows(events)).to_pylist()
+    runs = idle_fetch_runs(events, only=names.FETCH_RESPONSE) if idle else None
+    if runs is not None and runs.num_rows:
+        # Spark's three-valued AND, as the sessionless column above is computed.
+        runs = runs.append_column("sessionless", pc.and_kleene(
+            pc.equal(runs["session_id"], 0), pc.equal(runs["error_code"], 0)))
+        for row in idle_per_second(runs, ["variant", "role", "sessionless"]).to_pylist():
+            rows.append({"variant": row["variant"], "event": names.FETCH_RESPONSE,
+                         "t_ms": None, "seq": None, "second": row["second"],
+                         **dict.fromkeys(("broker", "sessions", "partitions", "slots",
+                                          "error_code")),
+                         "role": row["role"], "sessionless": row["sessionless"], "n": row["n"]})
+    return rows
+
+
+def _logged_rows(events: DataFrame) -> DataFrame:
+    """_rows' session events and the responses logged one by one, from Spark."""
     from pyspark.sql import functions as F
 
     def none(kind: str) -> Any:
@@ -63,7 +90,7 @@ def _rows(events: DataFrame) -> DataFrame:
         "partitions", "slots", "error_code", none("string").alias("role"),
         F.lit(False).alias("sessionless"), F.lit(1).cast("long").alias("n"))
     sessionless = (F.col("session_id") == 0) & (F.col("error_code") == 0)
-    responses = (fetch_rows(events, only=names.FETCH_RESPONSE)
+    responses = (plain_fetch_rows(events, only=names.FETCH_RESPONSE)
                  .groupBy("variant", "second", "role", sessionless.alias("sessionless"))
                  .agg(F.sum("n").alias("n"))
                  .select("variant", F.lit(names.FETCH_RESPONSE).alias("event"),
@@ -179,7 +206,7 @@ def _sessions_stage(analysis: Analysis) -> dict[str, dict[str, Any]]:
     events = analysis.events(_schema())
     if events is not None:
         events = events.where("event IN ({})".format(", ".join(f"'{e}'" for e in _EVENTS)))
-        rows = to_arrow(_rows(events)).to_pylist()
+        rows = _rows(events, analysis.logged(names.FETCH_IDLE))
         occupancy = _occupancy(rows)
         seconds = _per_second(rows)
     variants = analysis.variants or sorted({r["variant"] for r in occupancy + seconds})

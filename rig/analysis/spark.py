@@ -20,15 +20,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 from rig.errors import EnvironmentProblem
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["DEFAULT_MASTER", "JavaInfo", "check_java", "get_spark", "last_start_seconds",
-           "start_in_background", "stop_spark"]
+__all__ = ["DEFAULT_MASTER", "JavaInfo", "check_java", "claim_start_seconds", "get_spark",
+           "last_start_seconds", "start_in_background", "stop_spark"]
 
 DEFAULT_MASTER = "local[2]"
 
@@ -122,6 +122,7 @@ _session: SparkSession | None = None
 _master: str | None = None
 _scratch: Path | None = None
 _start_seconds: float | None = None  # how long the running session took to start
+_start_claimed = False  # claim_start_seconds has reported it
 
 
 def _scratch_dir() -> Path:
@@ -141,28 +142,39 @@ def _cleanup() -> None:
 
 
 @contextlib.contextmanager
-def _jvm_stderr_to(log: Path) -> Iterator[None]:
-    """Give the JVM started inside this block `log` as its stderr, for its whole life.
+def _jvm_log(log: Path) -> Iterator[BinaryIO]:
+    """`log` opened for the JVM started inside this block to use as its stderr, for its whole
+    life (see _launch_jvm); on a failed start its tail is shown.
 
-    The JVM prints some lines no logging setting reaches (Spark 4's "Using incubator modules");
-    Python's own stderr is restored at once. On a failed start the log's tail is shown.
-    """
-    sys.stderr.flush()
-    saved = os.dup(2)
-    try:
-        with log.open("ab") as sink:
-            os.dup2(sink.fileno(), 2)
+    The JVM prints some lines no logging setting reaches (Spark 4's "Using incubator modules").
+    Only the JVM's stderr goes to the log: this process's own stays where it was, so Spark can
+    start on a thread while the simulation prints its progress."""
+    with log.open("ab") as sink:
         try:
-            yield
+            yield sink
         except Exception:
-            os.dup2(saved, 2)
             tail = log.read_text("utf-8", "replace").strip().splitlines()[-5:]
             if tail:
                 print("spark: " + "\nspark: ".join(tail), file=sys.stderr)
             raise
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
+
+
+def _launch_jvm(settings: list[tuple[str, str]], sink: BinaryIO) -> None:
+    """Launch Spark's JVM (PySpark's py4j gateway) with `settings` and `sink` as its stderr,
+    unless this process has one already (a session stopped and started again reuses it).
+
+    PySpark launches it inside SparkContext with the same settings (`launch_gateway(conf)`,
+    spark-submit --conf ...) but with this process's stderr; launch_gateway's `popen_kwargs` is
+    its documented hook for the child's streams, and a gateway already set is the one
+    SparkContext uses."""
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    if SparkContext._gateway is not None:
+        return
+    conf = SparkConf(loadDefaults=False).setAll(settings)
+    gateway = launch_gateway(conf, popen_kwargs={"stderr": sink})
+    SparkContext._ensure_initialized(gateway=gateway)
 
 
 def _pin_worker_python(master: str) -> None:
@@ -182,7 +194,7 @@ def get_spark(master: str | None = None) -> SparkSession:
 
     A session already running on another master is stopped first: one JVM per process.
     """
-    global _session, _master, _start_seconds
+    global _session, _master, _start_seconds, _start_claimed
     master = master or DEFAULT_MASTER
     with _lock:
         if _session is not None and _master == master:
@@ -205,28 +217,33 @@ def get_spark(master: str | None = None) -> SparkSession:
                 "-XX:TieredStopAtLevel=1",
             ]
         )
-        builder = (
-            SparkSession.builder.master(master)
-            .appName("rig-analysis")
-            .config("spark.ui.enabled", "false")
-            .config("spark.ui.showConsoleProgress", "false")
+        settings = [
+            ("spark.master", master),
+            ("spark.app.name", "rig-analysis"),
+            ("spark.ui.enabled", "false"),
+            ("spark.ui.showConsoleProgress", "false"),
             # The tables are tiny after aggregation: a handful of shuffle partitions is plenty.
-            .config("spark.sql.shuffle.partitions", "4")
+            ("spark.sql.shuffle.partitions", "4"),
             # Adaptive execution re-plans after each shuffle, one job per stage: on tables this
             # small the re-planning costs more than any skew or coalescing it could fix.
-            .config("spark.sql.adaptive.enabled", "false")
-            .config("spark.default.parallelism", "4")
-            .config("spark.sql.catalogImplementation", "in-memory")
-            .config("spark.sql.warehouse.dir", str(scratch / "warehouse"))
-            .config("spark.local.dir", str(scratch / "local"))
-            .config("spark.driver.extraJavaOptions", java_opts)
-            .config("spark.sql.session.timeZone", "UTC")
-        )
-        with _jvm_stderr_to(scratch / "jvm-stderr.log"):
+            ("spark.sql.adaptive.enabled", "false"),
+            ("spark.default.parallelism", "4"),
+            ("spark.sql.catalogImplementation", "in-memory"),
+            ("spark.sql.warehouse.dir", str(scratch / "warehouse")),
+            ("spark.local.dir", str(scratch / "local")),
+            ("spark.driver.extraJavaOptions", java_opts),
+            ("spark.sql.session.timeZone", "UTC"),
+        ]
+        builder = SparkSession.builder
+        for key, value in settings:
+            builder = builder.config(key, value)
+        with _jvm_log(scratch / "jvm-stderr.log") as sink:
+            _launch_jvm(settings, sink)
             session = builder.getOrCreate()
         session.sparkContext.setLogLevel("ERROR")
         _session, _master = session, master
         _start_seconds = time.perf_counter() - started
+        _start_claimed = False
         return session
 
 
@@ -235,11 +252,22 @@ def last_start_seconds() -> float | None:
     return _start_seconds if _session is not None else None
 
 
+def claim_start_seconds() -> float | None:
+    """How long the running session took to start, to the first caller after that start
+    (an analysis reports the start-up it waited for, or that ran beside its simulation); None
+    to every later caller, and when no session is running."""
+    global _start_claimed
+    with _lock:
+        if _session is None or _start_claimed:
+            return None
+        _start_claimed = True
+        return _start_seconds
+
+
 def start_in_background(master: str | None = None) -> threading.Thread:
     """Start the session for `master` on a thread, so the JVM boots while this process does
-    something else; get_spark waits for it (one session per process). A failed start is left
-    for the next get_spark to raise. While the JVM starts, this process's stderr goes to its log
-    (see _jvm_stderr_to): start it only around work that prints nothing."""
+    something else (simulates, parses the logs); get_spark waits for it (one session per
+    process). A failed start is left for the next get_spark to raise."""
 
     def start() -> None:
         with contextlib.suppress(Exception):

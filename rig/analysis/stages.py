@@ -4,15 +4,18 @@ A stage is a small object (`Stage`): its name, the event fields it reads (a Spar
 metric tables it writes under RUN_DIR/metrics/, and `run`, which computes them from an
 `Analysis` and returns what it adds to each variant's summary entry. The fields every stage
 declares make the columns of RUN_DIR/analysis/events.parquet, written once per analysis
-(rig.analysis.columnar); a stage reads it through `Analysis.events`, never the JSON lines. A new
-metric is one new stage named in STAGES. Stages are imported only when a run is analysed, so
-`import rig` never starts Spark.
+(rig.analysis.columnar); a stage reads it through `Analysis.events` (a Spark DataFrame) or, for
+the few events it walks in Python, `Analysis.rare` (read by the driver, no Spark job), never the
+JSON lines. A new metric is one new stage named in STAGES. Stages are imported only when a run
+is analysed, so `import rig` never starts Spark.
 """
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from importlib import import_module
 from pathlib import Path
@@ -111,6 +114,7 @@ class Analysis:
     timings: Timings = field(default_factory=Timings)
     _spark: SparkSession | None = None
     _table: DataFrame | None = None
+    _kinds: dict[str, str] | None = None  # the table's columns and their Spark types
 
     @property
     def variants(self) -> list[str]:
@@ -129,6 +133,10 @@ class Analysis:
             self._spark = get_spark(self.spark_master)
         return self._spark
 
+    def logged(self, event: str) -> bool:
+        """Whether the event logs hold an event of that name."""
+        return self.parsed is not None and self.parsed.names.get(event, 0) > 0
+
     def events(self, schema: StructType) -> DataFrame | None:
         """The event table with the columns of `schema` (None: the run has no event logs).
 
@@ -141,16 +149,62 @@ class Analysis:
 
         if self._table is None:
             self._table = self.spark().read.parquet(hadoop_path(self.parsed.table))
-        have = {f.name: f.dataType.simpleString() for f in self._table.schema.fields}
+        return self._table.select(*(F.col(column).alias(name)
+                                    for column, name in self._columns(schema)))
+
+    def _columns(self, schema: StructType) -> list[tuple[str, str]]:
+        """(the table's column, the field's name) for each field of `schema`."""
+        assert self.parsed is not None
+        if self._kinds is None:
+            import pyarrow.parquet as pq
+
+            from rig.analysis.columnar import spark_kind
+
+            self._kinds = {f.name: spark_kind(f.type)
+                           for f in pq.read_schema(self.parsed.table)}
         picked = []
         for wanted in schema.fields:
             kind = wanted.dataType.simpleString()
             column = next((c for c in (column_name(wanted.name, kind, True), wanted.name)
-                           if have.get(c) == kind), None)
+                           if self._kinds.get(c) == kind), None)
             if column is None:
                 raise ValueError(f"no stage declares the event field {wanted.name} ({kind})")
-            picked.append(F.col(column).alias(wanted.name))
-        return self._table.select(*picked)
+            picked.append((column, wanted.name))
+        return picked
+
+    def rare(self, events: Iterable[str], schema: StructType,
+             fields: Sequence[str] = ()) -> list[dict[str, Any]]:
+        """The rows of the few `events` named (cluster changes, faults, samples: never the
+        fetches or produces that make a log big) with the fields of `schema` (or those of
+        them named in `fields`, in that order), in the table's order (the logs' order), as
+        dicts; none when the run has no event logs.
+
+        Read here, on the driver, straight from the table's file: a stage that walks a handful
+        of events in Python needs no Spark job for them (issue 19). The values are the table's,
+        as Spark would collect them; the driver wrote the file, so it can always read it."""
+        if self.parsed is None:
+            return []
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        import pyarrow.parquet as pq
+
+        picked = self._columns(schema)
+        if fields:
+            named = dict((name, column) for column, name in picked)
+            picked = [(named[name], name) for name in fields]
+        wanted = pa.array(sorted(set(events)), pa.string())
+        columns = sorted({column for column, _ in picked} | {"event"})
+        found = []
+        for batch in pq.ParquetFile(self.parsed.table).iter_batches(columns=columns):
+            chosen = batch.filter(pc.fill_null(pc.is_in(batch.column("event"), wanted), False))
+            if chosen.num_rows:
+                found.append(pa.Table.from_batches([chosen]).select(
+                    [column for column, _ in picked]).rename_columns(
+                    [name for _, name in picked]))
+        if not found:
+            return []
+        rows: list[dict[str, Any]] = pa.concat_tables(found).to_pylist()
+        return rows
 
 
 def load_stages(names: Sequence[str] = STAGES) -> list[Stage]:
@@ -170,18 +224,18 @@ def prepare(run_dir: Path, stages: Sequence[Stage], *,
             spark_master: str | None = None) -> Analysis:
     """Read run.json and parse the event logs once into RUN_DIR/analysis/events.parquet (always
     parsed afresh: the logs are the record, the table only their faster form). Spark starts on
-    another thread meanwhile; `prepare` returns with it running (or its start failed, which the
-    first stage to use it reports). Without event logs nothing is parsed and Spark not started.
+    another thread meanwhile, unless it is starting already; `prepare` returns with it running
+    (or its start failed, which the first stage to use it reports). Without event logs nothing
+    is parsed and Spark not started.
     """
-    from rig.analysis.spark import last_start_seconds, start_in_background
+    from rig.analysis.spark import claim_start_seconds, start_in_background
 
     run_dir = Path(run_dir)
     analysis = Analysis(run_dir=run_dir, spark_master=spark_master, run=rundir.read_run(run_dir))
     files = rundir.event_logs(run_dir)
     if not files:
         return analysis
-    running = last_start_seconds() is not None  # a session of this process: no start to time
-    booting = start_in_background(spark_master)
+    booting = start_in_background(spark_master)  # or `rig run` started it before simulating
     started = time.perf_counter()
     try:
         analysis.parsed = parse_event_logs(files, _fields(stages),
@@ -189,13 +243,33 @@ def prepare(run_dir: Path, stages: Sequence[Stage], *,
     finally:
         analysis.timings.parse = time.perf_counter() - started
         booting.join()
-    analysis.timings.spark_start = 0.0 if running else last_start_seconds() or 0.0
+    # The start-up this analysis waited for (or that ran beside the simulation); 0 for a
+    # session an earlier analysis of this process started.
+    analysis.timings.spark_start = claim_start_seconds() or 0.0
     return analysis
 
 
 def _merge(into: VariantEntries, entries: VariantEntries) -> None:
     for name, extra in entries.items():
         into.setdefault(name, {}).update(extra)
+
+
+@contextlib.contextmanager
+def _cyclic_gc_paused() -> Iterator[None]:
+    """Python's cycle collector off for the block (back on after, if it was on).
+
+    An analysis builds hundreds of thousands of small rows (dicts, lists) that live until its
+    end and form no cycles; every full collection walks all of them again. On the idle 100k
+    hour (100,000 partition.assigned rows read twice) the collections took about half of the
+    parse and of the ISR walk (issue 19). Reference counting frees the rows as before; any
+    cycle made meanwhile is collected once the block ends."""
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
 
 
 def analyse(run_dir: Path, *, spark_master: str | None = None,
@@ -206,6 +280,13 @@ def analyse(run_dir: Path, *, spark_master: str | None = None,
     summary entries (fetch first, then each stage's keys) and the timings. `say` hears one line
     per step as it ends (the parse, Spark's start-up, each stage), `begin` the name of each step
     as it starts (a terminal's live line)."""
+    with _cyclic_gc_paused():
+        return _analyse(run_dir, spark_master=spark_master, say=say, begin=begin, stages=stages)
+
+
+def _analyse(run_dir: Path, *, spark_master: str | None,
+             say: Callable[[str], None] | None, begin: Callable[[str], None] | None,
+             stages: Sequence[Stage] | None) -> tuple[VariantEntries, Timings]:
     chosen = list(stages) if stages is not None else load_stages()
     if begin is not None:
         begin("parsing the event logs (Spark starts meanwhile)")

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rig import rundir
-from rig.analysis.events import spark_sorted, to_arrow
+from rig.analysis.events import spark_sorted
 from rig.analysis.stages import Analysis, FunctionStage, run_stage
 from rig.events import names
 
@@ -191,12 +191,9 @@ def _storage_stage(analysis: Analysis) -> dict[str, dict[str, Any]]:
     """`{v: {"storage": {...}, "offsets": {...}}}`; writes metrics/storage.json."""
     totals: dict[str, dict[str, Any]] = {}
     by_variant: dict[str, list[dict[str, Any]]] = {}
-    events = analysis.events(_schema())
-    if events is not None:
-        from pyspark.sql import functions as F
-
-        chosen = events.where(F.col("event").isin(*_EVENTS) & F.col("variant").isNotNull())
-        for row in spark_sorted(to_arrow(chosen).to_pylist(), "variant", "seq"):
+    if analysis.parsed is not None:
+        chosen = [row for row in analysis.rare(_EVENTS, _schema()) if row["variant"] is not None]
+        for row in spark_sorted(chosen, "variant", "seq"):
             by_variant.setdefault(row["variant"], []).append(row)
         totals = {name: _totals(mine) for name, mine in by_variant.items()}
     out: dict[str, dict[str, Any]] = {}

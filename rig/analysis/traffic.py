@@ -64,16 +64,13 @@ def _schema() -> StructType:
     return T.StructType([T.StructField(n, k, nullable=True) for n, k in fields])
 
 
-def _small(events: DataFrame) -> list[dict[str, Any]]:
+def _small(analysis: Analysis) -> list[dict[str, Any]]:
     """The few events the ledger reads one by one: zones, ISR changes, wire totals, run end."""
-    from pyspark.sql import functions as F
-
     wanted = (names.BROKER_START, names.CLIENT_RACK, names.ISR_SHRINK, names.ISR_EXPAND,
               names.NET_TRAFFIC, names.RUN_END)
-    rows = (events.where(F.col("event").isin(*wanted))
-            .select("t_ms", "event", "variant", "broker", "rack", "client", "src", "dst",
-                    "kind", "bytes", "removed", "added", "topic", "partition").collect())
-    return [row.asDict() for row in rows]
+    return analysis.rare(wanted, _schema(), (
+        "t_ms", "event", "variant", "broker", "rack", "client", "src", "dst", "kind", "bytes",
+        "removed", "added", "topic", "partition"))
 
 
 Spans = dict[tuple[str, int], list[tuple[float, float]]]
@@ -219,7 +216,7 @@ def _traffic_stage(analysis: Analysis) -> dict[str, dict[str, Any]]:
     if events is None:
         rundir.write_metric(analysis.run_dir, rundir.TRAFFIC, [])
         return {}
-    small = _small(events)
+    small = _small(analysis)
     zones: dict[str, dict[str, str | None]] = {}
     brokers: dict[str, set[str]] = {}
     spans_ms: dict[str, float | None] = {}

@@ -132,3 +132,58 @@ def test_occurrences_between_includes_both_ends(spark: Any, events: Any, lo_ms: 
                                     and lo_ms <= t_us / 1000 <= hi_ms)
                 for idle in IDLE if idle["responses"]}
     assert got == expected
+
+
+# Idle runs over the grid of first rounds, periods and counts (and a run without a period):
+# what idle_per_second counts on the driver must be what Spark's fetch_rows spreads.
+GRID = [_idle(100 + i, f"g{i}", period, count, first, count, first + period // 2)
+        for i, (first, period, count) in enumerate(itertools.product(FIRSTS, PERIODS, COUNTS))]
+GRID.append({**_idle(99, "no-period", 0, 3, 1_500_000, 2, 2_000_000), "period_us": None})
+
+
+@pytest.fixture(scope="module")
+def grid(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    from pyspark.sql import types as T
+
+    from rig.analysis.columnar import parse_event_logs
+    from rig.analysis.events import hadoop_path, with_fetch_fields
+
+    path: Path = tmp_path_factory.mktemp("grid") / "v.jsonl"
+    path.write_bytes(b"\n".join(orjson.dumps(e) for e in [PLAIN, *IDLE, *GRID]) + b"\n")
+    schema = with_fetch_fields(T.StructType([]))
+    fields = [(f.name, f.dataType.simpleString()) for f in schema.fields]
+    parsed = parse_event_logs([path], fields, path.with_suffix(".parquet"))
+    return spark.read.parquet(hadoop_path(parsed.table))
+
+
+def test_idle_per_second_counts_what_fetch_rows_spreads(grid: Any) -> None:
+    from pyspark.sql import functions as F
+
+    from rig.analysis.events import fetch_rows, idle_fetch_runs, idle_per_second
+
+    keys = ["variant", "event", "client", "broker", "body_bytes"]
+    spread = (fetch_rows(grid).where(F.col("client") != "c1")
+              .groupBy(*keys, "second")
+              .agg(F.sum("n").alias("n"), F.min("t_ms").alias("t_ms"),
+                   F.min("seq").alias("seq")).collect())
+    expected = {tuple(row[k] for k in [*keys, "second"]): (row["n"], row["t_ms"], row["seq"])
+                for row in spread}
+    counted = idle_per_second(idle_fetch_runs(grid), keys).to_pylist()
+    got = {tuple(row[k] for k in [*keys, "second"]): (row["n"], row["t_ms"], row["seq"])
+           for row in counted}
+    assert len(got) == len(counted)
+    assert got == expected
+    assert sum(n for n, _, _ in got.values()) == sum(
+        e["requests"] + e["responses"] for e in [*IDLE, *GRID])
+
+
+def test_plain_and_idle_fetches_make_up_fetch_rows(grid: Any) -> None:
+    from rig.analysis.events import fetch_rows, idle_fetch_runs, plain_fetch_rows
+
+    plain = [row.asDict() for row in plain_fetch_rows(grid).collect()]
+    assert [r["client"] for r in plain] == ["c1"]
+    assert plain == [r.asDict() for r in fetch_rows(grid).collect() if r["client"] == "c1"]
+    runs = idle_fetch_runs(grid, only="fetch.response").to_pylist()
+    assert {r["client"] for r in runs} == {
+        e["client"] for e in [*IDLE, *GRID] if e["responses"]}
+    assert {r["event"] for r in runs} == {"fetch.response"}

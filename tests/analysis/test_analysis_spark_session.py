@@ -6,6 +6,7 @@ import os
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -138,3 +139,64 @@ def test_workers_run_rigs_interpreter_whatever_python3_is_on_path(tmp_path: Path
                           text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "ok"
+
+
+_BOOT_BESIDE_A_FAILING_SIMULATION = """
+import sys, threading, time
+from pathlib import Path
+from pyspark import SparkContext
+from rig import pipeline
+from rig.analysis import spark
+from rig.progress import Progress
+ticks = 0
+def simulate(*args, **kwargs):
+    global ticks
+    booting = [t for t in threading.enumerate() if t.name == "rig-spark-start"]
+    while booting and booting[0].is_alive():  # the simulation's progress, printed meanwhile
+        print(f"tick {ticks}", file=sys.stderr, flush=True)
+        ticks += 1
+        time.sleep(0.1)
+    raise RuntimeError("the simulation broke")
+pipeline.simulate = simulate
+try:
+    pipeline.run(Path(sys.argv[1]), pipeline.RunOptions(out=Path(sys.argv[2]), report=False),
+                 Progress(quiet=True))
+except RuntimeError as error:
+    print("raised:", error)
+for thread in threading.enumerate():
+    if thread.name == "rig-spark-stop":
+        thread.join()
+print("ticks", ticks, "session", spark.last_start_seconds() is not None,
+      "jvm", SparkContext._gateway.proc.pid)
+"""
+
+
+@pytest.mark.spark
+def test_rig_run_boots_spark_beside_the_simulation_and_a_failed_run_leaves_no_jvm(
+        tmp_path: Path) -> None:
+    """`rig run` starts Spark before simulating (issue 19): the simulation's progress still
+    reaches stderr while the JVM boots (only the JVM's own stderr goes to its log), a failed
+    simulation stops the session, and the JVM is gone once the process has exited."""
+    done = subprocess.run(
+        [sys.executable, "-c", _BOOT_BESIDE_A_FAILING_SIMULATION,
+         str(ROOT / "scenarios" / "fetch-sessions-1000-partitions.yaml"), str(tmp_path / "run")],
+        cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    raised, last = done.stdout.strip().splitlines()[-2:]
+    assert raised == "raised: the simulation broke"
+    _, ticks, _, session, _, pid = last.split()
+    assert int(ticks) > 0  # the JVM was still booting while the simulation ran
+    assert [line for line in done.stderr.splitlines() if line.startswith("tick")] == [
+        f"tick {i}" for i in range(int(ticks))]
+    assert "incubator" not in done.stderr  # the JVM's own lines went to its log
+    assert session == "False"  # stopped after the failure
+    assert not (tmp_path / "run").exists()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.2)
+    else:
+        pytest.fail(f"the JVM (pid {pid}) outlived the failed run")
