@@ -53,8 +53,10 @@ class Cluster:
         self.brokers: dict[int, Broker] = {}
         # The wire: every message between nodes (rig.cluster.transport).
         # The control plane (rig.strategies.controller): ZooKeeper and its controller, or KRaft.
+        # Typed loosely: each kind has a few calls of its own (ZooKeeper's faults, KRaft's
+        # controlled shutdown) that rig validate allows only with it.
         kind = strategies.get("controller") or ZooKeeperMode()
-        self.control = kind.control_plane(self)
+        self.control: Any = kind.control_plane(self)
         self.transport = Transport(sim, self.network, self.brokers,
                                    lambda: self.control.node_alive(ZK))
         self.send = self.transport.send
@@ -193,7 +195,16 @@ class Cluster:
                               self.strategies.fetch_session.new_client())
 
     # -- faults ----------------------------------------------------------------------------------
-    def crash(self, broker_id: int, power_loss: bool) -> None:
+    def controlled_shutdown(self, broker_id: int) -> None:
+        """The broker shuts down cleanly: the control plane moves its leaderships first, then
+        its process stops (`broker.shutdown`); only KRaft models it (rig validate says so)."""
+        broker = self.brokers[broker_id]
+        if broker.alive:
+            incarnation = broker.incarnation
+            self.control.controlled_shutdown(broker, lambda: self.crash(
+                broker_id, False, clean=True) if broker.incarnation == incarnation else None)
+
+    def crash(self, broker_id: int, power_loss: bool, clean: bool = False) -> None:
         broker = self.brokers[broker_id]
         if not broker.alive:
             return
@@ -210,6 +221,8 @@ class Cluster:
                 self.sim.after(rtt_us, partial(client.connection_reset, broker_id))
         if power_loss:
             self.log.emit(names.BROKER_POWER_LOSS, broker=broker_id, records_lost=lost)
+        elif clean:
+            self.log.emit(names.BROKER_SHUTDOWN, broker=broker_id)
         else:
             self.log.emit(names.BROKER_CRASH, broker=broker_id)
         broker.report_lost_sessions()

@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import Final
 
 # Run lifecycle --------------------------------------------------------------------------------
-RUN_START: Final = "run.start"  # scenario, seed, duration_ms, fetch_version, strategies
+RUN_START: Final = "run.start"  # scenario, seed, duration_ms, fetch_version, strategies (every
+#   kind but the controller, which its own events show)
 RUN_END: Final = "run.end"  # events (count written before this one)
 
 # Cluster set-up ---------------------------------------------------------------------------------
@@ -94,7 +95,10 @@ ISR_CHANGE_PROPAGATED: Final = "isr.change_propagated"  # broker (controller), n
 # broker.registered: broker, broker_epoch (the offset of its RegisterBrokerRecord), incarnation,
 #   unclean_shutdown (bool: its previous epoch was not the one registered, KIP-966)
 BROKER_REGISTERED: Final = "broker.registered"
-# broker.fenced: broker, broker_epoch, reason ("session-timeout"), last_contact_ms
+# broker.shutdown: broker — a controlled shutdown ended and the process stopped (KRaft)
+BROKER_SHUTDOWN: Final = "broker.shutdown"
+# broker.fenced: broker, broker_epoch, reason ("session-timeout" | "controlled-shutdown" |
+#   "requested"), last_contact_ms
 BROKER_FENCED: Final = "broker.fenced"
 # broker.unfenced: broker, broker_epoch, metadata_offset (the offset it had applied)
 BROKER_UNFENCED: Final = "broker.unfenced"

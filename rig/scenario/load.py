@@ -427,7 +427,7 @@ def _consumers(data: dict[str, Any], topics: Sequence[TopicSpec], config: Broker
 _FAULT_TARGETS = {
     "crash": "brokers", "power-loss": "brokers", "stall": "brokers", "fetcher-stuck": "brokers",
     "zk-session-expiry": "brokers", "rack-failure": "rack", "network-partition": "groups",
-    "link": "between", "controller-failover": None,
+    "link": "between", "controller-failover": None, "controlled-shutdown": "brokers",
 }
 
 
@@ -632,6 +632,7 @@ _ZK_ONLY_KEYS = ("zookeeper.session.timeout.ms",)
 _KRAFT_ONLY_KEYS = ("broker.heartbeat.interval.ms", "broker.session.timeout.ms",
                     "eligible.leader.replicas.enable")
 _ZK_ONLY_FAULTS = ("zk-session-expiry", "controller-failover")
+_KRAFT_ONLY_FAULTS = ("controlled-shutdown",)
 _NODE_OF = {"zookeeper": "zk", "kraft": "controller"}
 
 
@@ -672,6 +673,10 @@ def _controller_mode(data: dict[str, Any], kafka: str, kind: str, out: _Collecto
                        else "rig does not model a KRaft controller failover yet")
             out.add(("faults", i, "kind"), f"{raw['kind']} acts on ZooKeeper, but this variant "
                     f"runs the kraft controller (kafka {kafka}); {instead}")
+        if kind == "zookeeper" and raw.get("kind") in _KRAFT_ONLY_FAULTS:
+            out.add(("faults", i, "kind"), f"{raw['kind']} is modelled for the kraft "
+                    f"controller only, and this variant runs zookeeper (kafka {kafka}): use "
+                    "strategies.controller: kraft, or a crash")
         nodes = [n for g in raw.get("groups") or [] for n in g] + list(raw.get("between") or [])
         for node in nodes:
             if isinstance(node, str) and node != _NODE_OF[kind]:

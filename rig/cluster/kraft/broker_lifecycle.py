@@ -8,6 +8,8 @@ docs/kafka.md §12).
 - Heartbeats: STARTING (wants to stay fenced) every 10 ms until the controller says it has
   caught up with its own registration record, then RECOVERY (asks to be unfenced), then
   RUNNING every `broker.heartbeat.interval.ms`.
+- Controlled shutdown: heartbeats asking to shut down (the first retry after 50 ms) until the
+  controller, having moved the broker's leaderships, answers shouldShutDown.
 - Metadata: a long-poll fetch from the broker's offset; the records are applied in order to
   the broker's image, then published: a new leader epoch makes the replica leader or follower,
   a new partition epoch alone changes the leader's ISR. A broker's metadata is as fresh as its
@@ -16,6 +18,7 @@ docs/kafka.md §12).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from rig.cluster.kraft.metadata_log import (
@@ -39,6 +42,7 @@ MESSAGE_BYTES = 100
 REQUEST_TIMEOUT_MS = 2000  # controller.quorum.request.timeout.ms
 STARTING_HEARTBEAT_MS = 10  # BrokerLifecycleManager: "so that ... we start up a bit quicker"
 FIRST_BACKOFF_MS = 100
+CONTROLLED_SHUTDOWN_FIRST_RETRY_MS = 50  # BrokerLifecycleManager: "a little bit sooner"
 
 
 class BrokerLifecycle:
@@ -58,6 +62,8 @@ class BrokerLifecycle:
         self._published = -1  # the incarnation whose replicas the image was published to
         self._heartbeat_token = 0
         self._fetch_token = 0
+        self._stop: Callable[[], None] | None = None  # what ends a controlled shutdown
+        self._shutdown_answered = False
 
     # -- the broker's view of other brokers ----------------------------------------------------
     def ineligible(self, broker: int) -> bool:
@@ -82,6 +88,17 @@ class BrokerLifecycle:
         self.state = "REGISTERING"
         self._register(FIRST_BACKOFF_MS)
         self._fetch()
+
+    def begin_controlled_shutdown(self, stop: Callable[[], None]) -> None:
+        """BrokerLifecycleManager.beginControlledShutdown: heartbeat at once asking to shut
+        down; once the controller answers shouldShutDown, write the clean-shutdown epoch and
+        `stop` the process (the next registration then reports a clean shutdown)."""
+        if self.epoch < 0 or self.state == "PENDING_CONTROLLED_SHUTDOWN":
+            return
+        self.state = "PENDING_CONTROLLED_SHUTDOWN"
+        self._stop = stop
+        self._shutdown_answered = False
+        self._heartbeat()
 
     # -- registration --------------------------------------------------------------------------
     def _register(self, backoff_ms: int) -> None:
@@ -118,11 +135,12 @@ class BrokerLifecycle:
         plane, broker = self.plane, self.broker
         epoch, offset = self.epoch, self.applied - 1
         want_fence = self.state == "STARTING"
+        want_shutdown = self.state == "PENDING_CONTROLLED_SHUTDOWN"
         interval = broker.config.broker_heartbeat_interval_ms
         self._schedule_heartbeat(interval)  # a lost request or reply: the next one goes anyway
 
         def at_controller() -> None:
-            plane.controller.heartbeat(broker.id, epoch, offset, want_fence, False,
+            plane.controller.heartbeat(broker.id, epoch, offset, want_fence, want_shutdown,
                                        lambda reply: plane.send(NODE, broker.id, MESSAGE_BYTES,
                                                                 lambda: answered(reply)))
 
@@ -135,6 +153,14 @@ class BrokerLifecycle:
                 self._schedule_heartbeat(STARTING_HEARTBEAT_MS)
             elif self.state == "RECOVERY" and not reply.fenced:
                 self.state = "RUNNING"
+            elif self.state == "PENDING_CONTROLLED_SHUTDOWN":
+                if reply.should_shut_down and self._stop is not None:
+                    self.clean_epoch = self.epoch  # the clean-shutdown file
+                    self._stop()
+                    return
+                if not self._shutdown_answered:  # the first answer: ask again sooner
+                    self._schedule_heartbeat(CONTROLLED_SHUTDOWN_FIRST_RETRY_MS)
+                self._shutdown_answered = True
 
         plane.send(broker.id, NODE, MESSAGE_BYTES, at_controller)
 

@@ -72,6 +72,10 @@ class KRaftControlPlane:
     def broker_restarted(self, broker: Any) -> None:
         self.lifecycles[broker.id].restart()
 
+    def controlled_shutdown(self, broker: Any, stop: Callable[[], None]) -> None:
+        """The `controlled-shutdown` fault: the broker asks, and `stop`s once let go."""
+        self.lifecycles[broker.id].begin_controlled_shutdown(stop)
+
     def after_stall(self, broker_id: int, action: Callable[[], None]) -> None:
         self.cluster.after_stall(broker_id, action)
 

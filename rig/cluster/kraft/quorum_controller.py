@@ -18,6 +18,7 @@ from typing import Any
 from rig.cluster.kraft.broker_heartbeat_manager import (
     CONTROLLED_SHUTDOWN,
     FENCED,
+    SHUTDOWN_NOW,
     UNFENCED,
     BrokerHeartbeatManager,
 )
@@ -170,21 +171,24 @@ class QuorumController:
 
     def _maybe_fence_one(self) -> None:
         self._fence_timer = None
-        now = self.sim.now_us
-        broker = self.heartbeats.find_one_stale_broker(now)
+        broker = self.heartbeats.find_one_stale_broker(self.sim.now_us)
         if broker is not None:
-            state = self.heartbeats.brokers[broker]
-            registration = self.registrations[broker]
-            self._change(lambda: self.replication.handle_broker_fenced(broker), "broker-fenced")
-            registration.fenced = True
-            registration.in_controlled_shutdown = False
-            self.metadata.append(BrokerRegistrationChangeRecord(broker, registration.epoch,
-                                                                fenced=True))
-            self.heartbeats.fence(broker)
-            self.emit(names.BROKER_FENCED, broker=broker, broker_epoch=registration.epoch,
-                      reason="session-timeout", last_contact_ms=state.last_contact_us / 1000)
+            self._fence(broker, "session-timeout")
             self.metadata.appended()
         self._reschedule_fencing()
+
+    def _fence(self, broker: int, reason: str) -> None:
+        """handleBrokerFenced, then the BrokerRegistrationChangeRecord that fences it."""
+        state = self.heartbeats.brokers[broker]
+        registration = self.registrations[broker]
+        self._change(lambda: self.replication.handle_broker_fenced(broker), "broker-fenced")
+        registration.fenced = True
+        registration.in_controlled_shutdown = False
+        self.metadata.append(BrokerRegistrationChangeRecord(broker, registration.epoch,
+                                                            fenced=True))
+        self.heartbeats.fence(broker)
+        self.emit(names.BROKER_FENCED, broker=broker, broker_epoch=registration.epoch,
+                  reason=reason, last_contact_ms=state.last_contact_us / 1000)
 
     # -- requests ------------------------------------------------------------------------------
     def register(self, broker: int, incarnation: int, previous_epoch: int,
@@ -243,11 +247,15 @@ class QuorumController:
             self._change(lambda: self.replication.handle_broker_in_controlled_shutdown(broker),
                          "controlled-shutdown")
             state.controlled_shutdown_offset = self.metadata.end_offset - 1
+        elif current != FENCED and nxt in (FENCED, SHUTDOWN_NOW):
+            # processBrokerHeartbeat: FENCED and SHUTDOWN_NOW both go through
+            # handleBrokerFenced (a broker done with its controlled shutdown leaves too)
+            self._fence(broker, "controlled-shutdown" if nxt == SHUTDOWN_NOW else "requested")
         self.metadata.appended()
         self._reschedule_fencing()
         reply(HeartbeatReply(0, metadata_offset >= registration.epoch,
-                             nxt in (FENCED,), nxt == CONTROLLED_SHUTDOWN,
-                             nxt == "SHUTDOWN_NOW"))
+                             nxt in (FENCED, SHUTDOWN_NOW), nxt == CONTROLLED_SHUTDOWN,
+                             nxt == SHUTDOWN_NOW))
 
     def alter_partition(self, request: AlterPartitionRequest,
                         reply: Callable[[int, PartitionRegistration | None], None]) -> None:
