@@ -68,8 +68,12 @@ def _counts(events: DataFrame) -> dict[str, dict[str, Any]]:
         records_of(names.RECORD_LOST).alias("acked_lost"),
         records_of(names.RECORD_LOST, F.col("acks") == -1).alias("acked_all_lost"),
         count_of(names.LEADER_ELECTED).alias("leader_elections"),
-        count_of(names.LEADER_ELECTED, F.col("election") == "unclean").alias(
-            "unclean_elections"),
+        # KRaft's election of the last known leader (KIP-966) is unclean too (RECOVERING).
+        count_of(names.LEADER_ELECTED, F.col("election").isin("unclean", "last-known-leader")
+                 ).alias("unclean_elections"),
+        count_of(names.LEADER_ELECTED, F.col("election") == "elr").alias("elr_elections"),
+        count_of(names.LEADER_ELECTED, F.col("election") == "last-known-leader").alias(
+            "last_known_leader_elections"),
         count_of(names.ISR_SHRINK).alias("isr_shrinks"),
         count_of(names.ISR_EXPAND).alias("isr_expands"),
         records_of(names.REPLICA_TRUNCATE).alias("truncated_records"),
@@ -248,7 +252,8 @@ def _replication_stage(analysis: Analysis) -> dict[str, dict[str, Any]]:
                 "acked_all_lost")},
             "replication": {
                 **{key: int(c.get(key) or 0) for key in (
-                    "leader_elections", "unclean_elections", "isr_shrinks", "isr_expands",
+                    "leader_elections", "unclean_elections", "elr_elections",
+                    "last_known_leader_elections", "isr_shrinks", "isr_expands",
                     "truncated_records", "diverged_partitions")},
                 "under_replicated_partition_seconds": round(under, 3),
                 "offline_partition_seconds": round(offline, 3),

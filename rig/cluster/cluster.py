@@ -1,9 +1,10 @@
-"""The simulated cluster of one variant: it builds the brokers, ZooKeeper and the controller,
-wires them to one transport (rig.cluster.transport), and applies faults to them."""
+"""The simulated cluster of one variant: it builds the brokers and the control plane (ZooKeeper
+and its controller, or KRaft's quorum: rig.strategies.controller), wires them to one transport
+(rig.cluster.transport), and applies faults to them."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
@@ -20,9 +21,9 @@ from rig.cluster.replica import Replica, Role, TopicPartition
 from rig.cluster.storage import log_factory
 from rig.cluster.transport import Transport
 from rig.cluster.wire import Meter
-from rig.cluster.zk_client import ZkClient
+from rig.cluster.zk_control import ZooKeeperMode
 from rig.cluster.zookeeper import NODE as ZK
-from rig.cluster.zookeeper import ZK_MESSAGE_BYTES, PartitionState, ZooKeeper
+from rig.cluster.zookeeper import ZooKeeper
 from rig.engine import Simulation, Streams
 from rig.errors import PluginError
 from rig.events import EventLog, names
@@ -34,8 +35,6 @@ from rig.strategies.placement.explicit import ExplicitPlacement
 
 class Cluster:
     """The model of one variant; strategies are instances chosen by the caller."""
-
-    zk: ZooKeeper
 
     def __init__(self, variant: VariantSpec, sim: Simulation, streams: Streams, log: EventLog,
                  strategies: dict[str, Any], meter: Meter | None = None):
@@ -53,21 +52,25 @@ class Cluster:
         self.topics = TopicConfigs(self.topic_config, self.config)
         self.brokers: dict[int, Broker] = {}
         # The wire: every message between nodes (rig.cluster.transport).
-        self.transport = Transport(sim, self.network, self.brokers, lambda: self.zk.alive)
+        # The control plane (rig.strategies.controller): ZooKeeper and its controller, or KRaft.
+        # Typed loosely: each kind has a few calls of its own (ZooKeeper's faults, KRaft's
+        # controlled shutdown) that rig validate allows only with it.
+        kind = strategies.get("controller") or ZooKeeperMode()
+        self.control: Any = kind.control_plane(self)
+        self.transport = Transport(sim, self.network, self.brokers,
+                                   lambda: self.control.node_alive(ZK))
         self.send = self.transport.send
         self.deliver_at = self.transport.deliver_at
         self.after_stall = self.transport.after_stall
         self.node_context = NodeContext(
             sim, log.emit, self.send, self.after_stall, self.strategies, self.topics,
-            self.meter, variant.os, ZkClient(self), self.new_fetcher,
+            self.meter, variant.os, self.control.isr_writer, self.new_fetcher,
             {b.id: b.rack for b in variant.brokers})
         for b in variant.brokers:
             config = variant.broker_config(b.id)
             self.brokers[b.id] = Broker(self.node_context, b.id, b.rack, config, sessions.new_cache(
                 b.id, config.max_incremental_fetch_session_cache_slots,
                 streams.get(f"fetch_session/cache/{b.id}")))
-        self.zk = ZooKeeper(self)
-        self.controller: Controller | None = None
         self.assignments: dict[str, list[tuple[int, ...]]] = {}
         self.producers: list[Any] = []
         self.clients: list[Any] = []  # every fetch client (followers and consumers)
@@ -108,7 +111,7 @@ class Cluster:
         hash) is worked out once."""
         name = topic.name
         emit = self.log.emit
-        partitions = self.zk.partitions
+        create = self.control.create_partition
         brokers = self.brokers
         new_log_on = {b.id: log_factory(topic.config, self.variant.broker_config(b.id),
                                         internal=name == OFFSETS_TOPIC)
@@ -121,25 +124,12 @@ class Cluster:
                  replicas=list(replicas), leader=replicas[0])
             for b in replicas:
                 brokers[b].add_replica(Replica(key, b, replicas, new_log_on[b](), slot))
-            partitions[key] = PartitionState(replicas[0], 0, tuple(replicas))
+            create(key, replicas)
 
     def start(self) -> None:
-        """Start as a running cluster: every broker registered with ZooKeeper, the lowest id
-        controller, each partition led by its first replica at epoch 0 with a full ISR. No
-        election happens at t=0: the scenario describes a cluster that is already up."""
-        self.zk.register_running(sorted(self.brokers))
-        self.controller = Controller(self, self.zk.controller or 0, self.zk.controller_epoch)
-        self.log.emit(names.CONTROLLER_ELECTED, broker=self.controller.broker,
-                      epoch=self.controller.epoch)
-        # Every broker keeps these two maps as its metadata cache (see on_update_metadata).
-        leaders = {key: state.leader for key, state in self.zk.partitions.items()}
-        isrs = {key: tuple(state.isr) for key, state in self.zk.partitions.items()}
-        for broker in self.brokers.values():
-            states = {key: self.zk.partitions[key] for key in broker.replicas}
-            broker.on_leader_and_isr(self.controller.epoch, states, quiet=True)
-            broker.on_update_metadata(self.controller.epoch, leaders, isrs, quiet=True)
-            broker.start_tasks()
-            self._heartbeats(broker)
+        """Start as a running cluster (the control plane says how: ZooKeeper sessions and a
+        controller, or KRaft registrations and a quorum); no election happens at t=0."""
+        self.control.start()
 
     def assignment(self, key: TopicPartition) -> tuple[int, ...]:
         return self.assignments[key[0]][key[1]]
@@ -184,38 +174,20 @@ class Cluster:
             for fetcher in list(broker.fetchers.values()):
                 fetcher.wake()
 
-    def _heartbeats(self, broker: Broker) -> None:
-        """The broker's ZooKeeper session: register now, then heartbeat every timeout/3."""
-        incarnation = broker.incarnation
+    # -- the control plane -------------------------------------------------------------------
+    @property
+    def partition_states(self) -> Mapping[TopicPartition, Any]:
+        """Each partition's leader, leader epoch and ISR as the control plane holds them."""
+        return self.control.partitions
 
-        def beat() -> None:
-            self.send(broker.id, ZK, ZK_MESSAGE_BYTES,
-                      lambda: self.zk.heartbeat(broker.id, incarnation))
+    @property
+    def zk(self) -> ZooKeeper:
+        """ZooKeeper (the `zookeeper` controller kind only: its faults act on it)."""
+        return self.control.zk
 
-        broker.every(max(1, broker.config.zookeeper_session_timeout_ms // 3), beat, now=True)
-
-    # -- the controller -----------------------------------------------------------------------
-    def notify_controller(self, action: Callable[[Controller], None]) -> None:
-        """ZooKeeper fires the controller's watch: the news reaches it over the network."""
-        controller = self.controller
-        if controller is None:
-            return
-        self.send(ZK, controller.broker, ZK_MESSAGE_BYTES,
-                  lambda: action(controller) if controller.active else None, reliable=True)
-
-    def controller_elected(self, broker: int, epoch: int) -> None:
-        if self.controller is not None:
-            self.controller.active = False
-        self.controller = Controller(self, broker, epoch)
-        self.controller.on_elected()
-
-    def controller_gone(self) -> None:
-        if self.controller is not None:
-            self.controller.active = False
-        self.controller = None
-
-    def run_for_controller(self, broker: int) -> None:
-        self.send(broker, ZK, ZK_MESSAGE_BYTES, lambda: self.zk.try_become_controller(broker))
+    @property
+    def controller(self) -> Controller | None:
+        return self.control.controller
 
     # -- the model's factories -----------------------------------------------------------------
     def new_fetcher(self, broker: Broker, leader: int, slot: int) -> ReplicaFetcher:
@@ -223,7 +195,16 @@ class Cluster:
                               self.strategies.fetch_session.new_client())
 
     # -- faults ----------------------------------------------------------------------------------
-    def crash(self, broker_id: int, power_loss: bool) -> None:
+    def controlled_shutdown(self, broker_id: int) -> None:
+        """The broker shuts down cleanly: the control plane moves its leaderships first, then
+        its process stops (`broker.shutdown`); only KRaft models it (rig validate says so)."""
+        broker = self.brokers[broker_id]
+        if broker.alive:
+            incarnation = broker.incarnation
+            self.control.controlled_shutdown(broker, lambda: self.crash(
+                broker_id, False, clean=True) if broker.incarnation == incarnation else None)
+
+    def crash(self, broker_id: int, power_loss: bool, clean: bool = False) -> None:
         broker = self.brokers[broker_id]
         if not broker.alive:
             return
@@ -240,6 +221,8 @@ class Cluster:
                 self.sim.after(rtt_us, partial(client.connection_reset, broker_id))
         if power_loss:
             self.log.emit(names.BROKER_POWER_LOSS, broker=broker_id, records_lost=lost)
+        elif clean:
+            self.log.emit(names.BROKER_SHUTDOWN, broker=broker_id)
         else:
             self.log.emit(names.BROKER_CRASH, broker=broker_id)
         broker.report_lost_sessions()
@@ -250,12 +233,12 @@ class Cluster:
             return
         broker.restart()
         self.log.emit(names.BROKER_RESTART, broker=broker_id, incarnation=broker.incarnation)
-        self._heartbeats(broker)
+        self.control.broker_restarted(broker)
 
     # -- the end of the run -------------------------------------------------------------------
     def final_state(self) -> FinalState:
         """A read-only view of every partition's replicas, for the checks' verdicts."""
-        brokers, partitions = self.brokers, self.zk.partitions
+        brokers, partitions = self.brokers, self.control.partitions
 
         def view(key: TopicPartition) -> PartitionView:
             assignment = self.assignment(key)
@@ -267,11 +250,11 @@ class Cluster:
     # -- settling ------------------------------------------------------------------------------
     def settled(self) -> bool:
         """Every partition led, its ISR full, followers caught up, no produce in flight."""
-        if self.controller is None or any(not b.alive for b in self.brokers.values()):
+        if not self.control.has_controller() or any(not b.alive for b in self.brokers.values()):
             return False
         if any(p.busy for p in self.producers):
             return False
-        for key, state in self.zk.partitions.items():
+        for key, state in self.control.partitions.items():
             leader = self.brokers[state.leader] if state.leader >= 0 else None
             if leader is None:
                 return False

@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import Final
 
 # Run lifecycle --------------------------------------------------------------------------------
-RUN_START: Final = "run.start"  # scenario, seed, duration_ms, fetch_version, strategies
+RUN_START: Final = "run.start"  # scenario, seed, duration_ms, fetch_version, strategies (every
+#   kind but the controller, which its own events show)
 RUN_END: Final = "run.end"  # events (count written before this one)
 
 # Cluster set-up ---------------------------------------------------------------------------------
@@ -60,7 +61,9 @@ LEADER_ELECTED: Final = "leader.elected"
 REPLICA_TRUNCATE: Final = "replica.truncate"
 BROKER_CRASH: Final = "broker.crash"
 BROKER_RESTART: Final = "broker.restart"
-CONTROLLER_ELECTED: Final = "controller.elected"  # broker, epoch
+# controller.elected: ZooKeeper: broker, epoch (the controller epoch); KRaft: node (the active
+#   controller's node), epoch and quorum_epoch (the Raft leader epoch of the metadata quorum)
+CONTROLLER_ELECTED: Final = "controller.elected"
 PRODUCE_REQUEST: Final = "produce.request"  # producer, broker, partitions, records, bytes, acks
 PRODUCE_ERROR: Final = "produce.error"  # producer, topic, partition, error_code, retrying
 BROKER_POWER_LOSS: Final = "broker.power_loss"  # broker, records_lost
@@ -88,6 +91,26 @@ ZK_PARTITION_STATE: Final = "zk.partition_state"  # topic, partition, leader, ep
 ISR_CHANGE_NOTIFICATION: Final = "isr.change_notification"  # broker, notification, partitions
 ISR_CHANGE_PROPAGATED: Final = "isr.change_propagated"  # broker (controller), notifications,
 #   partitions: the controller read the notifications and sent UpdateMetadata to every broker
+# KRaft (docs/kafka.md §12) ---------------------------------------------------------------------
+# broker.registered: broker, broker_epoch (the offset of its RegisterBrokerRecord), incarnation,
+#   unclean_shutdown (bool: its previous epoch was not the one registered, KIP-966)
+BROKER_REGISTERED: Final = "broker.registered"
+# broker.shutdown: broker — a controlled shutdown ended and the process stopped (KRaft)
+BROKER_SHUTDOWN: Final = "broker.shutdown"
+# broker.fenced: broker, broker_epoch, reason ("session-timeout" | "controlled-shutdown" |
+#   "requested"), last_contact_ms
+BROKER_FENCED: Final = "broker.fenced"
+# broker.unfenced: broker, broker_epoch, metadata_offset (the offset it had applied)
+BROKER_UNFENCED: Final = "broker.unfenced"
+# partition.change: topic, partition, leader, isr, elr, last_known_elr, leader_epoch,
+#   partition_epoch, leader_recovery_state (RECOVERED | RECOVERING), offset (in the metadata
+#   log), reason (broker-fenced | broker-unfenced | controlled-shutdown | unclean-shutdown |
+#   alter-partition): a PartitionChangeRecord the active controller appended
+PARTITION_CHANGE: Final = "partition.change"
+# alter_partition.rejected: broker (the leader), topic, partition, error_code, error (Kafka's
+#   name: INELIGIBLE_REPLICA 107, FENCED_LEADER_EPOCH 74, INVALID_UPDATE_VERSION 95, …), isr
+#   (proposed), leader_epoch, partition_epoch (both as the leader sent them)
+ALTER_PARTITION_REJECTED: Final = "alter_partition.rejected"
 METADATA_UPDATED: Final = "metadata.updated"  # broker, topic, partition, leader, isr: a broker's
 #   metadata cache changed for a partition (UpdateMetadata)
 

@@ -138,6 +138,17 @@ class FetcherStuck(Fault):
                 fetcher.wake()
 
 
+class ControlledShutdown(Crash):
+    """The broker shuts down cleanly (KRaft): it asks the controller, which moves its
+    leaderships and takes it out of the ISRs, then stops. Heal: restart."""
+
+    kind = "controlled-shutdown"
+
+    def inject(self, cluster: Cluster) -> None:
+        for broker in self.targets(cluster):
+            cluster.controlled_shutdown(int(broker))
+
+
 class ZkSessionExpiry(Fault):
     """ZooKeeper expires a broker's session; the broker registers again with a new one."""
 
@@ -169,4 +180,4 @@ class ControllerFailover(Fault):
 
 KINDS: dict[str, type[Fault]] = {k.kind: k for k in (
     Crash, PowerLoss, RackFailure, NetworkPartition, Link, Stall, FetcherStuck, ZkSessionExpiry,
-    ControllerFailover)}
+    ControllerFailover, ControlledShutdown)}

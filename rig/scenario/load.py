@@ -58,6 +58,9 @@ _CONFIG_KEYS: dict[str, tuple[str, Any]] = {
     "replica.fetch.backoff.ms": ("replica_fetch_backoff_ms", units.duration_ms),
     "replica.lag.time.max.ms": ("replica_lag_time_max_ms", units.duration_ms),
     "zookeeper.session.timeout.ms": ("zookeeper_session_timeout_ms", units.duration_ms),
+    "broker.heartbeat.interval.ms": ("broker_heartbeat_interval_ms", units.duration_ms),
+    "broker.session.timeout.ms": ("broker_session_timeout_ms", units.duration_ms),
+    "eligible.leader.replicas.enable": ("eligible_leader_replicas_enable", bool),
     "max.incremental.fetch.session.cache.slots": ("max_incremental_fetch_session_cache_slots", int),
     "min.insync.replicas": ("min_insync_replicas", int),
     "unclean.leader.election.enable": ("unclean_leader_election_enable", bool),
@@ -192,6 +195,9 @@ def _config(data: dict[str, Any], kafka: str, out: _Collector,
         "epoch_start_at_election": profile.epoch_start_at_election,
         "epoch_end_before_first_known": profile.epoch_end_before_first_known,
         "election_order": profile.election_order,
+        "eligible_leader_replicas_enable": profile.eligible_leader_replicas_enable,
+        "leader_epoch_bump_on_shrink": profile.leader_epoch_bump_on_shrink,
+        "elect_fenced_last_known_leader": profile.elect_fenced_last_known_leader,
     }
     for key, value in raw.items():
         name, convert = _CONFIG_KEYS[key]
@@ -431,7 +437,7 @@ def _consumers(data: dict[str, Any], topics: Sequence[TopicSpec], config: Broker
 _FAULT_TARGETS = {
     "crash": "brokers", "power-loss": "brokers", "stall": "brokers", "fetcher-stuck": "brokers",
     "zk-session-expiry": "brokers", "rack-failure": "rack", "network-partition": "groups",
-    "link": "between", "controller-failover": None,
+    "link": "between", "controller-failover": None, "controlled-shutdown": "brokers",
 }
 
 
@@ -481,11 +487,12 @@ def _faults(data: dict[str, Any], brokers: Sequence[BrokerSpec], duration_ms: in
             out.add((*at, "rack"), f"rack {raw.get('rack')!r} is not a rack of this cluster "
                     f"(racks: {', '.join(sorted(racks)) or 'none'})")
         if need == "groups" and "groups" not in raw:
-            out.add(at, "a network-partition needs `groups` (lists of brokers, or \"zk\")")
+            out.add(at, "a network-partition needs `groups` (lists of brokers, or the "
+                    "controller's node: \"zk\", or \"controller\" in KRaft)")
         if need == "between" and "between" not in raw:
             out.add(at, "a link fault needs `between: [node, node]`")
         for node in [n for g in raw.get("groups", []) for n in g] + list(raw.get("between", [])):
-            if node != "zk" and node not in ids:
+            if node not in ("zk", "controller") and node not in ids:
                 out.add(at, f"node {node} is not in the cluster")
         after = raw.get("after", {})
         u = _Units(raw, at, out)
@@ -516,7 +523,8 @@ def _strategies(data: dict[str, Any], kafka: str, out: _Collector) -> dict[str, 
     chosen: dict[str, StrategyRef] = {}
     raw = data.get("strategies", {})
     profile = profiles.profile(kafka)
-    by_version = {"replication": profile.replication, "isr": profile.isr}
+    by_version = {"replication": profile.replication, "isr": profile.isr,
+                  "controller": profile.controller}
     for kind in STRATEGY_KINDS:
         value = raw.get(kind)
         if value is None:
@@ -576,6 +584,8 @@ def _variant(name: str, doc: Document, out: _Collector,
                     f"incremental fetch sessions need Fetch v7 or later (KIP-227), but this "
                     f"variant sends v{config.fetch_version}: use kafka ≥ 1.1 or "
                     "protocol.fetch_version ≥ 7")
+    if strategies_ok and config_ok and usable("cluster", "faults") and "controller" in strategies:
+        _controller_mode(data, kafka, strategies["controller"].name, out)
     broker_configs = {}
     raw_brokers = data["cluster"]["brokers"] if config_ok else None
     if isinstance(raw_brokers, list):
@@ -626,6 +636,63 @@ def _variant(name: str, doc: Document, out: _Collector,
     for path, message in size_problems(variant, data.get("limits") or {}):
         out.add(path, message)
     return None if len(out.problems) > before else variant
+
+
+# Keys and faults that belong to one controller kind only (docs/kafka.md §10, §12).
+_ZK_ONLY_KEYS = ("zookeeper.session.timeout.ms",)
+_KRAFT_ONLY_KEYS = ("broker.heartbeat.interval.ms", "broker.session.timeout.ms",
+                    "eligible.leader.replicas.enable")
+_ZK_ONLY_FAULTS = ("zk-session-expiry", "controller-failover")
+_KRAFT_ONLY_FAULTS = ("controlled-shutdown",)
+_NODE_OF = {"zookeeper": "zk", "kraft": "controller"}
+
+
+def _controller_mode(data: dict[str, Any], kafka: str, kind: str, out: _Collector) -> None:
+    """The controller a variant runs must be one its Kafka release has, and the settings,
+    faults and nodes it names must be of that controller: a ZooKeeper key in a KRaft variant
+    (or the reverse) would otherwise be silently ignored."""
+    profile = profiles.profile(kafka)
+    if not profile.accepts_controller(kind):
+        if kind == "zookeeper":
+            out.add(("strategies", "controller"), f"Kafka {kafka} has no ZooKeeper mode "
+                    "(removed in 4.0, KIP-833): use strategies.controller: kraft, or kafka 3.9 "
+                    "or older")
+        else:
+            out.add(("strategies", "controller"), f"Kafka {kafka} has no KRaft mode rig "
+                    "models (KRaft is production-ready from 3.3, KIP-833): use kafka ≥ 3.5")
+    if kind not in _NODE_OF:
+        return  # a plugin's control plane: its keys are its own business
+    other = "kraft" if kind == "zookeeper" else "zookeeper"
+    wrong = _KRAFT_ONLY_KEYS if kind == "zookeeper" else _ZK_ONLY_KEYS
+    places: list[tuple[PathKey, dict[str, Any]]] = [
+        (("cluster", "config"), data.get("cluster", {}).get("config") or {})]
+    raw_brokers = data.get("cluster", {}).get("brokers")
+    for i, raw in enumerate(raw_brokers if isinstance(raw_brokers, list) else []):
+        if isinstance(raw, dict) and isinstance(raw.get("config"), dict):
+            places.append((("cluster", "brokers", i, "config"), raw["config"]))
+    for at, config in places:
+        for key in wrong:
+            if key in config:
+                out.add((*at, key), f"{key} is a {other} setting, but this variant runs the "
+                        f"{kind} controller (kafka {kafka}): it would have no effect; drop it, "
+                        f"or set strategies.controller: {other}")
+    for i, raw in enumerate(data.get("faults") or []):
+        if kind == "kraft" and raw.get("kind") in _ZK_ONLY_FAULTS:
+            instead = ("a KRaft broker has no ZooKeeper session: cut it off from node "
+                       "\"controller\" with a network-partition instead"
+                       if raw["kind"] == "zk-session-expiry"
+                       else "rig does not model a KRaft controller failover yet")
+            out.add(("faults", i, "kind"), f"{raw['kind']} acts on ZooKeeper, but this variant "
+                    f"runs the kraft controller (kafka {kafka}); {instead}")
+        if kind == "zookeeper" and raw.get("kind") in _KRAFT_ONLY_FAULTS:
+            out.add(("faults", i, "kind"), f"{raw['kind']} is modelled for the kraft "
+                    f"controller only, and this variant runs zookeeper (kafka {kafka}): use "
+                    "strategies.controller: kraft, or a crash")
+        nodes = [n for g in raw.get("groups") or [] for n in g] + list(raw.get("between") or [])
+        for node in nodes:
+            if isinstance(node, str) and node != _NODE_OF[kind]:
+                out.add(("faults", i), f"node {node!r} exists only with the {other} controller;"
+                        f" this variant runs {kind}, whose node is {_NODE_OF[kind]!r}")
 
 
 def _with_offsets_topic(topics: tuple[TopicSpec, ...], consumers: Sequence[ConsumerSpec],

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-STRATEGY_KINDS = ("placement", "replication", "isr", "fetch_session", "compaction")
+STRATEGY_KINDS = ("placement", "replication", "isr", "fetch_session", "compaction", "controller")
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,12 @@ class BrokerConfig:
     replica_fetch_backoff_ms: int = 1000
     replica_lag_time_max_ms: int = 30_000
     zookeeper_session_timeout_ms: int = 18_000
+    # KRaft (docs/kafka.md §12): BrokerLifecycleManager's heartbeat, the controller's session.
+    broker_heartbeat_interval_ms: int = 2000
+    broker_session_timeout_ms: int = 9000
+    eligible_leader_replicas_enable: bool = False  # KIP-966; the profile's default (4.1+: on)
+    leader_epoch_bump_on_shrink: bool = False  # before metadata version 3.6 (KAFKA-15021)
+    elect_fenced_last_known_leader: bool = False  # before 4.1 (KAFKA-19522)
     max_incremental_fetch_session_cache_slots: int = 1000
     min_insync_replicas: int = 1
     unclean_leader_election_enable: bool = False

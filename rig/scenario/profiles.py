@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 VERSIONS = ("0.11", "1.0", "1.1", "2.0", "2.1", "2.3", "2.4", "2.5", "2.7", "2.8", "3.0", "3.1",
-            "3.5", "3.7", "3.8", "3.9")
+            "3.5", "3.7", "3.8", "3.9", "4.0", "4.1", "4.2")
 
 # inter.broker.protocol.version (lowest version that switched) → follower Fetch version.
 _FETCH_VERSION_BY_IBP = (("3.9", 17), ("3.7", 16), ("3.5", 15), ("3.1", 13), ("2.7", 12),
@@ -94,6 +94,22 @@ RULES: tuple[VersionRule, ...] = (
     VersionRule("effective_min_isr", "acks=all and the HW count min.insync.replicas as at most "
                 "the replication factor", (("0.11", False), ("3.7", True)),
                 "KAFKA-15583 (Partition.effectiveMinIsr: min(min.insync.replicas, replicas))"),
+    VersionRule("controller", "default controller (strategies.controller)",
+                (("0.11", "zookeeper"), ("4.0", "kraft")),
+                "KIP-500; KIP-833 (ZooKeeper removed in 4.0)"),
+    VersionRule("controllers", "controllers a variant may choose",
+                (("0.11", "zookeeper"), ("3.3", "zookeeper, kraft"), ("4.0", "kraft")),
+                "KIP-833 (KRaft production-ready in 3.3; the only mode from 4.0)"),
+    VersionRule("eligible_leader_replicas_enable", "eligible.leader.replicas.enable default "
+                "(KRaft)", (("0.11", False), ("4.1", True)),
+                "KIP-966 (preview in 4.0, on for new clusters from 4.1)"),
+    VersionRule("leader_epoch_bump_on_shrink", "a controller ISR shrink bumps the leader epoch "
+                "(KRaft; the partition epoch always moves)", (("0.11", True), ("3.6", False)),
+                "KAFKA-15021 (PartitionChangeBuilder, metadata version 3.6)"),
+    VersionRule("elect_fenced_last_known_leader", "with ISR and ELR empty, the last known "
+                "leader is elected even while fenced (KRaft, ELR on)",
+                (("0.11", True), ("4.1", False)),
+                "PartitionChangeBuilder.canElectLastKnownLeader; KAFKA-19522 (4.1)"),
 )
 
 
@@ -114,10 +130,22 @@ class Profile:
     rack_aware_assignment: bool  # 3.5+ clients (KIP-881)
     hw_holds_below_min_isr: bool  # 3.7+
     effective_min_isr: bool  # 3.7+
+    controller: str  # the default controller kind: zookeeper up to 3.9, kraft from 4.0
+    controllers: str  # the controller kinds a variant may choose, ", "-joined
+    eligible_leader_replicas_enable: bool  # KIP-966 default: 4.1+
+    leader_epoch_bump_on_shrink: bool  # before metadata version 3.6 (KAFKA-15021)
+    elect_fenced_last_known_leader: bool  # before 4.1 (KAFKA-19522)
 
     @property
     def fetch_version(self) -> int:
         return fetch_version_for_ibp(self.version)
+
+    def accepts_controller(self, kind: str) -> bool:
+        """Whether a variant of this release may run controller `kind` (a plugin's name is
+        not the profile's business; only the built-ins are tied to releases)."""
+        if kind not in ("zookeeper", "kraft"):
+            return True
+        return kind in self.controllers.split(", ")
 
 
 def profile(version: str) -> Profile:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from rig.scenario.model import STRATEGY_KINDS
 from rig.strategies.base import FIRST_API_VERSION
 from rig.strategies.compaction.base import CompactionStrategy
+from rig.strategies.controller.base import ControllerStrategy, ControlPlane
 from rig.strategies.fetch_session.base import FetchSessionStrategy, SessionCache, SessionClient
 from rig.strategies.isr.base import IsrStrategy
 from rig.strategies.placement.base import PlacementStrategy
@@ -100,6 +101,13 @@ _ALL = (
         "kafka-cleaner": "rig.strategies.compaction.kafka_cleaner:KafkaCleaner",
         "none": "rig.strategies.compaction.none:NoCompaction",
     }, default="kafka-cleaner", guard="GuardedCompaction"),
+    # The control plane itself (ZooKeeper's controller or KRaft's quorum); its built-ins live
+    # in the model. The profile chooses the default (rig.scenario.profiles: `controller`).
+    # No conformance kit yet: a control plane is checked by the scenarios it runs.
+    Kind("controller", ControllerStrategy, {
+        "zookeeper": "rig.cluster.zk_control:ZooKeeperMode",
+        "kraft": "rig.cluster.kraft.control_plane:KRaftMode",
+    }, default="zookeeper", parts={"plane": ControlPlane}),
 )
 
 KINDS: dict[str, Kind] = {kind.name: kind for kind in _ALL}

@@ -126,7 +126,7 @@ class ConsumerMember:
     def start(self) -> None:
         cluster = self.cluster
         for key in self.assigned:
-            state = cluster.zk.partitions[key]
+            state = cluster.partition_states[key]
             leader = cluster.brokers.get(state.leader)
             start = 0
             if self.spec.start == "latest" and leader is not None:
@@ -221,7 +221,7 @@ class ConsumerMember:
         """Records between this member's positions and each partition's high watermark."""
         total = 0
         for key in self.assigned:
-            state = self.cluster.zk.partitions[key]
+            state = self.cluster.partition_states[key]
             leader = self.cluster.brokers.get(state.leader)
             if leader is not None and leader.alive:
                 total += max(0, leader.replicas[key].high_watermark - self.positions.get(key, 0))

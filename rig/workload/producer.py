@@ -59,7 +59,7 @@ class Producer:
         self.rng = rng
         topic = next(t for t in cluster.variant.topics if t.name == spec.topic)
         self.partitions = topic.partitions
-        self.metadata = {key: state.leader for key, state in cluster.zk.partitions.items()
+        self.metadata = {key: state.leader for key, state in cluster.partition_states.items()
                          if key[0] == spec.topic}
         self.sequence = 0
         self.sent = 0

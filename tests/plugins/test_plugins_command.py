@@ -62,7 +62,10 @@ def test_json_has_origin_version_description_and_default() -> None:
     assert placement["kraft-striped"]["api_version"] == 1
     assert placement["kraft-striped"]["ok"] is True
     assert set(data["kinds"]) == {"placement", "replication", "isr", "fetch_session",
-                                  "compaction"}
+                                  "compaction", "controller"}
+    controllers = {s["name"]: s for s in data["kinds"]["controller"]["strategies"]}
+    assert {"zookeeper", "kraft"} <= set(controllers)
+    assert all(controllers[name]["ok"] for name in ("zookeeper", "kraft"))
 
 
 def test_a_broken_plugin_is_listed_as_such_and_the_exit_code_says_so(install: Install) -> None:

@@ -9,6 +9,7 @@ expiries and controller failovers, at random times, overlapping freely.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,12 +22,15 @@ from rig.checks import Status
 from rig.scenario.load import load_scenario
 from rig.simulate import simulate
 
-BROKERS = [0, 1, 2]
+BROKERS = (0, 1, 2)
 
 
-def _fault(kind: str, at_s: float, data: st.DataObject) -> dict[str, Any]:
+def _fault(kind: str, at_s: float, data: st.DataObject,
+           nodes: tuple[int | str, ...] = (*BROKERS, "zk")) -> dict[str, Any]:
+    """One fault; `nodes` are what a network partition may cut off (the controller's node
+    is "zk", or "controller" in KRaft)."""
     fault: dict[str, Any] = {"kind": kind, "at": f"{int(at_s * 1000)}ms"}
-    if kind == "crash":
+    if kind in ("crash", "controlled-shutdown"):
         fault["broker"] = data.draw(st.sampled_from(BROKERS))
         fault["restart_after"] = f"{data.draw(st.integers(200, 15_000))}ms"
     elif kind == "stall":
@@ -35,8 +39,8 @@ def _fault(kind: str, at_s: float, data: st.DataObject) -> dict[str, Any]:
     elif kind == "zk-session-expiry":
         fault["broker"] = data.draw(st.sampled_from(BROKERS))
     elif kind == "network-partition":
-        alone = data.draw(st.sampled_from([*BROKERS, "zk"]))
-        fault["groups"] = [[alone], [n for n in [*BROKERS, "zk"] if n != alone]]
+        alone = data.draw(st.sampled_from(nodes))
+        fault["groups"] = [[alone], [n for n in nodes if n != alone]]
         fault["heal_after"] = f"{data.draw(st.integers(200, 15_000))}ms"
     return fault
 
@@ -55,28 +59,36 @@ def _scenario(faults: list[dict[str, Any]], seed: int) -> dict[str, Any]:
     }
 
 
+def draw_faults(data: st.DataObject, kinds: list[str],
+                fault: Callable[[str, float, st.DataObject], dict[str, Any]],
+                ) -> list[dict[str, Any]]:
+    """One to four faults of `kinds`, each at a random time in the first 25 s."""
+    count = data.draw(st.integers(1, 4))
+    return [fault(data.draw(st.sampled_from(kinds)), data.draw(st.floats(1.0, 25.0)), data)
+            for _ in range(count)]
+
+
+def check_schedule(folder: Path, document: dict[str, Any]) -> None:
+    """Simulate `document` and require the safety checks to hold."""
+    path = folder / "scenario.yaml"
+    path.write_text(yaml.safe_dump(document), encoding="utf-8")
+    result = simulate(load_scenario(path).variants[0], folder / "events.jsonl")
+    statuses = {check.name: check for check in result.checks}
+    for name in ("no-acked-loss", "replicas-agree", "one-leader-per-epoch"):
+        assert statuses[name].status is Status.OK, (document["faults"], name,
+                                                     statuses[name].violations[:3],
+                                                     statuses[name].note)
+
+
 @pytest.mark.slow
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                    HealthCheck.data_too_large])
 @given(data=st.data(), seed=st.integers(0, 2**31))
 def test_no_acknowledged_record_is_lost(tmp_path_factory: pytest.TempPathFactory,
                                          data: st.DataObject, seed: int) -> None:
-    kinds = st.sampled_from(["crash", "stall", "network-partition", "zk-session-expiry",
-                             "controller-failover"])
-    count = data.draw(st.integers(1, 4))
-    faults = [_fault(data.draw(kinds), data.draw(st.floats(1.0, 25.0)), data) for _ in
-              range(count)]
-    folder = tmp_path_factory.mktemp("prop")
-    path = folder / "scenario.yaml"
-    path.write_text(yaml.safe_dump(_scenario(faults, seed)), encoding="utf-8")
-    variant = load_scenario(path).variants[0]
-    result = simulate(variant, Path(folder) / "events.jsonl")
-    statuses = {check.name: check for check in result.checks}
-    lost = statuses["no-acked-loss"]
-    assert lost.status is Status.OK, (faults, lost.violations[:3], lost.note)
-    agree = statuses["replicas-agree"]
-    assert agree.status is Status.OK, (faults, agree.violations[:3], agree.note)
-    assert statuses["one-leader-per-epoch"].status is Status.OK, faults
+    faults = draw_faults(data, ["crash", "stall", "network-partition", "zk-session-expiry",
+                                "controller-failover"], _fault)
+    check_schedule(tmp_path_factory.mktemp("prop"), _scenario(faults, seed))
 
 
 def test_a_controller_cut_off_from_zookeeper_still_hears_of_a_bounce(tmp_path: Path) -> None:

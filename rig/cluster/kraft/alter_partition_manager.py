@@ -1,0 +1,80 @@
+"""A KRaft leader's ISR changes: AlterPartition to the active controller (Kafka's
+AlterPartitionManager and Partition.sendAlterPartitionRequest; KIP-497, KIP-841, KIP-903).
+
+The leader proposes a new ISR with its leader epoch and the partition epoch it holds; the
+controller answers with the partition as it now is (the controller logs the accepted change:
+`isr.shrink` by the leader or `isr.expand`), or an error, which the leader logs
+(`alter_partition.rejected`). One change is in flight per partition. A replica that the
+leader's own image shows fenced or shutting down is not proposed at all (isReplicaIsrEligible).
+KRaft brokers announce nothing afterwards: the metadata log carries every change.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rig.cluster.kraft.partition_change_builder import RECOVERED, RECOVERING
+from rig.cluster.kraft.quorum_controller import NODE
+from rig.cluster.kraft.replication_control import ERROR_NAMES, AlterPartitionRequest
+from rig.cluster.partition import TopicPartition
+from rig.cluster.replica import Replica, Role
+from rig.events import names
+
+REQUEST_BYTES = 120
+
+
+class AlterPartitionManager:
+    """The ISR writer of every broker of a KRaft cluster (rig.cluster.context.IsrWriter)."""
+
+    def __init__(self, plane: Any):
+        self.plane = plane
+
+    def change_isr(self, broker: Any, replica: Replica, isr: tuple[int, ...],
+                   shrink: list[int] | None = None, expand: list[int] | None = None) -> None:
+        life = self.plane.lifecycles[broker.id]
+        if expand and any(life.ineligible(b) for b in expand):
+            return  # Partition.canAddReplicaToIsr: not ISR-eligible in this broker's image
+        self._send(broker, replica, isr, RECOVERED)
+
+    def recover(self, broker: Any, replica: Replica) -> None:
+        """KIP-704: a leader elected unclean (RECOVERING) marks the partition RECOVERED once its
+        log is recovered, with itself alone as the ISR; until then no other replica joins."""
+        self._send(broker, replica, (broker.id,), RECOVERED)
+
+    def propagate_isr_changes(self, broker: Any, keys: tuple[TopicPartition, ...]) -> None:
+        """ZooKeeper's /isr_change_notification has no KRaft counterpart: nothing to do (the
+        ISR tasks call this only for changes a ZooKeeper write recorded)."""
+
+    def _send(self, broker: Any, replica: Replica, isr: tuple[int, ...], recovery: str) -> None:
+        plane = self.plane
+        life = plane.lifecycles[broker.id]
+        replica.isr_change_pending = True
+        key, epoch, incarnation = replica.key, replica.leader_epoch, broker.incarnation
+        # rig's follower fetches carry no ReplicaState (Fetch v15, KIP-903): -1, "not known".
+        request = AlterPartitionRequest(key, broker.id, life.epoch, epoch, replica.zk_version,
+                                        isr, (-1,) * len(isr), recovery)
+
+        def at_controller() -> None:
+            plane.controller.alter_partition(request, lambda error, part: plane.send(
+                NODE, broker.id, REQUEST_BYTES, lambda: answered(error, part), reliable=True))
+
+        def answered(error: int, part: Any) -> None:
+            if broker.incarnation != incarnation or replica.leader_epoch != epoch:
+                return
+            replica.isr_change_pending = False
+            if error:
+                plane.log.emit(names.ALTER_PARTITION_REJECTED, broker=broker.id, topic=key[0],
+                               partition=key[1], error_code=error, error=ERROR_NAMES[error],
+                               isr=list(isr), leader_epoch=epoch,
+                               partition_epoch=request.partition_epoch)
+                return
+            if (part is None or replica.role is not Role.LEADER
+                    or part.partition_epoch <= replica.zk_version):
+                return  # the metadata log brought this change (or a later one) first
+            rm = broker.replica_manager
+            rm.set_isr(replica, part.isr)
+            replica.zk_version = part.partition_epoch
+            rm.maybe_advance_hw(replica)
+
+        assert recovery in (RECOVERED, RECOVERING)
+        plane.send(broker.id, NODE, REQUEST_BYTES, at_controller, reliable=True)

@@ -1,0 +1,130 @@
+"""The ZooKeeper-era control plane as one piece (the `zookeeper` controller kind): ZooKeeper,
+the controller elected through it, the brokers' sessions, and the leaders' ZooKeeper writes
+(docs/kafka.md §10, §11). It is the host ZooKeeper, the Controller and the ZkClient see; the
+cluster asks it only what every controller kind answers (rig.strategies.controller)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar
+
+from rig.cluster.controller import Controller
+from rig.cluster.partition import TopicPartition
+from rig.cluster.zk_client import ZkClient
+from rig.cluster.zookeeper import NODE as ZK
+from rig.cluster.zookeeper import ZK_MESSAGE_BYTES, PartitionState, ZooKeeper
+from rig.events import names
+
+
+class ZooKeeperControlPlane:
+    """ZooKeeper and its controller for one variant; `cluster` is rig.cluster.cluster.Cluster."""
+
+    nodes = (ZK,)  # the nodes besides the brokers that network faults may name
+
+    def __init__(self, cluster: Any):
+        self.cluster = cluster
+        self.variant = cluster.variant
+        self.sim = cluster.sim
+        self.log = cluster.log
+        self.zk = ZooKeeper(self)
+        self.controller: Controller | None = None
+        self.isr_writer = ZkClient(self)
+
+    # -- what ZooKeeper, the controller and the ZK client use of their host -------------------
+    @property
+    def brokers(self) -> Mapping[int, Any]:
+        return self.cluster.brokers
+
+    def send(self, *args: Any, **kwargs: Any) -> None:
+        self.cluster.send(*args, **kwargs)
+
+    def after_stall(self, broker_id: int, action: Callable[[], None]) -> None:
+        self.cluster.after_stall(broker_id, action)
+
+    def assignment(self, key: TopicPartition) -> tuple[int, ...]:
+        return self.cluster.assignment(key)
+
+    def unclean_election(self, key: TopicPartition) -> bool:
+        return self.cluster.unclean_election(key)
+
+    # -- what the cluster asks of every control plane -----------------------------------------
+    @property
+    def partitions(self) -> Mapping[TopicPartition, PartitionState]:
+        return self.zk.partitions
+
+    def node_alive(self, node: object) -> bool:
+        return self.zk.alive if node == ZK else True
+
+    def has_controller(self) -> bool:
+        return self.controller is not None
+
+    def create_partition(self, key: TopicPartition, replicas: tuple[int, ...]) -> None:
+        self.zk.partitions[key] = PartitionState(replicas[0], 0, tuple(replicas))
+
+    def start(self) -> None:
+        """Start as a running cluster: every broker registered with ZooKeeper, the lowest id
+        controller, each partition led by its first replica at epoch 0 with a full ISR. No
+        election happens at t=0: the scenario describes a cluster that is already up."""
+        zk = self.zk
+        zk.register_running(sorted(self.brokers))
+        self.controller = Controller(self, zk.controller or 0, zk.controller_epoch)
+        self.log.emit(names.CONTROLLER_ELECTED, broker=self.controller.broker,
+                      epoch=self.controller.epoch)
+        # Every broker keeps these two maps as its metadata cache (see on_update_metadata).
+        leaders = {key: state.leader for key, state in zk.partitions.items()}
+        isrs = {key: tuple(state.isr) for key, state in zk.partitions.items()}
+        for broker in self.brokers.values():
+            states = {key: zk.partitions[key] for key in broker.replicas}
+            broker.on_leader_and_isr(self.controller.epoch, states, quiet=True)
+            broker.on_update_metadata(self.controller.epoch, leaders, isrs, quiet=True)
+            broker.start_tasks()
+            self._heartbeats(broker)
+
+    def broker_restarted(self, broker: Any) -> None:
+        self._heartbeats(broker)
+
+    def _heartbeats(self, broker: Any) -> None:
+        """The broker's ZooKeeper session: register now, then heartbeat every timeout/3."""
+        incarnation = broker.incarnation
+
+        def beat() -> None:
+            self.send(broker.id, ZK, ZK_MESSAGE_BYTES,
+                      lambda: self.zk.heartbeat(broker.id, incarnation))
+
+        broker.every(max(1, broker.config.zookeeper_session_timeout_ms // 3), beat, now=True)
+
+    # -- the controller -----------------------------------------------------------------------
+    def notify_controller(self, action: Callable[[Controller], None]) -> None:
+        """ZooKeeper fires the controller's watch: the news reaches it over the network."""
+        controller = self.controller
+        if controller is None:
+            return
+        self.send(ZK, controller.broker, ZK_MESSAGE_BYTES,
+                  lambda: action(controller) if controller.active else None, reliable=True)
+
+    def controller_elected(self, broker: int, epoch: int) -> None:
+        if self.controller is not None:
+            self.controller.active = False
+        self.controller = Controller(self, broker, epoch)
+        self.controller.on_elected()
+
+    def controller_gone(self) -> None:
+        if self.controller is not None:
+            self.controller.active = False
+        self.controller = None
+
+    def run_for_controller(self, broker: int) -> None:
+        self.send(broker, ZK, ZK_MESSAGE_BYTES, lambda: self.zk.try_become_controller(broker))
+
+
+class ZooKeeperMode:
+    """The `zookeeper` controller kind: Kafka up to 3.9 (docs/kafka.md §10, §11)."""
+
+    name: ClassVar[str] = "zookeeper"
+    description: ClassVar[str] = ("ZooKeeper-era controller: ZK sessions, one controller "
+                                  "elected through /controller, LeaderAndIsr (Kafka ≤ 3.9)")
+    api_version: ClassVar[int] = 1
+    mode: ClassVar[str] = "zookeeper"
+
+    def control_plane(self, cluster: Any) -> ZooKeeperControlPlane:
+        return ZooKeeperControlPlane(cluster)

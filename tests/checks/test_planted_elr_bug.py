@@ -1,0 +1,78 @@
+"""A planted bug the safety checks must catch: an ELR that forgets to clear (KIP-966 clears it
+once the ISR is back at min ISR: PartitionChangeBuilder.maybePopulateTargetElr). A replica left
+in the ELR while the ISR grows again misses what is committed afterwards; elected later from
+that stale ELR, it truncates acknowledged records away. The same schedule with Kafka's rule
+loses nothing."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+import yaml
+
+from rig.checks import Status
+from rig.cluster.kraft import replication_control
+from rig.cluster.kraft.partition_change_builder import PartitionRegistration, change
+from rig.events import names
+from rig.scenario.load import load_scenario
+from rig.simulate import simulate
+
+CUT = {0: [[0], [1, 2, "controller"]], 1: [[1], [0, 2, "controller"]],
+       2: [[2], [0, 1, "controller"]]}
+
+
+def _document() -> dict[str, Any]:
+    def cut(broker: int, at: str, heal: str | None = None) -> dict[str, Any]:
+        fault: dict[str, Any] = {"kind": "network-partition", "groups": CUT[broker], "at": at}
+        if heal:
+            fault["heal_after"] = heal
+        return fault
+
+    return {
+        "name": "planted-elr", "seed": 3, "duration": "80s", "kafka": "4.1", "quiesce": "60s",
+        "cluster": {"brokers": 3, "config": {"min.insync.replicas": 2}},
+        "topics": [{"name": "t", "partitions": 1, "replication_factor": 3,
+                    "assignment": [[0, 1, 2]]}],
+        "workload": {"producers": [{"topic": "t", "rate": 200, "acks": "all",
+                                    "keys": {"uniform": 50}, "linger": "20ms"}]},
+        "faults": [
+            cut(2, "5s", "20s"),   # 2 fenced at ~14 s: ISR (0, 1); back at 25 s
+            cut(1, "10s", "55s"),  # 1 fenced at ~19 s: ISR (0), ELR (1); back alone at 65 s
+            cut(0, "40s"),         # with 2 in the ISR again (the ELR cleared), 0 goes
+            cut(2, "50s"),         # and then 2: ISR empty; only 1 may come back
+        ],
+    }
+
+
+def _forgetful(part: PartitionRegistration, request: Any, **rules: Any,
+               ) -> PartitionRegistration | None:
+    new = change(part, request, **rules)
+    if new is not None and part.elr and not new.elr and new.isr:
+        return replace(new, elr=part.elr)  # the bug: the ELR outlives the ISR's recovery
+    return new
+
+
+def _run(tmp_path: Path) -> dict[str, Any]:
+    path = tmp_path / "scenario.yaml"
+    path.write_text(yaml.safe_dump(_document()), encoding="utf-8")
+    result = simulate(load_scenario(path).variants[0], tmp_path / "events.jsonl")
+    return {check.name: check for check in result.checks}
+
+
+def test_kafkas_elr_rule_loses_nothing(tmp_path: Path) -> None:
+    assert _run(tmp_path)["no-acked-loss"].status is Status.OK
+
+
+def test_an_elr_that_forgets_to_clear_is_caught(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(replication_control, "change", _forgetful)
+    statuses = _run(tmp_path)
+    assert statuses["no-acked-loss"].status is Status.FAILED, statuses["no-acked-loss"].note
+    elected = [e for e in map(orjson.loads, (tmp_path / "events.jsonl").read_bytes().splitlines())
+               if e["event"] == names.LEADER_ELECTED]
+    # 2 takes over when 0 is fenced; the stale 1, back alone, is elected from the ELR
+    assert [(e["leader"], e["election"]) for e in elected][:2] == [(2, "clean"), (1, "elr")]
