@@ -26,7 +26,10 @@ FETCHER_START: Final = "fetcher.start"  # broker (follower), leader, fetcher, cl
 # Fetch protocol ---------------------------------------------------------------------------------
 # fetch.request: role ("follower" | "consumer"), client, replica_id, broker (the one served),
 #   source (the broker or client sending), fetcher, version, session_id, session_epoch,
-#   full (bool), partitions, forgotten, body_bytes, header_bytes, wire_bytes
+#   full (bool), partitions, forgotten, body_bytes, header_bytes, wire_bytes, and
+#   fetch_offsets: [[topic, partition, fetch_offset], ...] for the partitions whose fetch state
+#   is new since the client's previous request (all of them after a reset; in an incremental
+#   fetch, the ones it lists); absent when none is (an idle round, or what fetch.idle stands for)
 FETCH_REQUEST: Final = "fetch.request"
 # fetch.response: the same ids, plus session_id, error_code, partitions (listed),
 #   records_bytes, waited_ms (time held in purgatory), body_bytes, header_bytes, wire_bytes
@@ -60,6 +63,14 @@ LEADER_ELECTED: Final = "leader.elected"
 REPLICA_TRUNCATE: Final = "replica.truncate"
 BROKER_CRASH: Final = "broker.crash"
 BROKER_RESTART: Final = "broker.restart"
+# broker.shutdown: broker, controlled (bool: the controller moved its leaderships first) — a
+#   clean stop: logs flushed, ZooKeeper session closed (a controlled-shutdown fault)
+BROKER_SHUTDOWN: Final = "broker.shutdown"
+# controlled_shutdown.request: broker, controller (None: none known), attempt (1, 2, …)
+CONTROLLED_SHUTDOWN_REQUEST: Final = "controlled_shutdown.request"
+# controlled_shutdown.reply: broker, controller, attempt, remaining (partitions it still leads;
+#   None on an error), error (None, "refused" or "no-answer")
+CONTROLLED_SHUTDOWN_REPLY: Final = "controlled_shutdown.reply"
 CONTROLLER_ELECTED: Final = "controller.elected"  # broker, epoch
 PRODUCE_REQUEST: Final = "produce.request"  # producer, broker, partitions, records, bytes, acks
 PRODUCE_ERROR: Final = "produce.error"  # producer, topic, partition, error_code, retrying
@@ -68,6 +79,9 @@ ZK_SESSION_EXPIRED: Final = "zk.session_expired"  # broker, reason
 PARTITION_OFFLINE: Final = "partition.offline"  # topic, partition, isr, reason
 REPLICA_BECOME_LEADER: Final = "replica.become_leader"  # broker, topic, partition, epoch, isr
 REPLICA_BECOME_FOLLOWER: Final = "replica.become_follower"  # broker, topic, partition, leader
+# hw.advance: broker, topic, partition, hw (the new high watermark), leader (bool: the leader's
+#   HW, or a follower's learned from a fetch response) — only when a replica's HW goes up
+HW_ADVANCE: Final = "hw.advance"
 FAULT_INJECT: Final = "fault.inject"  # fault (index), kind, targets
 FAULT_HEAL: Final = "fault.heal"  # fault (index), kind, targets
 CHECK_VIOLATION: Final = "check.violation"  # check, and what it found
