@@ -223,7 +223,8 @@ class Cluster:
                               self.strategies.fetch_session.new_client())
 
     # -- faults ----------------------------------------------------------------------------------
-    def crash(self, broker_id: int, power_loss: bool) -> None:
+    def crash(self, broker_id: int, power_loss: bool, shutdown: bool | None = None) -> None:
+        """The process dies (`shutdown`: it stopped, after a controlled shutdown or not)."""
         broker = self.brokers[broker_id]
         if not broker.alive:
             return
@@ -240,6 +241,8 @@ class Cluster:
                 self.sim.after(rtt_us, partial(client.connection_reset, broker_id))
         if power_loss:
             self.log.emit(names.BROKER_POWER_LOSS, broker=broker_id, records_lost=lost)
+        elif shutdown is not None:
+            self.log.emit(names.BROKER_SHUTDOWN, broker=broker_id, controlled=shutdown)
         else:
             self.log.emit(names.BROKER_CRASH, broker=broker_id)
         broker.report_lost_sessions()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
+from rig.cluster.controlled_shutdown import ControlledShutdown as Shutdown
 from rig.scenario.model import FaultSpec, LinkSpec
 
 if TYPE_CHECKING:
@@ -48,6 +49,32 @@ class PowerLoss(Crash):
 
     kind = "power-loss"
     power_loss = True
+
+
+class ControlledShutdown(Fault):
+    """The broker is stopped cleanly: it asks the controller to move its leaderships and take
+    it out of the ISRs, retries while it still leads, then stops with its logs flushed and its
+    ZooKeeper session closed (rig.cluster.controlled_shutdown). Heal: restart, as a crash."""
+
+    kind = "controlled-shutdown"
+    heals_by = "restart_after"
+
+    def __init__(self, spec: FaultSpec):
+        super().__init__(spec)
+        self.shutdowns: list[Shutdown] = []
+
+    def inject(self, cluster: Cluster) -> None:
+        self.shutdowns = [Shutdown(cluster, int(b)) for b in self.targets(cluster)
+                          if cluster.brokers[int(b)].alive]
+        for shutdown in self.shutdowns:
+            shutdown.start()
+
+    def heal(self, cluster: Cluster) -> None:
+        for shutdown in self.shutdowns:
+            if shutdown.stopped:
+                cluster.restart(shutdown.broker.id)
+            else:
+                shutdown.restart_when_stopped = True
 
 
 class RackFailure(PowerLoss):
@@ -168,5 +195,5 @@ class ControllerFailover(Fault):
 
 
 KINDS: dict[str, type[Fault]] = {k.kind: k for k in (
-    Crash, PowerLoss, RackFailure, NetworkPartition, Link, Stall, FetcherStuck, ZkSessionExpiry,
-    ControllerFailover)}
+    Crash, PowerLoss, ControlledShutdown, RackFailure, NetworkPartition, Link, Stall,
+    FetcherStuck, ZkSessionExpiry, ControllerFailover)}
