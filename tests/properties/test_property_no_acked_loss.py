@@ -3,8 +3,9 @@ faults loses an acknowledged record or lets replicas diverge.
 
 Power loss is left out on purpose: Kafka does not fsync by default, so losing acknowledged data
 to a power loss on several replicas is within its contract (docs/kafka.md §5). Every other fault
-kind is drawn: crashes with restarts, stalls, network partitions (ZooKeeper included), session
-expiries and controller failovers, at random times, overlapping freely.
+kind is drawn: crashes with restarts, controlled shutdowns, stalls, network partitions
+(ZooKeeper or the producer included), session expiries and controller failovers, at random
+times, overlapping freely.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ BROKERS = [0, 1, 2]
 
 def _fault(kind: str, at_s: float, data: st.DataObject) -> dict[str, Any]:
     fault: dict[str, Any] = {"kind": kind, "at": f"{int(at_s * 1000)}ms"}
-    if kind == "crash":
+    if kind in ("crash", "controlled-shutdown"):
         fault["broker"] = data.draw(st.sampled_from(BROKERS))
         fault["restart_after"] = f"{data.draw(st.integers(200, 15_000))}ms"
     elif kind == "stall":
@@ -35,7 +36,7 @@ def _fault(kind: str, at_s: float, data: st.DataObject) -> dict[str, Any]:
     elif kind == "zk-session-expiry":
         fault["broker"] = data.draw(st.sampled_from(BROKERS))
     elif kind == "network-partition":
-        alone = data.draw(st.sampled_from([*BROKERS, "zk"]))
+        alone = data.draw(st.sampled_from([*BROKERS, "zk", {"producer": "app"}]))
         fault["groups"] = [[alone], [n for n in [*BROKERS, "zk"] if n != alone]]
         fault["heal_after"] = f"{data.draw(st.integers(200, 15_000))}ms"
     return fault
@@ -48,7 +49,7 @@ def _scenario(faults: list[dict[str, Any]], seed: int) -> dict[str, Any]:
                                              "replica.lag.time.max.ms": "10s",
                                              "zookeeper.session.timeout.ms": "6s"}},
         "topics": [{"name": "t", "partitions": 3, "replication_factor": 3}],
-        "workload": {"producers": [{"topic": "t", "rate": 300, "acks": "all",
+        "workload": {"producers": [{"name": "app", "topic": "t", "rate": 300, "acks": "all",
                                     "keys": {"uniform": 50}, "linger": "20ms"}]},
         "faults": faults,
         "strategies": {"replication": "leader-epoch", "fetch_session": "incremental"},
@@ -61,8 +62,8 @@ def _scenario(faults: list[dict[str, Any]], seed: int) -> dict[str, Any]:
 @given(data=st.data(), seed=st.integers(0, 2**31))
 def test_no_acknowledged_record_is_lost(tmp_path_factory: pytest.TempPathFactory,
                                          data: st.DataObject, seed: int) -> None:
-    kinds = st.sampled_from(["crash", "stall", "network-partition", "zk-session-expiry",
-                             "controller-failover"])
+    kinds = st.sampled_from(["crash", "controlled-shutdown", "stall", "network-partition",
+                             "zk-session-expiry", "controller-failover"])
     count = data.draw(st.integers(1, 4))
     faults = [_fault(data.draw(kinds), data.draw(st.floats(1.0, 25.0)), data) for _ in
               range(count)]
