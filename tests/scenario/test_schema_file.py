@@ -1,0 +1,36 @@
+"""The JSON files rig ships parse without duplicate keys (json.loads keeps the last one silently,
+so a merge that repeats a block would hide a change made to the first copy)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import ROOT
+
+SHIPPED_JSON = sorted((ROOT / "rig").rglob("*.json"))
+
+
+def _refuse_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [key for key, _ in pairs]
+    repeated = sorted({key for key in keys if keys.count(key) > 1})
+    if repeated:
+        raise ValueError(f"duplicate keys {repeated}")
+    return dict(pairs)
+
+
+def test_the_scenario_schema_is_shipped() -> None:
+    assert ROOT / "rig" / "scenario" / "scenario.schema.json" in SHIPPED_JSON
+
+
+@pytest.mark.parametrize("path", SHIPPED_JSON, ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_duplicate_keys(path: Path) -> None:
+    json.loads(path.read_text("utf-8"), object_pairs_hook=_refuse_duplicates)
+
+
+def test_a_duplicate_key_is_caught() -> None:
+    with pytest.raises(ValueError, match="duplicate keys"):
+        json.loads('{"a": {"b": 1}, "a": {"b": 1}}', object_pairs_hook=_refuse_duplicates)
