@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
-from rig.analysis.events import fetch_runs, occurrences_between
+from rig.analysis.events import fetch_runs, occurrences_between, to_arrow
 from rig.events import names
 
 if TYPE_CHECKING:
@@ -146,33 +146,35 @@ def visibility_delays(events: DataFrame) -> dict[str, list[tuple[float, float]]]
                            | ((F.col("event") == names.HW_ADVANCE) & F.col("leader")))
               .select("variant", "event", "t_ms", "topic", "partition", "offset", "records",
                       "hw"))
-    from rig.analysis.events import to_arrow
-
-    rows = to_arrow(chosen).to_pylist()
+    table = to_arrow(chosen)
+    # Column lists, not a dict per row: a busy run has hundreds of thousands of these rows.
+    variant, event, t_ms, topic, partition, offset, records, hw = (
+        table.column(name).to_pylist() for name in (
+            "variant", "event", "t_ms", "topic", "partition", "offset", "records", "hw"))
+    rows = list(zip(variant, event, t_ms, topic, partition, offset, records, hw, strict=True))
     advances: dict[tuple[Any, Any, Any], list[tuple[float, int]]] = {}
-    for row in rows:
-        if row["event"] == names.HW_ADVANCE:
-            advances.setdefault((row["variant"], row["topic"], row["partition"]), []).append(
-                (row["t_ms"], row["hw"]))
+    for v, name, t, tp, p, _, _, h in rows:
+        if name == names.HW_ADVANCE:
+            advances.setdefault((v, tp, p), []).append((t, h))
     # Per partition, the times of its leaders' HW advances and the highest HW so far: the
     # first time it covers an offset is a binary search.
     seen: dict[tuple[Any, Any, Any], tuple[list[float], list[int]]] = {}
     for key, points in advances.items():
         points.sort()
-        seen[key] = ([t for t, _ in points], list(accumulate((hw for _, hw in points), max)))
+        seen[key] = ([t for t, _ in points], list(accumulate((h for _, h in points), max)))
     out: dict[str, list[tuple[float, float]]] = {}
-    for row in rows:
-        if row["event"] != names.PRODUCE_ACK or row["offset"] is None:
+    for v, name, t, tp, p, first, count, _ in rows:
+        if name != names.PRODUCE_ACK or first is None:
             continue
-        times, highest = seen.get((row["variant"], row["topic"], row["partition"]), ([], []))
-        end = row["offset"] + (row["records"] or 1)  # the HW past the batch's last record
-        before = bisect_right(times, row["t_ms"])
+        times, highest = seen.get((v, tp, p), ([], []))
+        end = first + (count or 1)  # the HW past the batch's last record
+        before = bisect_right(times, t)
         if before and highest[before - 1] >= end:
             delay = 0.0
         else:
             j = bisect_left(highest, end, lo=before)
             if j == len(highest):
                 continue  # never visible (lost, or the run ended first)
-            delay = times[j] - row["t_ms"]
-        out.setdefault(row["variant"], []).append((row["t_ms"], round(delay, 3)))
+            delay = times[j] - t
+        out.setdefault(v, []).append((t, round(delay, 3)))
     return out
