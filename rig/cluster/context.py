@@ -110,6 +110,14 @@ class TopicConfigs:
         value = self.by_topic[key[0]].get("min.insync.replicas")
         return int(value) if value is not None else self._cluster.min_insync_replicas
 
+    def leader_min_isr(self, key: TopicPartition, replication_factor: int,
+                       config: BrokerConfig) -> int:
+        """min.insync.replicas as a leader applies it to acks=all and its HW: from Kafka 3.7 no
+        more than the replication factor (Partition.effectiveMinIsr, KAFKA-15583), so a
+        setting above it no longer refuses every acks=all write."""
+        value = self.min_isr(key)
+        return min(value, replication_factor) if config.effective_min_isr else value
+
     def unclean_election(self, key: TopicPartition) -> bool:
         value = self.by_topic[key[0]].get("unclean.leader.election.enable")
         return bool(value) if value is not None else self._cluster.unclean_leader_election_enable

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from rig.cluster.context import NodeContext, Process
 from rig.cluster.partition import TopicPartition
-from rig.cluster.replica import Role
+from rig.cluster.replica import Replica, Role
 from rig.cluster.replica_manager import ReplicaManager
 from rig.strategies.isr import FollowerProgress
 
@@ -52,8 +52,12 @@ class IsrTasks:
             self.last_propagation_ms = now
 
     def expire(self) -> None:
-        """Only a follower that is behind can be out of sync (Kafka: LEOs differ and not caught
-        up for the lag time): the partitions pending for some follower are the candidates."""
+        """The `isr-expiration` task (Partition.maybeShrinkIsr on every partition led here).
+        A follower behind the leader's LEO and not caught up for the lag time is out of sync;
+        the partitions pending for some follower are those candidates. Before Kafka 2.1
+        (KAFKA-7152) a follower whose LEO equals the leader's is out of sync as well once it
+        has not fetched for the lag time (a dead fetcher on an idle partition): the partitions
+        of every follower slot silent that long are candidates too (`_silent_slots`)."""
         broker = self.broker
         replica_manager = self.replica_manager
         isr_strategy = self.ctx.strategies.isr
@@ -63,13 +67,48 @@ class IsrTasks:
         for slot, keys in replica_manager.pending.items():
             if isinstance(slot[0], int):
                 behind.update(keys)
+        silent = self._silent_slots(now, lag)
+        if silent:
+            for key, replica in replica_manager.replicas.items():
+                if (replica.role is Role.LEADER
+                        and any(follower in replica.isr for follower in
+                                silent.get(replica.fetcher_slot, ()))):
+                    behind[key] = None
         for key in behind:
             replica = replica_manager.replicas[key]
             if replica.role is not Role.LEADER or replica.isr_change_pending:
                 continue
             out = [b for b in replica.isr if b != broker.id and isr_strategy.out_of_sync(
-                replica.followers.setdefault(b, FollowerProgress()), replica.leo, now, lag)]
+                self._progress(replica, b), replica.leo, now, lag)]
             if out:
                 self.ctx.isr_writer.change_isr(broker, replica,
                                                tuple(b for b in replica.isr if b not in out),
                                                shrink=out)
+
+    def _silent_slots(self, now_ms: float, lag_ms: int) -> dict[int, tuple[int, ...]]:
+        """Fetcher slot → the followers whose fetcher of that slot last fetched here over the
+        lag time ago. A slot with a fetch parked or held in closed form (rig.cluster.coast)
+        in the fetch purgatory is fetching now."""
+        purgatory = self.replica_manager.fetch_purgatory
+        silent: dict[int, tuple[int, ...]] = {}
+        for slot, seen in self.replica_manager.last_fetch_ms.items():
+            follower, fetcher = slot
+            if (isinstance(follower, int) and now_ms - seen > lag_ms
+                    and slot not in purgatory):
+                silent[fetcher] = (*silent.get(fetcher, ()), follower)
+        return silent
+
+    def _progress(self, replica: Replica, follower: int) -> FollowerProgress:
+        """The follower's progress as Kafka would hold it: one not pending on `replica` was
+        caught up as of its last fetch, which the fetch path records lazily (as the append
+        path does, ReplicaManager.append)."""
+        progress = replica.followers.setdefault(follower, FollowerProgress())
+        slot = (follower, replica.fetcher_slot)
+        seen = self.replica_manager.last_fetch_ms.get(slot)
+        if (seen is not None and seen > progress.last_fetch_ms
+                and replica.key not in self.replica_manager.pending.get(slot, {})
+                and progress.log_end_offset == replica.leo):
+            progress.last_caught_up_ms = max(progress.last_caught_up_ms, seen)
+            progress.last_fetch_ms = seen
+            progress.last_fetch_leader_leo = replica.leo
+        return progress

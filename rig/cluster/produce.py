@@ -47,12 +47,14 @@ class DelayedProduce:
             return True
         replicas = self.handler.replica_manager.replicas
         topics = self.handler.ctx.topics
+        config = self.handler.broker.config
         for key, required in list(self.waiting.items()):
             replica = replicas[key]
             if replica.high_watermark < required:
                 continue
+            min_isr = topics.leader_min_isr(key, len(replica.assignment), config)
             self.errors[key] = (NOT_ENOUGH_REPLICAS_AFTER_APPEND
-                                if len(replica.isr) < topics.min_isr(key) else NONE)
+                                if len(replica.isr) < min_isr else NONE)
             del self.waiting[key]
         if self.waiting:
             return False
@@ -111,7 +113,8 @@ class ProduceHandler:
             if replica is None or replica.role is not Role.LEADER:
                 results[key] = NOT_LEADER_OR_FOLLOWER
                 continue
-            if acks == -1 and len(replica.isr) < self.ctx.topics.min_isr(key):
+            if acks == -1 and len(replica.isr) < self.ctx.topics.leader_min_isr(
+                    key, len(replica.assignment), self.broker.config):
                 results[key] = NOT_ENOUGH_REPLICAS
                 continue
             placed = replica_manager.append_as_leader(replica, batch)

@@ -250,7 +250,8 @@ class ReplicaManager:
         broker = self.broker
         config = self.config
         new_hw = replica.candidate_hw(broker.now_ms, config.replica_lag_time_max_ms,
-                                      self.ctx.topics.min_isr(replica.key),
+                                      self.ctx.topics.leader_min_isr(
+                                          replica.key, len(replica.assignment), config),
                                       config.hw_holds_below_min_isr)
         if new_hw < replica.leo:
             if replica.key not in self.hw_behind:
@@ -282,8 +283,7 @@ class ReplicaManager:
                 self._announce(slot, 0)
 
     def follower_hw(self, replica: Replica, leader_hw: int) -> None:
-        """A follower learned the leader's HW: its own is min(that, its LEO); KIP-392 readers
-        of this follower wake when it rises."""
+        """A follower learned the leader's HW: its own is min(that, its LEO); readers wake."""
         new_hw = min(leader_hw, replica.leo)
         self.hw_dirty[replica.key] = None
         if new_hw <= replica.high_watermark:  # most responses: nothing new to tell

@@ -2,7 +2,9 @@
 
 Shown when a run has two variants or more. The figures are summary.json's
 `variants.<v>.fetch.<role>.{request,response}_bytes_per_second` (body bytes, as encoded for
-each variant's Fetch version); the table ranks by their sum, cheapest first.
+each variant's Fetch version); the table ranks by their sum, cheapest first. When the run priced
+its traffic (issue 20's ledger), a last column gives each variant's
+`variants.<v>.cost.usd_per_month`: what all its traffic (not only Fetch) costs a month.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rig.report.charts import PALETTE, ROLE_LABEL, Chart, FaultMark, _layout, _wants_log
-from rig.report.format import fmt_int
+from rig.report.format import fmt_int, fmt_usd
 from rig.report.inputs import RunInputs, dig
 
 __all__ = ["build_bandwidth"]
@@ -77,7 +79,8 @@ def build_bandwidth(inputs: RunInputs, variants: Sequence[str], marks: Sequence[
         if not known:
             continue
         rows.append({"variant": v, "rates": rates, "total": sum(known),
-                     "version": dig(inputs.run, "variants", v, "fetch_version")})
+                     "version": dig(inputs.run, "variants", v, "fetch_version"),
+                     "usd": dig(inputs.summary, "variants", v, "cost", "usd_per_month")})
     if len(rows) < 2:
         return None
     rows.sort(key=lambda r: (r["total"], variants.index(r["variant"])))
@@ -85,6 +88,7 @@ def build_bandwidth(inputs: RunInputs, variants: Sequence[str], marks: Sequence[
     keys = [(role, d) for role in roles for d, _ in DIRECTIONS]
     cheapest = {k: min((r["rates"][k] for r in rows if r["rates"][k] is not None), default=None)
                 for k in keys}
+    priced = [r["usd"] for r in rows if isinstance(r["usd"], int | float)]
     table = []
     for rank, row in enumerate(rows, 1):
         table.append({
@@ -98,6 +102,8 @@ def build_bandwidth(inputs: RunInputs, variants: Sequence[str], marks: Sequence[
                       for k in keys],
             "total": fmt_int(row["total"]),
             "times_best": "1×" if rank == 1 else f"{row['total'] / best:,.2f}×",
+            "usd": fmt_usd(row["usd"]),
+            "cheapest_usd": bool(priced) and row["usd"] == min(priced),
         })
     return {"rows": table, "roles": [ROLE_LABEL.get(role, role).capitalize() for role in roles],
-            "charts": [_chart(rows, roles)]}
+            "priced": bool(priced), "charts": [_chart(rows, roles)]}

@@ -19,7 +19,7 @@ import orjson
 
 from rig import rundir
 from rig.report.charts import PALETTE, Chart, FaultMark, _layout, _time_unit
-from rig.report.format import DASH, fmt_bytes, fmt_int, fmt_number, fmt_ratio, human_bytes
+from rig.report.format import DASH, fmt_bytes, fmt_int, fmt_number, fmt_ratio, fmt_usd, human_bytes
 from rig.report.inputs import RunInputs, dig, expectation_rows
 from rig.report.recovery import RECOVERY_METRICS, _finish, _shared_marks
 from rig.report.verdicts import expectation_subject, variant_of, variant_verdicts
@@ -56,7 +56,11 @@ def metric_label(path: str) -> tuple[str, str]:
             if part.endswith(suffix) and part != suffix.lstrip("_"):
                 unit = name
                 part = part[: -len(suffix)] + ("" if suffix != "_bytes" else " bytes")
+        if part.startswith("usd_"):  # cost.usd_per_month → "Cost: per month", in dollars
+            part = part[len("usd_"):]
         words.append(" ".join(_WORDS.get(w, w) for w in part.split("_")))
+    if parts[0] == "cost":
+        unit = "USD"
     # "sessions.evicted" → "Sessions: evicted"; "isr.shrink_delay_ms.max" → "ISR: shrink delay, max"
     head = words[0][:1].upper() + words[0][1:]
     return (f"{head}: {', '.join(words[1:])}" if len(words) > 1 else head), unit
@@ -80,6 +84,8 @@ def _value_text(path: str, value: Any) -> tuple[str, str]:
         if exact is not None and abs(exact) < 1 << 20:
             return f"{fmt_int(value)} B", ""  # exact: an expectation may judge it to the byte
         return human_bytes(value), fmt_bytes(value)
+    if path.split(".")[0] == "cost" and _num(value) is not None:  # every figure under cost. is $
+        return fmt_usd(value), f"${fmt_number(value)}"
     return fmt_number(value), ""
 
 

@@ -34,6 +34,14 @@ def fmt_int(value: object) -> str:
     return f"{round(value):,}"  # type: ignore[call-overload]
 
 
+def fmt_usd(value: object) -> str:
+    """US dollars: 1234.5 → "$1,234.50"; below a cent, two significant digits ("$0.0042")."""
+    if not _is_number(value) or not math.isfinite(float(value)):  # type: ignore[arg-type]
+        return DASH
+    amount = float(value)  # type: ignore[arg-type]
+    return f"${amount:,.2f}" if abs(amount) >= 0.01 or amount == 0 else f"${amount:.2g}"
+
+
 def human_bytes(value: object) -> str:
     """Bytes in IEC units with three significant digits: 48124 → "47.0 KiB"."""
     if not _is_number(value) or not math.isfinite(float(value)):  # type: ignore[arg-type]

@@ -13,7 +13,7 @@ from typing import Any
 
 from rig import rundir
 from rig.report.charts import FaultMark
-from rig.report.format import DASH, fmt_int, human_bytes
+from rig.report.format import DASH, fmt_int, fmt_usd, human_bytes
 from rig.report.inputs import RunInputs, dig
 
 __all__ = ["build_traffic"]
@@ -26,12 +26,6 @@ CLASSES: tuple[tuple[str, str], ...] = (
 NO_ZONE = "(none)"
 
 
-def _usd(value: Any) -> str:
-    if not isinstance(value, int | float) or isinstance(value, bool):
-        return DASH
-    return f"${value:,.2f}" if abs(value) >= 0.01 or value == 0 else f"${value:.2g}"
-
-
 def _rows(summary: Mapping[str, Any], variants: Sequence[str]) -> list[dict[str, Any]]:
     rows = []
     for key, label in CLASSES:
@@ -39,7 +33,7 @@ def _rows(summary: Mapping[str, Any], variants: Sequence[str]) -> list[dict[str,
             "same": human_bytes(dig(summary, "variants", v, "traffic", key, "same_zone_bytes")),
             "cross": human_bytes(dig(summary, "variants", v, "traffic", key,
                                      "cross_zone_bytes")),
-            "usd": _usd(dig(summary, "variants", v, "cost", "by_class", key)),
+            "usd": fmt_usd(dig(summary, "variants", v, "cost", "by_class", key)),
         } for v in variants]})
     return rows
 
@@ -70,8 +64,8 @@ def build_traffic(inputs: RunInputs, variants: Sequence[str], marks: Sequence[Fa
     return {
         "variants": shown,
         "classes": _rows(summary, shown),
-        "totals": [{"month": _usd(dig(summary, "variants", v, "cost", "usd_per_month")),
-                    "total": _usd(dig(summary, "variants", v, "cost", "usd_total")),
+        "totals": [{"month": fmt_usd(dig(summary, "variants", v, "cost", "usd_per_month")),
+                    "total": fmt_usd(dig(summary, "variants", v, "cost", "usd_total")),
                     "profile": str(dig(summary, "variants", v, "cost", "prices", "profile")
                                    or DASH)} for v in shown],
         "matrices": [_matrix(table, v) for v in shown],

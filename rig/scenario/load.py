@@ -189,6 +189,7 @@ def _config(data: dict[str, Any], kafka: str, out: _Collector,
         "replica_lag_time_max_ms": profile.replica_lag_time_max_ms,
         "zookeeper_session_timeout_ms": profile.zookeeper_session_timeout_ms,
         "hw_holds_below_min_isr": profile.hw_holds_below_min_isr,
+        "effective_min_isr": profile.effective_min_isr,
         "isr_rejoin_needs_epoch_start": profile.isr_rejoin_needs_epoch_start,
         "controller_detects_bounce": profile.controller_detects_bounce,
         "epoch_start_at_election": profile.epoch_start_at_election,
@@ -370,7 +371,7 @@ def _producers(data: dict[str, Any], topics: Sequence[TopicSpec],
 
 def _consumers(data: dict[str, Any], topics: Sequence[TopicSpec], config: BrokerConfig,
                strategies: dict[str, StrategyRef], out: _Collector,
-               racks: set[str]) -> tuple[ConsumerSpec, ...]:
+               racks: set[str], kafka: str) -> tuple[ConsumerSpec, ...]:
     by_name = {t.name: t for t in topics}
     groups: dict[str, int] = {}
     result = []
@@ -405,10 +406,18 @@ def _consumers(data: dict[str, Any], topics: Sequence[TopicSpec], config: Broker
         auto_commit_interval_ms = u.get("auto_commit_interval", units.duration_ms, "5s")
         metadata_max_age_ms = u.get("metadata_max_age", units.duration_ms, "5m")
         client_racks = _client_racks(raw, at, racks, out)
+        assignor = raw.get("assignment", "range")
+        rack_aware = raw.get("rack_aware_assignment")
+        if rack_aware and assignor != "range":
+            out.add((*at, "rack_aware_assignment"), f"the {assignor} assignor is not rack-aware "
+                    "in Kafka (KIP-881 made range and the sticky assignors rack-aware): use "
+                    "assignment: range, or leave rack_aware_assignment out")
+        if rack_aware is None:
+            rack_aware = profiles.profile(kafka).rack_aware_assignment
         for n, name in enumerate(names):
             result.append(ConsumerSpec(
                 group=name, topic=raw["topic"], members=raw.get("members", 1),
-                assignment=raw.get("assignment", "range"), start=raw.get("start", "latest"),
+                assignment=assignor, start=raw.get("start", "latest"),
                 fetch_version=version,
                 fetch_max_wait_ms=fetch_max_wait_ms, fetch_min_bytes=fetch_min_bytes,
                 max_partition_fetch_bytes=max_partition_fetch_bytes,
@@ -417,7 +426,8 @@ def _consumers(data: dict[str, Any], topics: Sequence[TopicSpec], config: Broker
                 lag_sample_ms=lag_sample_ms,
                 commit=raw.get("commit", "none"),
                 auto_commit_interval_ms=auto_commit_interval_ms,
-                racks=client_racks, metadata_max_age_ms=metadata_max_age_ms))
+                racks=client_racks, metadata_max_age_ms=metadata_max_age_ms,
+                rack_aware_assignment=rack_aware and assignor == "range"))
     return tuple(result)
 
 
@@ -545,7 +555,8 @@ def _strategies(data: dict[str, Any], kafka: str, out: _Collector) -> dict[str, 
 
     chosen: dict[str, StrategyRef] = {}
     raw = data.get("strategies", {})
-    by_version = {"replication": profiles.profile(kafka).replication}
+    profile = profiles.profile(kafka)
+    by_version = {"replication": profile.replication, "isr": profile.isr}
     for kind in STRATEGY_KINDS:
         value = raw.get(kind)
         if value is None:
@@ -616,7 +627,7 @@ def _variant(name: str, doc: Document, out: _Collector,
     workload_ok = topics_ok and usable("workload")
     racks = {b.rack for b in brokers if b.rack}
     producers = _producers(data, topics, out, racks) if workload_ok else ()
-    consumers = (_consumers(data, topics, config, strategies, out, racks)
+    consumers = (_consumers(data, topics, config, strategies, out, racks, kafka)
                  if workload_ok and config_ok and strategies_ok else ())
     faults = (_faults(data, brokers, duration, out, producers, consumers)
               if cluster_ok and usable("faults", "duration") else ())

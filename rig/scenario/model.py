@@ -80,6 +80,7 @@ class BrokerConfig:
     offsets_topic_replication_factor: int = 3
     # Behaviour that changed across releases, set by the version profile:
     hw_holds_below_min_isr: bool = True  # 3.7+: the HW waits for min.insync.replicas
+    effective_min_isr: bool = True  # 3.7+: min.insync.replicas capped at the replication factor
     isr_rejoin_needs_epoch_start: bool = True  # 2.1+: rejoin only past the epoch's start
     controller_detects_bounce: bool = True  # 2.2+ (KIP-380): a quick restart is a failure too
     epoch_start_at_election: bool = True  # 2.1+ (KAFKA-7415); before, at the first append
@@ -161,6 +162,7 @@ class ConsumerSpec:
     auto_commit_interval_ms: int = 5000
     racks: tuple[str, ...] = ()  # client.rack of member i: racks[i % len(racks)]; () = none
     metadata_max_age_ms: int = 300_000  # how long a preferred read replica is kept (KIP-392)
+    rack_aware_assignment: bool = True  # KIP-881 (3.5+ clients): range matches member racks
 
     def rack_of(self, member: int) -> str | None:
         return self.racks[member % len(self.racks)] if self.racks else None

@@ -62,6 +62,11 @@ RULES: tuple[VersionRule, ...] = (
                 (("0.11", "leader-epoch-once"), ("2.0", "leader-epoch")),
                 "KIP-101 (0.11: OffsetsForLeaderEpoch once, KAFKA-6361); KIP-279 (2.0: repeat "
                 "with older epochs until both sides know the epoch)"),
+    VersionRule("isr", "ISR expiry (default ISR strategy): is a follower at the leader's log "
+                "end that has not fetched for the lag time out of sync?",
+                (("0.11", "lag-time-only"), ("2.1", "lag-time")),
+                "KAFKA-7152 (Partition.getOutOfSyncReplicas: 0.9–2.0 the lag time alone; 2.1+ "
+                "only a follower behind the leader's LEO)"),
     VersionRule("epoch_end_before_first_known", "the leader's answer for an epoch older than "
                 "every epoch it knows",
                 (("0.11", "undefined"), ("2.0", "first-start")),
@@ -80,8 +85,15 @@ RULES: tuple[VersionRule, ...] = (
                 "assignment"),
     VersionRule("controller_detects_bounce", "the controller treats a quick restart as a "
                 "failure (broker epochs)", (("0.11", False), ("2.2", True)), "KIP-380"),
+    VersionRule("rack_aware_assignment", "the consumer's range assignor gives members "
+                "partitions with a replica in their client.rack",
+                (("0.11", False), ("3.5", True)),
+                "KIP-881 (RangeAssignor, AbstractPartitionAssignor.useRackAwareAssignment)"),
     VersionRule("hw_holds_below_min_isr", "the HW does not advance while the ISR is smaller than "
                 "min.insync.replicas", (("0.11", False), ("3.7", True)), "KAFKA-15583"),
+    VersionRule("effective_min_isr", "acks=all and the HW count min.insync.replicas as at most "
+                "the replication factor", (("0.11", False), ("3.7", True)),
+                "KAFKA-15583 (Partition.effectiveMinIsr: min(min.insync.replicas, replicas))"),
 )
 
 
@@ -93,12 +105,15 @@ class Profile:
     replica_lag_time_max_ms: int
     zookeeper_session_timeout_ms: int
     replication: str  # the default replication strategy (how a new follower truncates)
+    isr: str  # the default ISR strategy (lag-time-only before 2.1, KAFKA-7152)
     epoch_end_before_first_known: str  # "undefined" (1.x) or "first-start" (2.0+)
     epoch_start_at_election: bool  # 2.1+ (KAFKA-7415)
     isr_rejoin_needs_epoch_start: bool  # 2.1+
     election_order: str  # "isr-order" before 1.1, "assignment-order" from 1.1
     controller_detects_bounce: bool  # 2.2+ (KIP-380 broker epochs)
+    rack_aware_assignment: bool  # 3.5+ clients (KIP-881)
     hw_holds_below_min_isr: bool  # 3.7+
+    effective_min_isr: bool  # 3.7+
 
     @property
     def fetch_version(self) -> int:

@@ -86,6 +86,7 @@ _ALL = (
     }, default="leader-epoch", kit="rig.testing._replication:check_replication"),
     Kind("isr", IsrStrategy, {
         "lag-time": "rig.strategies.isr.lag_time:LagTime",
+        "lag-time-only": "rig.strategies.isr.lag_time_only:LagTimeOnly",
         "lag-messages": "rig.strategies.isr.lag_messages:LagMessages",
     }, default="lag-time", kit="rig.testing._isr:check_isr"),
     Kind("fetch_session", FetchSessionStrategy, {

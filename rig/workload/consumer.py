@@ -23,26 +23,13 @@ from rig.engine import Timer
 from rig.events import names
 from rig.protocol.errors import NOT_LEADER_OR_FOLLOWER
 from rig.scenario.model import ConsumerSpec
+from rig.workload.assignor import assign
 from rig.workload.offsets import Committer
 
 if TYPE_CHECKING:
     from rig.cluster.cluster import Cluster
 
 METADATA_BYTES = 200
-
-
-def assign(members: int, partitions: int, strategy: str) -> list[list[int]]:
-    """Kafka's range assignor (contiguous runs, the first members get one more) or round-robin,
-    for one topic; member i is the i-th member id in sorted order."""
-    if strategy == "round-robin":
-        return [list(range(i, partitions, members)) for i in range(members)]
-    share, extra = divmod(partitions, members)
-    out, start = [], 0
-    for i in range(members):
-        count = share + (1 if i < extra else 0)
-        out.append(list(range(start, start + count)))
-        start += count
-    return out
 
 
 class ReadReplica(NamedTuple):
@@ -246,8 +233,17 @@ class ConsumerGroup:
         self.cluster = cluster
         self.spec = spec
         topic = next(t for t in cluster.variant.topics if t.name == spec.topic)
-        self.members = [ConsumerMember(cluster, spec, i, partitions) for i, partitions in
-                        enumerate(assign(spec.members, topic.partitions, spec.assignment))]
+        member_racks: list[str | None] = []
+        partition_racks: list[frozenset[str]] = []
+        if spec.rack_aware_assignment:  # KIP-881: match member racks with the replicas' racks
+            rack_of = {b.id: b.rack for b in cluster.variant.brokers}
+            member_racks = [spec.rack_of(i) for i in range(spec.members)]
+            partition_racks = [frozenset(rack for b in replicas if (rack := rack_of[b]))
+                               for replicas in cluster.assignments[topic.name]]
+        assigned = assign(spec.members, topic.partitions, spec.assignment,
+                          member_racks=member_racks, partition_racks=partition_racks)
+        self.members = [ConsumerMember(cluster, spec, i, partitions)
+                        for i, partitions in enumerate(assigned)]
 
     def start(self) -> None:
         self.cluster.sim.at(self.spec.start_ms * 1000, self._start)

@@ -102,7 +102,7 @@ class FakeFetcher:
 
 class Fixture:
     def __init__(self, isr_writer: Any = None, config: BrokerConfig | None = None,
-                 **config_fields: Any) -> None:
+                 isr: Any = None, min_isr: int = 2, **config_fields: Any) -> None:
         self.sim = Simulation()
         self.events: list[tuple[str, dict[str, Any]]] = []
         self.wire = Wire()
@@ -114,9 +114,9 @@ class Fixture:
         self.ctx = NodeContext(
             sim=self.sim, emit=lambda event, **fields: self.events.append((event, fields)),
             send=self.wire, after_stall=lambda broker, action: self.stalled.append(action),
-            strategies=Strategies(KafkaPlacement(), LeaderEpoch(), LagTime(),
+            strategies=Strategies(KafkaPlacement(), LeaderEpoch(), isr or LagTime(),
                                   sessions),
-            topics=TopicConfigs({"t": {"min.insync.replicas": 2}}, BrokerConfig("3.7", 12)),
+            topics=TopicConfigs({"t": {"min.insync.replicas": min_isr}}, BrokerConfig("3.7", 12)),
             meter=Meter(), os=OsSpec(), isr_writer=isr_writer or self.isr_writes,
             new_fetcher=self._new_fetcher)
         config = config or BrokerConfig("3.7", 12, **config_fields)

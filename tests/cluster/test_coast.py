@@ -189,7 +189,7 @@ def test_any_run_is_the_same_with_fetch_aggregated(tmp_path_factory: pytest.Temp
                               "replica.lag.time.max.ms": "4s"}),
                 "seed": seed, "duration": "40s",
                 "strategies": {"fetch_session": sessions, "isr": data.draw(
-                    st.sampled_from(["lag-time", "lag-messages"]))}}
+                    st.sampled_from(["lag-time", "lag-time-only", "lag-messages"]))}}
     if sessions == "sessionless":
         document["protocol"] = {"fetch_version": data.draw(st.sampled_from([4, 6]))}
     producers = [{"topic": "t", "rate": data.draw(st.floats(0.2, 40)),

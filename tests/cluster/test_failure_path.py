@@ -24,8 +24,11 @@ from rig.cluster.replica import Replica
 from rig.cluster.zookeeper import PartitionState, ZooKeeper
 from rig.engine import Simulation
 from rig.events import names
+from rig.protocol.errors import NOT_ENOUGH_REPLICAS
 from rig.scenario.model import BrokerConfig
 from rig.strategies.isr import NEVER_CAUGHT_UP
+from rig.strategies.isr.lag_time import LagTime
+from rig.strategies.isr.lag_time_only import LagTimeOnly
 from tests.cluster.test_broker_unit import KEY, FakeFetcher, Fixture
 
 
@@ -70,6 +73,50 @@ def test_an_isr_down_to_the_leader_lets_the_hw_jump_to_its_log_end() -> None:
     # A later append does not bring back a follower whose last fetch came before the reset.
     one.produce(acks=1)
     assert replica.high_watermark == 20
+
+
+# -- the leader: who evicts a follower that stops fetching an idle partition ------------------
+@pytest.mark.parametrize(("isr", "evicted"), [(LagTimeOnly(), [[1]]), (LagTime(), [])],
+                         ids=["0.9-2.0", "2.1+"])
+def test_a_follower_silent_on_an_idle_partition_is_evicted_only_before_kafka_2_1(
+        isr: Any, evicted: list[list[int]]) -> None:
+    # Partition.getOutOfSyncReplicas: before KAFKA-7152 the lag time alone decides; from 2.1 a
+    # follower at the leader's log end stays however long ago it fetched.
+    one = Fixture(isr=isr, config=BrokerConfig("2.0", 8, replica_lag_time_max_ms=10_000))
+    one.produce(acks=1)
+    _at(one, 1000)
+    one.fetch(FakeFetcher(1), 10)
+    one.fetch(FakeFetcher(2), 10)  # both at the log end at 1 s; broker 1's fetcher then dies
+    for ms in range(2000, 12_000, 1000):  # broker 2 keeps fetching, nothing new arrives
+        _at(one, ms)
+        one.fetch(FakeFetcher(2), 10)
+    _at(one, 11_000)
+    one.broker.isr.expire()  # 10 s since broker 1's last fetch: not yet over the lag time
+    assert one.isr_writes.changes == []
+    _at(one, 11_001)
+    one.broker.isr.expire()
+    assert [shrink for _isr, shrink, _expand in one.isr_writes.changes] == evicted
+
+
+# -- the leader: min.insync.replicas above the replication factor -----------------------------
+@pytest.mark.parametrize("effective", [False, True], ids=["before-3.7", "3.7+"])
+def test_min_isr_above_the_replication_factor_counts_as_the_replication_factor_from_3_7(
+        effective: bool) -> None:
+    # Partition.effectiveMinIsr (KAFKA-15583): min(min.insync.replicas, replicas) for the
+    # acks=all check, the delayed produce and the HW; before, min ISR 4 on 3 replicas refuses
+    # every acks=all write.
+    one = Fixture(min_isr=4, config=BrokerConfig("3.7", 12, effective_min_isr=effective))
+    _at(one, 1000)
+    answers = one.produce(acks=-1)
+    if not effective:
+        assert answers == [{KEY: NOT_ENOUGH_REPLICAS}]
+        return
+    assert answers == []  # appended, waiting for the two followers
+    one.fetch(FakeFetcher(1), 10)
+    one.fetch(FakeFetcher(2), 10)
+    replica = one.broker.replicas[KEY]
+    assert replica.high_watermark == 10
+    assert answers and answers[0][KEY].base_offset == 0
 
 
 # -- the leader: expansion on every fetch ------------------------------------------------------

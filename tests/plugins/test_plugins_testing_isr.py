@@ -11,11 +11,13 @@ import pytest
 from rig.strategies.isr.base import FollowerProgress
 from rig.strategies.isr.lag_messages import LagMessages
 from rig.strategies.isr.lag_time import LagTime
+from rig.strategies.isr.lag_time_only import LagTimeOnly
 from rig.testing import ConformanceError, check_isr, check_strategy
 
 
 @pytest.mark.parametrize(("cls", "options"), [
     (LagTime, {}),
+    (LagTimeOnly, {}),
     (LagMessages, {}),
     (LagMessages, {"replica_lag_max_messages": 0}),  # out of sync one message behind: allowed
 ])

@@ -12,6 +12,7 @@ import pytest
 from rig import rundir
 from rig.analysis.traffic import CLASSES
 from rig.report import render_report
+from rig.report.bandwidth import build_bandwidth
 from rig.report.inputs import load_inputs
 from rig.report.traffic import build_traffic
 from tests.report.conftest import write_report_run
@@ -54,6 +55,19 @@ def test_the_section_shows_classes_costs_and_zones(tmp_path: Path) -> None:
     assert v6["rows"][0]["cells"][1]["cross"] and not v6["rows"][0]["cells"][2]["cross"]
 
 
+def test_the_bandwidth_ranking_gains_a_cost_column_with_the_cheapest_bill_marked(
+        tmp_path: Path) -> None:
+    plain = build_bandwidth(load_inputs(write_report_run(tmp_path / "plain")), ["v6", "v7"], [],
+                            with_consumers=False)
+    assert plain is not None and not plain["priced"]
+    run = _with_ledger(write_report_run(tmp_path / "run"))
+    built = build_bandwidth(load_inputs(run), ["v6", "v7"], [], with_consumers=False)
+    assert built is not None and built["priced"]
+    by_variant = {r["variant"]: r for r in built["rows"]}
+    assert by_variant["v6"]["usd"] == "$1,234.50" and by_variant["v6"]["cheapest_usd"]
+    assert by_variant["v7"]["usd"] == "$2,469.00" and not by_variant["v7"]["cheapest_usd"]
+
+
 @pytest.mark.browser
 def test_the_section_renders_in_chromium(chromium: Any, tmp_path: Path) -> None:
     run = _with_ledger(write_report_run(tmp_path / "run"))
@@ -66,5 +80,8 @@ def test_the_section_renders_in_chromium(chromium: Any, tmp_path: Path) -> None:
     rows = chromium.driver.execute_script(
         "return document.querySelectorAll('#traffic-classes tbody tr').length")
     assert rows == len(CLASSES)
+    ranking = chromium.driver.execute_script(
+        "return document.getElementById('bandwidth-ranking').innerText")
+    assert "$/month" in ranking and "$2,469.00" in ranking
     assert chromium.console_errors() == []
     assert chromium.network_requests() == []

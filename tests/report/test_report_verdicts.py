@@ -9,7 +9,7 @@ from typing import Any
 import orjson
 
 from rig.report.charts import FaultMark
-from rig.report.firstscreen import build_first_screen, metric_label
+from rig.report.firstscreen import _value_text, build_first_screen, metric_label
 from rig.report.inputs import load_inputs
 from rig.report.verdicts import EXPECTED_WORD, expectation_subject, variant_verdicts
 from tests.report.conftest import write_report_run
@@ -113,6 +113,14 @@ def test_metric_labels_read_as_words() -> None:
     assert metric_label("isr.shrink_delay_ms.max") == ("ISR: shrink delay, max", "ms")
     assert metric_label("sessions.evicted") == ("Sessions: evicted", "")
     assert metric_label("replication.offline_partition_seconds")[0] == "Offline"
+    assert metric_label("cost.usd_per_month") == ("Cost: per month", "USD")
+
+
+def test_dollar_figures_read_as_dollars() -> None:
+    assert _value_text("cost.usd_per_month", 44.2477)[0] == "$44.25"
+    assert _value_text("cost.usd_total", 0.00123)[0] == "$0.0012"
+    assert _value_text("cost.by_class.replication", 3)[0] == "$3.00"
+    assert _value_text("traffic.produce.cross_zone_bytes", 3)[0] == "3 B"
 
 
 def test_the_timeline_has_a_lane_per_changed_partition_and_marks_lost_records(
