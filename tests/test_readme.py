@@ -43,7 +43,7 @@ def test_the_workload_and_fault_fragments_validate_inside_the_tour(tmp_path: Pat
     blocks = re.findall(r"```yaml\n(.*?)```", README, re.S)
     [tour] = [b for b in blocks if b.startswith("name: my-scenario")]
     [workload, consumers] = [b for b in blocks if b.startswith("workload:")]
-    [trigger] = [b for b in blocks if b.startswith("faults:") and "after:" in b]
+    [trigger] = [b for b in blocks if b.startswith("faults:") and "\n    after:" in b]
     document = yaml.safe_load(tour)
     fragment = yaml.safe_load(workload)
     document["workload"] = fragment["workload"] | yaml.safe_load(consumers)["workload"]
@@ -59,6 +59,23 @@ def test_the_workload_and_fault_fragments_validate_inside_the_tour(tmp_path: Pat
     assert variant.strategies["replication"].name == "leader-epoch"
     groups = [c.group for c in variant.consumers]
     assert groups[:2] == ["readers", "app-0001"] and groups[-1] == "app-1100"
+
+
+def test_the_controlled_shutdown_and_client_partition_fragment_validates(tmp_path: Path) -> None:
+    import yaml
+
+    blocks = re.findall(r"```yaml\n(.*?)```", README, re.S)
+    [tour] = [b for b in blocks if b.startswith("name: my-scenario")]
+    [fragment] = [b for b in blocks if b.startswith("faults:") and "controlled-shutdown" in b]
+    document = yaml.safe_load(tour)
+    document["workload"] = {"producers": [{"name": "app", "topic": "orders", "rate": 10}],
+                            "consumers": [{"group": "readers", "topic": "orders", "members": 2}]}
+    document["faults"] = yaml.safe_load(fragment)["faults"]
+    path = tmp_path / "tour.yaml"
+    path.write_text(yaml.safe_dump(document), encoding="utf-8")
+    shutdown, partition = load_scenario(path).variants[0].faults
+    assert shutdown.kind == "controlled-shutdown" and shutdown.brokers == (0,)
+    assert partition.groups == (("producer-app", "consumer-readers-0"), (0, 1, 2, "zk"))
 
 
 def test_the_run_directory_table_lists_every_file_rundir_names() -> None:

@@ -3,22 +3,31 @@
 - detection: from the fault's injection to the first reaction that involves a faulted broker:
   an ISR shrink that removes it, a leader election away from it, or a partition going offline
   with it in the last ISR (the controller's or a leader's first move);
+- ISR exit: from the injection until no partition's ISR, as last written to ZooKeeper
+  (zk.partition_state), holds a faulted broker (None when one still does at the end, as the
+  last member of an offline partition; 0 when none did);
 - catch-up bytes: follower fetch responses sent to the faulted brokers from the heal until
-  every ISR is full again (or the end of the run): wire bytes, and the record bytes in them.
+  every ISR is full again (or the end of the run): wire bytes, and the record bytes in them;
+- visibility delay of acknowledged records: from a batch's produce.ack to the first time the
+  partition leader's HW (its hw.advance events) covers the batch's last record, 0 when it
+  already did (acks=all); per fault over the batches acknowledged from its injection until it
+  healed and recovered (or the end of the run), per variant over every batch.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
+from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
-from rig.analysis.events import fetch_runs, occurrences_between
+from rig.analysis.events import fetch_runs, occurrences_between, to_arrow
 from rig.events import names
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-__all__ = ["REACTIONS", "add_detection_and_catch_up"]
+__all__ = ["REACTIONS", "add_detection_and_catch_up", "add_isr_exit", "visibility_delays"]
 
 # The events that may be a fault's first reaction.
 REACTIONS = (names.ISR_SHRINK, names.LEADER_ELECTED, names.PARTITION_OFFLINE)
@@ -91,3 +100,81 @@ def add_detection_and_catch_up(events: DataFrame, reactions: Sequence[Mapping[st
     for row in sums:
         entries[row["i"]]["catch_up_bytes"] = int(row["wire"] or 0)
         entries[row["i"]]["catch_up_record_bytes"] = int(row["records"] or 0)
+
+
+def add_isr_exit(rows: Sequence[Mapping[str, Any]], entries: list[dict[str, Any]]) -> None:
+    """Add `isr_exit_ms` to each recovery entry (in place). `rows`: partition.assigned and
+    zk.partition_state events (variant, event, t_ms, topic, partition, replicas, isr) in
+    (variant, seq) order; every partition starts with its whole assignment in the ISR."""
+    for entry in entries:
+        brokers = {int(b) for b in _brokers(entry.get("targets"))}
+        entry["isr_exit_ms"] = None
+        if not brokers:
+            continue
+        start = entry["inject_ms"]
+        holders: set[tuple[Any, Any]] = set()  # partitions whose ISR holds a faulted broker
+        started = False
+        for row in rows:
+            if row["variant"] != entry["variant"]:
+                continue
+            if not started and row["t_ms"] >= start:
+                started = True
+                if not holders:
+                    entry["isr_exit_ms"] = 0.0
+                    break
+            isr = row["replicas"] if row["event"] == names.PARTITION_ASSIGNED else row["isr"]
+            key = (row["topic"], row["partition"])
+            if brokers & set(isr or ()):
+                holders.add(key)
+            else:
+                holders.discard(key)
+            if started and not holders:
+                entry["isr_exit_ms"] = round(row["t_ms"] - start, 3)
+                break
+        else:
+            if not started and not holders:
+                entry["isr_exit_ms"] = 0.0
+
+
+def visibility_delays(events: DataFrame) -> dict[str, list[tuple[float, float]]]:
+    """Per variant, (acknowledged at, visibility delay in ms) of every acknowledged batch whose
+    records the leader's HW came to cover. `events` has the fields event, variant, t_ms, topic,
+    partition, offset, records, hw and leader (a flag in hw.advance)."""
+    from pyspark.sql import functions as F
+
+    chosen = (events.where((F.col("event") == names.PRODUCE_ACK)
+                           | ((F.col("event") == names.HW_ADVANCE) & F.col("leader")))
+              .select("variant", "event", "t_ms", "topic", "partition", "offset", "records",
+                      "hw"))
+    table = to_arrow(chosen)
+    # Column lists, not a dict per row: a busy run has hundreds of thousands of these rows.
+    variant, event, t_ms, topic, partition, offset, records, hw = (
+        table.column(name).to_pylist() for name in (
+            "variant", "event", "t_ms", "topic", "partition", "offset", "records", "hw"))
+    rows = list(zip(variant, event, t_ms, topic, partition, offset, records, hw, strict=True))
+    advances: dict[tuple[Any, Any, Any], list[tuple[float, int]]] = {}
+    for v, name, t, tp, p, _, _, h in rows:
+        if name == names.HW_ADVANCE:
+            advances.setdefault((v, tp, p), []).append((t, h))
+    # Per partition, the times of its leaders' HW advances and the highest HW so far: the
+    # first time it covers an offset is a binary search.
+    seen: dict[tuple[Any, Any, Any], tuple[list[float], list[int]]] = {}
+    for key, points in advances.items():
+        points.sort()
+        seen[key] = ([t for t, _ in points], list(accumulate((h for _, h in points), max)))
+    out: dict[str, list[tuple[float, float]]] = {}
+    for v, name, t, tp, p, first, count, _ in rows:
+        if name != names.PRODUCE_ACK or first is None:
+            continue
+        times, highest = seen.get((v, tp, p), ([], []))
+        end = first + (count or 1)  # the HW past the batch's last record
+        before = bisect_right(times, t)
+        if before and highest[before - 1] >= end:
+            delay = 0.0
+        else:
+            j = bisect_left(highest, end, lo=before)
+            if j == len(highest):
+                continue  # never visible (lost, or the run ended first)
+            delay = times[j] - t
+        out.setdefault(v, []).append((t, round(delay, 3)))
+    return out

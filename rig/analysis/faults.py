@@ -1,4 +1,5 @@
-"""The fault table: every `broker.crash`, `broker.restart` and `fault.*` event of a run, in order.
+"""The fault table: every `broker.crash`, `broker.shutdown`, `broker.restart` and `fault.*` event
+of a run, in order.
 
 Small (one row per fault step), so the report can mark each one on every timeline. The one pass
 that parses the logs (rig.analysis.columnar) keeps these events whole, every detail field.
@@ -16,8 +17,10 @@ from rig.events import names
 __all__ = ["FAULT_PREFIX", "fault_rows", "fault_rows_of", "is_fault_event"]
 
 FAULT_PREFIX = "fault."
-_BROKER_EVENTS = {names.BROKER_CRASH: "crashed", names.BROKER_RESTART: "restarted"}
-_SHORT = {names.BROKER_CRASH: "crash", names.BROKER_RESTART: "restart"}
+_BROKER_EVENTS = {names.BROKER_CRASH: "crashed", names.BROKER_SHUTDOWN: "stopped",
+                  names.BROKER_RESTART: "restarted"}
+_SHORT = {names.BROKER_CRASH: "crash", names.BROKER_SHUTDOWN: "stop",
+          names.BROKER_RESTART: "restart"}
 _ORDERING = ("t_ms", "seq", "event", "variant")  # shown as columns, not as details
 
 

@@ -37,10 +37,10 @@ __all__ = ["STAGE", "analyze_isr", "isr_metrics", "spread"]
 _EVENTS = (
     names.PARTITION_ASSIGNED, names.ZK_PARTITION_STATE, names.METADATA_UPDATED,
     names.ISR_SHRINK, names.ISR_EXPAND, names.ISR_CHANGE_NOTIFICATION, names.FAULT_INJECT,
-    names.BROKER_CRASH, names.BROKER_POWER_LOSS, names.BROKER_RESTART, names.BROKER_START,
-    names.RUN_END,
+    names.BROKER_CRASH, names.BROKER_POWER_LOSS, names.BROKER_SHUTDOWN, names.BROKER_RESTART,
+    names.BROKER_START, names.RUN_END,
 )
-_DOWN = (names.BROKER_CRASH, names.BROKER_POWER_LOSS)
+_DOWN = (names.BROKER_CRASH, names.BROKER_POWER_LOSS, names.BROKER_SHUTDOWN)
 
 State = tuple[int, tuple[int, ...]]  # (leader, sorted ISR)
 Key = tuple[str, int]

@@ -14,7 +14,12 @@ from typing import TYPE_CHECKING, Any
 
 from rig import rundir
 from rig.analysis.events import spark_sorted, with_fetch_fields
-from rig.analysis.fault_reaction import REACTIONS, add_detection_and_catch_up
+from rig.analysis.fault_reaction import (
+    REACTIONS,
+    add_detection_and_catch_up,
+    add_isr_exit,
+    visibility_delays,
+)
 from rig.analysis.isr import spread
 from rig.analysis.stages import Analysis, FunctionStage, run_stage
 from rig.events import names
@@ -26,7 +31,8 @@ if TYPE_CHECKING:
 __all__ = ["STAGE", "analyze_replication"]
 
 _ISR_EVENTS = (names.ISR_SHRINK, names.ISR_EXPAND, names.LEADER_ELECTED, names.PARTITION_OFFLINE)
-_SELECTED = (names.PARTITION_ASSIGNED, *_ISR_EVENTS, names.FAULT_INJECT, names.FAULT_HEAL)
+_SELECTED = (names.PARTITION_ASSIGNED, *_ISR_EVENTS, names.FAULT_INJECT, names.FAULT_HEAL,
+             names.ZK_PARTITION_STATE)
 
 
 def _schema() -> StructType:
@@ -39,6 +45,7 @@ def _schema() -> StructType:
         ("isr", T.ArrayType(long)), ("replicas", T.ArrayType(long)), ("check", text),
         ("election", text), ("fault", long), ("kind", text), ("targets", T.ArrayType(text)),
         ("duration_ms", long), ("removed", T.ArrayType(long)), ("previous", long),
+        ("offset", long), ("hw", long), ("leader", T.BooleanType()),
     ]
     # The fetch fields are for the catch-up bytes (rig.analysis.fault_reaction).
     return with_fetch_fields(T.StructType([T.StructField(n, k, nullable=True)
@@ -213,10 +220,31 @@ def _add_ack_stalls(events: DataFrame, entries: list[dict[str, Any]]) -> None:
         entry["ack_stall_ms"] = round(at - entry["inject_ms"], 3) if at is not None else None
 
 
+# summary.json's replication.by_fault.<fault index>: what expectations say of one fault.
+_PER_FAULT = ("kind", "inject_ms", "ack_stall_ms", "isr_exit_ms", "visibility_delay_ms",
+              "detection_seconds", "recovery_seconds")
+
+
+def _add_visibility(entries: list[dict[str, Any]], delays: dict[str, list[tuple[float, float]]],
+                    end_ms: dict[str, Any]) -> None:
+    """Add `visibility_delay_ms` ({min, p50, max} or None) to each fault entry: over the
+    batches acknowledged from its injection until it healed and recovered (the end of the run
+    if it did not)."""
+    for entry in entries:
+        stop = max((t for t in (entry.get("heal_ms"), entry.get("recovered_ms"))
+                    if t is not None), default=None)
+        if stop is None or entry.get("heal_ms") is None:
+            stop = end_ms.get(entry["variant"])
+        entry["visibility_delay_ms"] = spread(
+            d for t, d in delays.get(entry["variant"], ())
+            if t >= entry["inject_ms"] and (stop is None or t <= stop))
+
+
 def _replication_stage(analysis: Analysis) -> dict[str, dict[str, Any]]:
     """`{v: {"produce": {...}, "replication": {...}}}`; writes the recovery and
     partition-timeline tables."""
     variants = analysis.variants
+    delays: dict[str, list[tuple[float, float]]] = {}
     counts: dict[str, dict[str, Any]] = {}
     timeline: list[dict[str, Any]] = []
     recovery: list[dict[str, Any]] = []
@@ -234,8 +262,12 @@ def _replication_stage(analysis: Analysis) -> dict[str, dict[str, Any]]:
         recovery = _recovery(selected, by_variant)
         _add_ack_stalls(events, recovery)
         reactions = [r for r in selected if r["event"] in REACTIONS]
-        add_detection_and_catch_up(events, reactions, recovery,
-                                   {name: c.get("end_ms") for name, c in counts.items()})
+        end_ms = {name: c.get("end_ms") for name, c in counts.items()}
+        add_detection_and_catch_up(events, reactions, recovery, end_ms)
+        add_isr_exit([r for r in selected if r["event"] in (
+            names.PARTITION_ASSIGNED, names.ZK_PARTITION_STATE)], recovery)
+        delays = visibility_delays(events)
+        _add_visibility(recovery, delays, end_ms)
     else:
         by_variant = {}
     out: dict[str, Any] = {}
@@ -265,6 +297,9 @@ def _replication_stage(analysis: Analysis) -> dict[str, dict[str, Any]]:
                 "max_ack_stall_ms": spread(r["ack_stall_ms"] for r in recovery
                                            if r["variant"] == name
                                            and r.get("ack_stall_ms") is not None),
+                "visibility_delay_ms": spread(d for _, d in delays.get(name, ())),
+                "by_fault": {str(r["fault"]): {key: r.get(key) for key in _PER_FAULT}
+                             for r in recovery if r["variant"] == name},
             },
         }
     rundir.write_metric(analysis.run_dir, rundir.RECOVERY, recovery)

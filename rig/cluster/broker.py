@@ -193,6 +193,17 @@ class Broker:
         for fetcher in to_wake or ():
             fetcher.wake()
 
+    def on_stop_replica(self, controller_epoch: int, keys: list[TopicPartition]) -> None:
+        """StopReplica with deletePartition = false (a controlled shutdown): stop fetching
+        these partitions, keep their logs (ReplicaManager.stopReplicas)."""
+        if controller_epoch < self.controller_epoch_seen:
+            return
+        self.controller_epoch_seen = controller_epoch
+        for key in keys:
+            replica = self.replicas.get(key)
+            if replica is not None and replica.role is Role.FOLLOWER:
+                self.fetcher_manager.stop_fetching(replica)
+
     def on_update_metadata(self, controller_epoch: int, leaders: dict[TopicPartition, int],
                            isrs: dict[TopicPartition, tuple[int, ...]] | None = None,
                            quiet: bool = False) -> None:

@@ -195,16 +195,19 @@ class Cluster:
                               self.strategies.fetch_session.new_client())
 
     # -- faults ----------------------------------------------------------------------------------
-    def controlled_shutdown(self, broker_id: int) -> None:
-        """The broker shuts down cleanly: the control plane moves its leaderships first, then
-        its process stops (`broker.shutdown`); only KRaft models it (rig validate says so)."""
+    def controlled_shutdown(self, broker_id: int) -> ShutdownHandle:
+        """A clean stop: the broker asks its controller to move its leaderships and take it out
+        of the ISRs, then its process stops (`broker.shutdown`). ZooKeeper mode:
+        rig.cluster.controlled_shutdown (KafkaServer.controlledShutdown); KRaft: the broker's
+        lifecycle manager. The handle says whether it stopped yet."""
         broker = self.brokers[broker_id]
+        handle = ShutdownHandle(self, broker)
         if broker.alive:
-            incarnation = broker.incarnation
-            self.control.controlled_shutdown(broker, lambda: self.crash(
-                broker_id, False, clean=True) if broker.incarnation == incarnation else None)
+            self.control.controlled_shutdown(broker, handle)
+        return handle
 
-    def crash(self, broker_id: int, power_loss: bool, clean: bool = False) -> None:
+    def crash(self, broker_id: int, power_loss: bool, shutdown: bool | None = None) -> None:
+        """The process dies (`shutdown`: it stopped, after a controlled shutdown or not)."""
         broker = self.brokers[broker_id]
         if not broker.alive:
             return
@@ -221,8 +224,8 @@ class Cluster:
                 self.sim.after(rtt_us, partial(client.connection_reset, broker_id))
         if power_loss:
             self.log.emit(names.BROKER_POWER_LOSS, broker=broker_id, records_lost=lost)
-        elif clean:
-            self.log.emit(names.BROKER_SHUTDOWN, broker=broker_id)
+        elif shutdown is not None:
+            self.log.emit(names.BROKER_SHUTDOWN, broker=broker_id, controlled=shutdown)
         else:
             self.log.emit(names.BROKER_CRASH, broker=broker_id)
         broker.report_lost_sessions()
@@ -268,3 +271,29 @@ class Cluster:
                     return False
         return True
 
+
+class ShutdownHandle:
+    """One controlled shutdown as the fault sees it: the control plane calls `stop` when the
+    broker may go (`controlled`: it was let go; False: it gave up asking), and a heal that
+    comes first restarts the broker once it has stopped."""
+
+    def __init__(self, cluster: Cluster, broker: Broker):
+        self.cluster = cluster
+        self.broker = broker
+        self.incarnation = broker.incarnation
+        self.stopped = False
+        self.restart_when_stopped = False
+
+    def stop(self, controlled: bool = True) -> None:
+        if self.stopped or self.broker.incarnation != self.incarnation:
+            return
+        self.cluster.crash(self.broker.id, False, shutdown=controlled)
+        self.stopped = True
+        if self.restart_when_stopped:
+            self.cluster.restart(self.broker.id)
+
+    def heal(self) -> None:
+        if self.stopped:
+            self.cluster.restart(self.broker.id)
+        else:
+            self.restart_when_stopped = True

@@ -60,6 +60,7 @@ class Controller:
         self.broker = broker
         self.epoch = epoch
         self.live: set[int] = set(cluster.zk.sessions)
+        self.shutting_down: set[int] = set()  # in controlled shutdown (controlled_shutdown.py)
         self.active = True
         self.rebalance = AutoLeaderRebalance(self)  # preferred leader election, periodic
 
@@ -89,6 +90,7 @@ class Controller:
             return
         failed, started = list(failed), list(started)
         self.live -= set(failed)
+        self.shutting_down -= {*failed, *started}
         if failed:
             self._on_failure(failed)
         self.live |= set(started)
@@ -109,17 +111,19 @@ class Controller:
             [*lost_leader, *changed])}, self.live)
         self._update_metadata()
 
-    def _replicas_offline(self, dead: Iterable[int]) -> list[TopicPartition]:
-        """The OfflineReplica transition of each dead broker's replicas, one broker at a time
-        (ZkReplicaStateMachine.doRemoveReplicasFromIsr): each partition whose ISR holds it
-        gets a new epoch, without it in the ISR unless it is the last member, and without a
-        leader if it led. Returns the partitions written."""
+    def _replicas_offline(self, dead: Iterable[int],
+                          only: set[TopicPartition] | None = None) -> list[TopicPartition]:
+        """The OfflineReplica transition of each dead broker's replicas (of the partitions
+        `only` names, if given), one broker at a time (ZkReplicaStateMachine
+        .doRemoveReplicasFromIsr): each partition whose ISR holds it gets a new epoch, without
+        it in the ISR unless it is the last member, and without a leader if it led. Returns the
+        partitions written."""
         cluster = self.cluster
         partitions = cluster.zk.partitions
         written: list[TopicPartition] = []
         for replica in dead:
             for key, state in partitions.items():
-                if replica not in state.isr:
+                if replica not in state.isr or (only is not None and key not in only):
                     continue
                 leader = NO_LEADER if state.leader == replica else state.leader
                 isr = state.isr if len(state.isr) == 1 else tuple(

@@ -192,13 +192,15 @@ class FetchClient:
         request = self.next_request_msg()
         session = request.session
         body, header, wire = self.last_sizes
+        fields = {"fetch_offsets": [[key[0], key[1], state.fetch_offset] for key, state in
+                                    request.updates.items()]} if request.updates else {}
         cluster.log.emit(
             names.FETCH_REQUEST, role=self.role, client=self.client_id,
             replica_id=self.replica_id, broker=self.leader_id, source=self.source,
             fetcher=self.fetcher_id, version=self.version, session_id=session.session_id,
             session_epoch=session.epoch, full=session.full, partitions=self.last_listed,
             forgotten=len(session.forgotten), body_bytes=body, header_bytes=header,
-            wire_bytes=wire)
+            wire_bytes=wire, **fields)
         self.in_flight = True
         sent = self._sent = self._sent + 1
         request.request_id = sent

@@ -40,8 +40,7 @@ class ReplicaManager:
                  produce_purgatory: Purgatory[TopicPartition, Any],
                  fetcher_manager: FetcherManager, log_manager: LogManager,
                  cache: SessionCache, touched: dict[TopicPartition, Replica],
-                 written: dict[TopicPartition, Replica],
-                 replicas: dict[TopicPartition, Replica]):
+                 written: dict[TopicPartition, Replica], replicas: dict[TopicPartition, Replica]):
         self.broker = broker
         self.ctx = ctx
         self.config = broker.config
@@ -266,6 +265,8 @@ class ReplicaManager:
         self._before_change(self.consumer_watchers.get(replica.key, ()))
         replica.high_watermark = new_hw
         self.hw_dirty[replica.key] = None
+        self.ctx.emit(names.HW_ADVANCE, broker=broker.id, topic=replica.key[0],
+                      partition=replica.key[1], hw=new_hw, leader=True)
         for follower in replica.assignment:
             if follower != broker.id:
                 self.hw_unseen.setdefault((follower, replica.fetcher_slot), {})[replica.key] = None
@@ -282,15 +283,18 @@ class ReplicaManager:
                 self._announce(slot, 0)
 
     def follower_hw(self, replica: Replica, leader_hw: int) -> None:
-        """A follower learned the leader's HW: its own is min(that, its LEO). Consumers reading
-        this follower (KIP-392) see the records below it, and their long polls wake."""
+        """A follower learned the leader's HW: its own is min(that, its LEO); readers wake."""
         new_hw = min(leader_hw, replica.leo)
+        self.hw_dirty[replica.key] = None
+        if new_hw <= replica.high_watermark:  # most responses: nothing new to tell
+            replica.high_watermark = new_hw
+            return
         watched = self.consumer_watchers.get(replica.key)
-        rising = bool(watched) and new_hw > replica.high_watermark
-        if watched and rising:
+        if watched:
             self._before_change(watched)
         replica.high_watermark = new_hw
-        self.hw_dirty[replica.key] = None
-        if rising:
+        self.ctx.emit(names.HW_ADVANCE, broker=self.broker.id, topic=replica.key[0],
+                      partition=replica.key[1], hw=new_hw, leader=False)
+        if watched:
             self.cache.mark_changed(replica.key)
             self._consumers_see(replica, new_hw)

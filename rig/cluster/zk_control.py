@@ -80,6 +80,13 @@ class ZooKeeperControlPlane:
             broker.start_tasks()
             self._heartbeats(broker)
 
+    def controlled_shutdown(self, broker: Any, handle: Any) -> None:
+        """The `controlled-shutdown` fault in ZooKeeper mode: KafkaServer.controlledShutdown
+        (rig.cluster.controlled_shutdown), which stops the broker through `handle`."""
+        from rig.cluster.controlled_shutdown import ControlledShutdown
+
+        ControlledShutdown(self.cluster, broker.id, handle).start()
+
     def broker_restarted(self, broker: Any) -> None:
         self._heartbeats(broker)
 

@@ -27,7 +27,10 @@ FETCHER_START: Final = "fetcher.start"  # broker (follower), leader, fetcher, cl
 # Fetch protocol ---------------------------------------------------------------------------------
 # fetch.request: role ("follower" | "consumer"), client, replica_id, broker (the one served),
 #   source (the broker or client sending), fetcher, version, session_id, session_epoch,
-#   full (bool), partitions, forgotten, body_bytes, header_bytes, wire_bytes
+#   full (bool), partitions, forgotten, body_bytes, header_bytes, wire_bytes, and
+#   fetch_offsets: [[topic, partition, fetch_offset], ...] for the partitions whose fetch state
+#   is new since the client's previous request (all of them after a reset; in an incremental
+#   fetch, the ones it lists); absent when none is (an idle round, or what fetch.idle stands for)
 FETCH_REQUEST: Final = "fetch.request"
 # fetch.response: the same ids, plus session_id, error_code, partitions (listed),
 #   records_bytes, waited_ms (time held in purgatory), body_bytes, header_bytes, wire_bytes
@@ -61,6 +64,15 @@ LEADER_ELECTED: Final = "leader.elected"
 REPLICA_TRUNCATE: Final = "replica.truncate"
 BROKER_CRASH: Final = "broker.crash"
 BROKER_RESTART: Final = "broker.restart"
+# broker.shutdown: broker, controlled (bool: the controller let it go, leaderships moved; False:
+#   it gave up asking) — a clean stop after a controlled-shutdown fault: logs flushed, its
+#   ZooKeeper session closed (ZooKeeper mode) or its registration left fenced (KRaft)
+BROKER_SHUTDOWN: Final = "broker.shutdown"
+# controlled_shutdown.request: broker, controller (None: none known), attempt (1, 2, …)
+CONTROLLED_SHUTDOWN_REQUEST: Final = "controlled_shutdown.request"
+# controlled_shutdown.reply: broker, controller, attempt, remaining (partitions it still leads;
+#   None on an error), error (None, "refused" or "no-answer")
+CONTROLLED_SHUTDOWN_REPLY: Final = "controlled_shutdown.reply"
 # controller.elected: ZooKeeper: broker, epoch (the controller epoch); KRaft: node (the active
 #   controller's node), epoch and quorum_epoch (the Raft leader epoch of the metadata quorum)
 CONTROLLER_ELECTED: Final = "controller.elected"
@@ -71,6 +83,9 @@ ZK_SESSION_EXPIRED: Final = "zk.session_expired"  # broker, reason
 PARTITION_OFFLINE: Final = "partition.offline"  # topic, partition, isr, reason
 REPLICA_BECOME_LEADER: Final = "replica.become_leader"  # broker, topic, partition, epoch, isr
 REPLICA_BECOME_FOLLOWER: Final = "replica.become_follower"  # broker, topic, partition, leader
+# hw.advance: broker, topic, partition, hw (the new high watermark), leader (bool: the leader's
+#   HW, or a follower's learned from a fetch response) — only when a replica's HW goes up
+HW_ADVANCE: Final = "hw.advance"
 FAULT_INJECT: Final = "fault.inject"  # fault (index), kind, targets
 FAULT_HEAL: Final = "fault.heal"  # fault (index), kind, targets
 CHECK_VIOLATION: Final = "check.violation"  # check, and what it found
@@ -95,8 +110,6 @@ ISR_CHANGE_PROPAGATED: Final = "isr.change_propagated"  # broker (controller), n
 # broker.registered: broker, broker_epoch (the offset of its RegisterBrokerRecord), incarnation,
 #   unclean_shutdown (bool: its previous epoch was not the one registered, KIP-966)
 BROKER_REGISTERED: Final = "broker.registered"
-# broker.shutdown: broker — a controlled shutdown ended and the process stopped (KRaft)
-BROKER_SHUTDOWN: Final = "broker.shutdown"
 # broker.fenced: broker, broker_epoch, reason ("session-timeout" | "controlled-shutdown" |
 #   "requested"), last_contact_ms
 BROKER_FENCED: Final = "broker.fenced"

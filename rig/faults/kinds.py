@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, ClassVar
 from rig.scenario.model import FaultSpec, LinkSpec
 
 if TYPE_CHECKING:
-    from rig.cluster.cluster import Cluster
+    from rig.cluster.cluster import Cluster, ShutdownHandle
 
 
 class Fault:
@@ -48,6 +48,28 @@ class PowerLoss(Crash):
 
     kind = "power-loss"
     power_loss = True
+
+
+class ControlledShutdown(Fault):
+    """The broker is stopped cleanly: it asks the controller to move its leaderships and take
+    it out of the ISRs, then stops with its logs flushed (ZooKeeper mode: retrying while it
+    still leads, rig.cluster.controlled_shutdown; KRaft: its lifecycle manager). Heal:
+    restart, as a crash, once it has stopped."""
+
+    kind = "controlled-shutdown"
+    heals_by = "restart_after"
+
+    def __init__(self, spec: FaultSpec):
+        super().__init__(spec)
+        self.shutdowns: list[ShutdownHandle] = []
+
+    def inject(self, cluster: Cluster) -> None:
+        self.shutdowns = [cluster.controlled_shutdown(int(b)) for b in self.targets(cluster)
+                          if cluster.brokers[int(b)].alive]
+
+    def heal(self, cluster: Cluster) -> None:
+        for shutdown in self.shutdowns:
+            shutdown.heal()
 
 
 class RackFailure(PowerLoss):
@@ -138,17 +160,6 @@ class FetcherStuck(Fault):
                 fetcher.wake()
 
 
-class ControlledShutdown(Crash):
-    """The broker shuts down cleanly (KRaft): it asks the controller, which moves its
-    leaderships and takes it out of the ISRs, then stops. Heal: restart."""
-
-    kind = "controlled-shutdown"
-
-    def inject(self, cluster: Cluster) -> None:
-        for broker in self.targets(cluster):
-            cluster.controlled_shutdown(int(broker))
-
-
 class ZkSessionExpiry(Fault):
     """ZooKeeper expires a broker's session; the broker registers again with a new one."""
 
@@ -179,5 +190,5 @@ class ControllerFailover(Fault):
 
 
 KINDS: dict[str, type[Fault]] = {k.kind: k for k in (
-    Crash, PowerLoss, RackFailure, NetworkPartition, Link, Stall, FetcherStuck, ZkSessionExpiry,
-    ControllerFailover, ControlledShutdown)}
+    Crash, PowerLoss, ControlledShutdown, RackFailure, NetworkPartition, Link, Stall,
+    FetcherStuck, ZkSessionExpiry, ControllerFailover)}

@@ -70,6 +70,9 @@ _CONFIG_KEYS: dict[str, tuple[str, Any]] = {
     "replica.high.watermark.checkpoint.interval.ms": (
         "replica_high_watermark_checkpoint_interval_ms", units.duration_ms),
     "replica.socket.timeout.ms": ("replica_socket_timeout_ms", units.duration_ms),
+    "controlled.shutdown.max.retries": ("controlled_shutdown_max_retries", int),
+    "controlled.shutdown.retry.backoff.ms": ("controlled_shutdown_retry_backoff_ms",
+                                             units.duration_ms),
     "auto.leader.rebalance.enable": ("auto_leader_rebalance_enable", bool),
     "leader.imbalance.check.interval.seconds": ("leader_imbalance_check_interval_ms",
                                                 units.seconds_ms),
@@ -435,9 +438,10 @@ def _consumers(data: dict[str, Any], topics: Sequence[TopicSpec], config: Broker
 
 
 _FAULT_TARGETS = {
-    "crash": "brokers", "power-loss": "brokers", "stall": "brokers", "fetcher-stuck": "brokers",
+    "crash": "brokers", "power-loss": "brokers", "controlled-shutdown": "brokers",
+    "stall": "brokers", "fetcher-stuck": "brokers",
     "zk-session-expiry": "brokers", "rack-failure": "rack", "network-partition": "groups",
-    "link": "between", "controller-failover": None, "controlled-shutdown": "brokers",
+    "link": "between", "controller-failover": None,
 }
 
 
@@ -466,8 +470,33 @@ def _never_fires(raw: dict[str, Any], at: PathKey, fault: FaultSpec, ids: set[in
                     "no event matches and this fault would never fire")
 
 
+def _client_nodes(node: dict[str, Any], producers: Sequence[ProducerSpec],
+                  consumers: Sequence[ConsumerSpec], at: PathKey, out: _Collector) -> list[str]:
+    """The network nodes a client entry of a partition group names: `{producer: NAME}`, or
+    `{consumer: GROUP}` (every member) or `{consumer: GROUP, member: N}`."""
+    if "producer" in node:
+        found = [p.node for p in producers if p.name == node["producer"]]
+        if not found:
+            out.add(at, f"no producer is named {node['producer']!r} (producers: "
+                    f"{', '.join(p.name for p in producers) or 'none'})")
+        return found
+    group = next((c for c in consumers if c.group == node["consumer"]), None)
+    if group is None:
+        out.add(at, f"no consumer group is named {node['consumer']!r} (groups: "
+                f"{', '.join(c.group for c in consumers) or 'none'})")
+        return []
+    member = node.get("member")
+    if member is not None and member >= group.members:
+        out.add(at, f"group {group.group!r} has {group.members} member(s): member {member} "
+                f"does not exist (members count from 0)")
+        return []
+    return [group.member_node(m) for m in ([member] if member is not None
+                                           else range(group.members))]
+
+
 def _faults(data: dict[str, Any], brokers: Sequence[BrokerSpec], duration_ms: int,
-            out: _Collector) -> tuple[FaultSpec, ...]:
+            out: _Collector, producers: Sequence[ProducerSpec] = (),
+            consumers: Sequence[ConsumerSpec] = ()) -> tuple[FaultSpec, ...]:
     ids = {b.id for b in brokers}
     racks = {b.rack for b in brokers if b.rack}
     result = []
@@ -487,12 +516,23 @@ def _faults(data: dict[str, Any], brokers: Sequence[BrokerSpec], duration_ms: in
             out.add((*at, "rack"), f"rack {raw.get('rack')!r} is not a rack of this cluster "
                     f"(racks: {', '.join(sorted(racks)) or 'none'})")
         if need == "groups" and "groups" not in raw:
-            out.add(at, "a network-partition needs `groups` (lists of brokers, or the "
-                    "controller's node: \"zk\", or \"controller\" in KRaft)")
+            out.add(at, "a network-partition needs `groups` (lists of brokers, the controller's "
+                    "node: \"zk\", or \"controller\" in KRaft, {producer: NAME} or "
+                    "{consumer: GROUP[, member: N]})")
         if need == "between" and "between" not in raw:
             out.add(at, "a link fault needs `between: [node, node]`")
-        for node in [n for g in raw.get("groups", []) for n in g] + list(raw.get("between", [])):
-            if node not in ("zk", "controller") and node not in ids:
+        groups: list[tuple[int | str, ...]] = []
+        for g, group in enumerate(raw.get("groups", [])):
+            nodes: list[int | str] = []
+            for n, node in enumerate(group):
+                if isinstance(node, dict):  # a client (a network partition may cut clients)
+                    nodes.extend(_client_nodes(node, producers, consumers,
+                                               (*at, "groups", g, n), out))
+                else:
+                    nodes.append(node)
+            groups.append(tuple(nodes))
+        for node in [n for g in groups for n in g] + list(raw.get("between", [])):
+            if isinstance(node, int) and node not in ids:
                 out.add(at, f"node {node} is not in the cluster")
         after = raw.get("after", {})
         u = _Units(raw, at, out)
@@ -503,7 +543,7 @@ def _faults(data: dict[str, Any], brokers: Sequence[BrokerSpec], duration_ms: in
             after_event=after.get("event"), after_where=dict(after.get("where", {})),
             after_delay_ms=delay,
             brokers=targets, rack=raw.get("rack"),
-            groups=tuple(tuple(g) for g in raw.get("groups", [])),
+            groups=tuple(groups),
             between=tuple(raw.get("between", ())),
             latency_us=u.get("latency", units.duration_us),
             bandwidth_bytes_per_s=u.get("bandwidth", units.bandwidth_bytes_per_s),
@@ -597,10 +637,10 @@ def _variant(name: str, doc: Document, out: _Collector,
     workload_ok = topics_ok and usable("workload")
     racks = {b.rack for b in brokers if b.rack}
     producers = _producers(data, topics, out, racks) if workload_ok else ()
-    faults = (_faults(data, brokers, duration, out)
-              if cluster_ok and usable("faults", "duration") else ())
     consumers = (_consumers(data, topics, config, strategies, out, racks, kafka)
                  if workload_ok and config_ok and strategies_ok else ())
+    faults = (_faults(data, brokers, duration, out, producers, consumers)
+              if cluster_ok and usable("faults", "duration") else ())
     topics = _with_offsets_topic(topics, consumers, config, len(brokers))
     compacted = {t.name for t in topics if "compact" in str(t.config.get("cleanup.policy", ""))}
     for i, producer in enumerate(producers):
@@ -643,7 +683,6 @@ _ZK_ONLY_KEYS = ("zookeeper.session.timeout.ms",)
 _KRAFT_ONLY_KEYS = ("broker.heartbeat.interval.ms", "broker.session.timeout.ms",
                     "eligible.leader.replicas.enable")
 _ZK_ONLY_FAULTS = ("zk-session-expiry", "controller-failover")
-_KRAFT_ONLY_FAULTS = ("controlled-shutdown",)
 _NODE_OF = {"zookeeper": "zk", "kraft": "controller"}
 
 
@@ -684,10 +723,6 @@ def _controller_mode(data: dict[str, Any], kafka: str, kind: str, out: _Collecto
                        else "rig does not model a KRaft controller failover yet")
             out.add(("faults", i, "kind"), f"{raw['kind']} acts on ZooKeeper, but this variant "
                     f"runs the kraft controller (kafka {kafka}); {instead}")
-        if kind == "zookeeper" and raw.get("kind") in _KRAFT_ONLY_FAULTS:
-            out.add(("faults", i, "kind"), f"{raw['kind']} is modelled for the kraft "
-                    f"controller only, and this variant runs zookeeper (kafka {kafka}): use "
-                    "strategies.controller: kraft, or a crash")
         nodes = [n for g in raw.get("groups") or [] for n in g] + list(raw.get("between") or [])
         for node in nodes:
             if isinstance(node, str) and node != _NODE_OF[kind]:

@@ -66,6 +66,8 @@ class BrokerConfig:
     log_segment_bytes: int = 1 << 30
     replica_high_watermark_checkpoint_interval_ms: int = 5000
     replica_socket_timeout_ms: int = 30_000
+    controlled_shutdown_max_retries: int = 3
+    controlled_shutdown_retry_backoff_ms: int = 5000
     auto_leader_rebalance_enable: bool = True
     leader_imbalance_check_interval_ms: int = 300_000
     leader_imbalance_per_broker_percentage: int = 10
@@ -138,6 +140,11 @@ class ProducerSpec:
     count: int | None = None
     rack: str | None = None  # client.rack: the zone it runs in (None: reached over same-rack links)
 
+    @property
+    def node(self) -> str:
+        """Its name on the network and in the event log."""
+        return f"producer-{self.name}"
+
 
 @dataclass(frozen=True)
 class ConsumerSpec:
@@ -165,6 +172,10 @@ class ConsumerSpec:
 
     def rack_of(self, member: int) -> str | None:
         return self.racks[member % len(self.racks)] if self.racks else None
+
+    def member_node(self, member: int) -> str:
+        """Member `member`'s name on the network and in the event log (its client.id)."""
+        return f"consumer-{self.group}-{member}"
 
 
 @dataclass(frozen=True)

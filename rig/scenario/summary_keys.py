@@ -42,7 +42,13 @@ _VARIANT: dict[str, Any] = {
         "isr_shrinks", "isr_expands",
         "truncated_records", "diverged_partitions", "under_replicated_partition_seconds",
         "offline_partition_seconds", "max_recovery_seconds", "faults", "max_detection_seconds",
-        "catch_up_bytes"), NUMBER) | {"max_ack_stall_ms": _SPREAD},
+        "catch_up_bytes"), NUMBER) | {
+        "max_ack_stall_ms": _SPREAD, "visibility_delay_ms": _SPREAD,
+        # rig.analysis.replication: per fault, by its index in the scenario's faults
+        "by_fault": {ANY: {
+            "kind": STRING, "inject_ms": NUMBER, "ack_stall_ms": NUMBER, "isr_exit_ms": NUMBER,
+            "visibility_delay_ms": _SPREAD, "detection_seconds": NUMBER,
+            "recovery_seconds": NUMBER}}},
     "sessions": {
         "created": NUMBER, "evicted": NUMBER,
         "errors": {"session_id_not_found": NUMBER, "invalid_session_epoch": NUMBER},

@@ -28,7 +28,7 @@ def draw_fault(rng: random.Random, bounds: FuzzBounds) -> Fault:
     fault: Fault = {"kind": kind, "at": rng.randrange(low, high)}
     hold = rng.randint(*bounds.hold_ms)
     broker = rng.choice(bounds.brokers)
-    if kind in ("crash", "power-loss"):
+    if kind in ("crash", "power-loss", "controlled-shutdown"):
         fault.update(broker=broker, restart_after=hold)
     elif kind == "rack-failure":
         fault.update(rack=rng.choice(bounds.racks), restart_after=hold)

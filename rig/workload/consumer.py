@@ -110,7 +110,7 @@ class ConsumerMember:
                  partitions: list[int]):
         self.cluster = cluster
         self.spec = spec
-        self.client_id = f"consumer-{spec.group}-{index}"
+        self.client_id = spec.member_node(index)
         self.node = self.client_id
         self.rack = spec.rack_of(index)
         self.read_from: dict[TopicPartition, ReadReplica] = {}  # KIP-392

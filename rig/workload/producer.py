@@ -54,7 +54,7 @@ class Producer:
         self.cluster = cluster
         self.spec = spec
         self.id = index
-        self.node = f"producer-{spec.name}"
+        self.node = spec.node
         cluster.place_client(self.node, "producer", spec.rack)
         self.rng = rng
         topic = next(t for t in cluster.variant.topics if t.name == spec.topic)

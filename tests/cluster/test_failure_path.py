@@ -317,3 +317,31 @@ def test_a_clean_election_takes_the_isr_order_before_kafka_1_1_and_the_assignmen
     host.controller = controller
     controller.on_broker_change(failed=[0], started=[])
     assert host.states()[A][0] == leader
+
+
+# -- timing events: hw.advance -----------------------------------------------------------------
+def test_a_leader_logs_each_rise_of_its_hw_and_nothing_when_it_stays() -> None:
+    one = Fixture()  # leader 0, ISR (0, 1, 2)
+    one.produce(acks=1)
+    one.fetch(FakeFetcher(1), 10)
+    assert one.emitted(names.HW_ADVANCE) == []  # broker 2 has not fetched: the HW stays at 0
+    one.fetch(FakeFetcher(2), 10)
+    assert [(e["hw"], e["leader"], e["broker"]) for e in one.emitted(names.HW_ADVANCE)] == [
+        (10, True, 0)]
+    one.fetch(FakeFetcher(1), 10)  # a fetch that changes nothing logs nothing
+    one.fetch(FakeFetcher(2), 10)
+    assert len(one.emitted(names.HW_ADVANCE)) == 1
+
+
+def test_a_follower_logs_a_rise_of_its_hw_and_not_a_repeat() -> None:
+    one = Fixture()
+    one.broker.on_leader_and_isr(1, {KEY: PartitionState(1, 1, (1, 0, 2), 1)})  # now follower
+    replica = one.broker.replicas[KEY]
+    replica.log.append(Batch(0, 10, 1, 1000, 7, 0), 0.0)
+    manager = one.broker.replica_manager
+    manager.follower_hw(replica, 4)
+    manager.follower_hw(replica, 4)  # the same HW in the next response: no event
+    manager.follower_hw(replica, 25)  # capped at its own LEO
+    assert [(e["hw"], e["leader"]) for e in one.emitted(names.HW_ADVANCE)] == [
+        (4, False), (10, False)]
+    assert replica.high_watermark == 10

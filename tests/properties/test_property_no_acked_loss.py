@@ -3,8 +3,9 @@ faults loses an acknowledged record or lets replicas diverge.
 
 Power loss is left out on purpose: Kafka does not fsync by default, so losing acknowledged data
 to a power loss on several replicas is within its contract (docs/kafka.md §5). Every other fault
-kind is drawn: crashes with restarts, stalls, network partitions (ZooKeeper included), session
-expiries and controller failovers, at random times, overlapping freely.
+kind is drawn: crashes with restarts, controlled shutdowns, stalls, network partitions
+(ZooKeeper or the producer included), session expiries and controller failovers, at random
+times, overlapping freely.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ def _fault(kind: str, at_s: float, data: st.DataObject,
     elif kind == "zk-session-expiry":
         fault["broker"] = data.draw(st.sampled_from(BROKERS))
     elif kind == "network-partition":
-        alone = data.draw(st.sampled_from(nodes))
+        alone = data.draw(st.sampled_from([*nodes, {"producer": "app"}]))
         fault["groups"] = [[alone], [n for n in nodes if n != alone]]
         fault["heal_after"] = f"{data.draw(st.integers(200, 15_000))}ms"
     return fault
@@ -52,7 +53,7 @@ def _scenario(faults: list[dict[str, Any]], seed: int) -> dict[str, Any]:
                                              "replica.lag.time.max.ms": "10s",
                                              "zookeeper.session.timeout.ms": "6s"}},
         "topics": [{"name": "t", "partitions": 3, "replication_factor": 3}],
-        "workload": {"producers": [{"topic": "t", "rate": 300, "acks": "all",
+        "workload": {"producers": [{"name": "app", "topic": "t", "rate": 300, "acks": "all",
                                     "keys": {"uniform": 50}, "linger": "20ms"}]},
         "faults": faults,
         "strategies": {"replication": "leader-epoch", "fetch_session": "incremental"},
@@ -86,8 +87,8 @@ def check_schedule(folder: Path, document: dict[str, Any]) -> None:
 @given(data=st.data(), seed=st.integers(0, 2**31))
 def test_no_acknowledged_record_is_lost(tmp_path_factory: pytest.TempPathFactory,
                                          data: st.DataObject, seed: int) -> None:
-    faults = draw_faults(data, ["crash", "stall", "network-partition", "zk-session-expiry",
-                                "controller-failover"], _fault)
+    faults = draw_faults(data, ["crash", "controlled-shutdown", "stall", "network-partition",
+                                "zk-session-expiry", "controller-failover"], _fault)
     check_schedule(tmp_path_factory.mktemp("prop"), _scenario(faults, seed))
 
 

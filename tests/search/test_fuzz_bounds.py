@@ -75,3 +75,16 @@ def test_draws_are_deterministic_and_valid(write_scenario: Callable[[str, str], 
         case = tmp_path / f"case{i}.yaml"
         case.write_text(dump_case(case_document(doc.data, None, faults, 9)), encoding="utf-8")
         assert len(load_scenario(case).variants[0].faults) == len(faults)
+
+
+def test_a_controlled_shutdown_is_drawn_like_a_crash() -> None:
+    import random
+
+    from rig.search.bounds import FuzzBounds
+    from rig.search.draw import draw_fault
+
+    bounds = FuzzBounds(kinds=("controlled-shutdown",), max_faults=1, window_ms=(1000, 2000),
+                        hold_ms=(100, 200), brokers=(1,), racks=(), cluster=(0, 1, 2))
+    fault = draw_fault(random.Random(0), bounds)
+    assert fault["kind"] == "controlled-shutdown" and fault["broker"] == 1
+    assert 100 <= fault["restart_after"] <= 200

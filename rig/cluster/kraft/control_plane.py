@@ -72,9 +72,10 @@ class KRaftControlPlane:
     def broker_restarted(self, broker: Any) -> None:
         self.lifecycles[broker.id].restart()
 
-    def controlled_shutdown(self, broker: Any, stop: Callable[[], None]) -> None:
-        """The `controlled-shutdown` fault: the broker asks, and `stop`s once let go."""
-        self.lifecycles[broker.id].begin_controlled_shutdown(stop)
+    def controlled_shutdown(self, broker: Any, handle: Any) -> None:
+        """The `controlled-shutdown` fault: the broker asks, and stops through `handle` once
+        let go (rig.cluster.cluster.ShutdownHandle)."""
+        self.lifecycles[broker.id].begin_controlled_shutdown(handle.stop)
 
     def after_stall(self, broker_id: int, action: Callable[[], None]) -> None:
         self.cluster.after_stall(broker_id, action)
