@@ -50,13 +50,34 @@ def _limits() -> None:
     resource.setrlimit(resource.RLIMIT_CPU, (int(HANG_SECONDS), int(HANG_SECONDS)))
 
 
+# `python -m rig ARGS`, writing the process's own peak RSS (VmHWM, in kB) to the file named
+# by RIG_TEST_PEAK_RSS as it exits. Linux keeps ru_maxrss across fork and exec, so the rusage of
+# a child forked from a large test worker reports the worker's size, not rig's; VmHWM belongs to
+# the memory map the exec made.
+_PEAK_RSS_WRAPPER = """
+import atexit, os, runpy, sys
+def _peak():
+    with open("/proc/self/status") as status:
+        kb = next(line.split()[1] for line in status if line.startswith("VmHWM:"))
+    with open(os.environ["RIG_TEST_PEAK_RSS"], "w") as out:
+        out.write(kb)
+atexit.register(_peak)
+sys.argv = ["rig", *sys.argv[1:]]
+runpy.run_module("rig", run_name="__main__", alter_sys=True)
+"""
+
+
 def measure(args: list[str], tmp_path: Path) -> Measured:
     """Run `python -m rig ARGS` in a child process; its own CPU time and peak RSS."""
     err_path = tmp_path / "stderr.txt"
+    peak_path = tmp_path / "peak-rss.txt"
+    peak_path.unlink(missing_ok=True)
+    env = {**os.environ, "RIG_TEST_PEAK_RSS": str(peak_path)}
     with open(os.devnull, "wb") as out, open(err_path, "wb") as err:
         started = time.perf_counter()
-        child = subprocess.Popen([sys.executable, "-m", "rig", *args], stdout=out, stderr=err,
-                                 stdin=subprocess.DEVNULL, preexec_fn=_limits, cwd=tmp_path)
+        child = subprocess.Popen([sys.executable, "-c", _PEAK_RSS_WRAPPER, *args], stdout=out,
+                                 stderr=err, stdin=subprocess.DEVNULL, preexec_fn=_limits,
+                                 cwd=tmp_path, env=env)
         timer = threading.Timer(HANG_SECONDS, child.kill)
         timer.start()
         try:
@@ -64,9 +85,11 @@ def measure(args: list[str], tmp_path: Path) -> Measured:
         finally:
             timer.cancel()
         child.returncode = os.waitstatus_to_exitcode(status)
+    # A child killed before its exit handlers ran has no figure: count it as over any limit.
+    peak_kb = int(peak_path.read_text()) if peak_path.exists() else 1 << 40
     return Measured(child.returncode, err_path.read_text("utf-8", "replace"),
                     usage.ru_utime + usage.ru_stime, time.perf_counter() - started,
-                    usage.ru_maxrss * 1024)
+                    peak_kb * 1024)
 
 
 def _expected(path: Path) -> tuple[int, str, str]:

@@ -18,6 +18,7 @@ from rig.cluster.final_state import FinalState, PartitionView, ReplicaView
 from rig.cluster.network import Network
 from rig.cluster.offsets import OffsetStore
 from rig.cluster.replica import Replica, Role, TopicPartition
+from rig.cluster.shutdown import ShutdownHandle
 from rig.cluster.storage import log_factory
 from rig.cluster.transport import Transport
 from rig.cluster.wire import Meter
@@ -271,29 +272,3 @@ class Cluster:
                     return False
         return True
 
-
-class ShutdownHandle:
-    """One controlled shutdown as the fault sees it: the control plane calls `stop` when the
-    broker may go (`controlled`: it was let go; False: it gave up asking), and a heal that
-    comes first restarts the broker once it has stopped."""
-
-    def __init__(self, cluster: Cluster, broker: Broker):
-        self.cluster = cluster
-        self.broker = broker
-        self.incarnation = broker.incarnation
-        self.stopped = False
-        self.restart_when_stopped = False
-
-    def stop(self, controlled: bool = True) -> None:
-        if self.stopped or self.broker.incarnation != self.incarnation:
-            return
-        self.cluster.crash(self.broker.id, False, shutdown=controlled)
-        self.stopped = True
-        if self.restart_when_stopped:
-            self.cluster.restart(self.broker.id)
-
-    def heal(self) -> None:
-        if self.stopped:
-            self.cluster.restart(self.broker.id)
-        else:
-            self.restart_when_stopped = True

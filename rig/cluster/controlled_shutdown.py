@@ -24,7 +24,7 @@ reply: the partitions with more than one replica it still leads
 from __future__ import annotations
 
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rig.cluster.controller import CONTROL_MESSAGE_BYTES, Controller
 from rig.cluster.replica import TopicPartition
@@ -33,7 +33,7 @@ from rig.cluster.zookeeper import ZK_MESSAGE_BYTES, PartitionState
 from rig.events import names
 
 if TYPE_CHECKING:
-    from rig.cluster.cluster import Cluster, ShutdownHandle
+    from rig.cluster.shutdown import ShutdownHandle
 
 CONTROLLER_SOCKET_TIMEOUT_MS = 30_000  # controller.socket.timeout.ms, the request's timeout
 REQUEST_BYTES = 64
@@ -82,7 +82,7 @@ def do_controlled_shutdown(controller: Controller, broker: int) -> list[TopicPar
 class ControlledShutdown:
     """One broker's controlled shutdown, from the first request to the stop."""
 
-    def __init__(self, cluster: Cluster, broker: int, handle: ShutdownHandle):
+    def __init__(self, cluster: Any, broker: int, handle: ShutdownHandle):
         self.cluster = cluster
         self.broker = cluster.brokers[broker]
         self.handle = handle

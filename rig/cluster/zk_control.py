@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
+from rig.cluster.controlled_shutdown import ControlledShutdown
 from rig.cluster.controller import Controller
 from rig.cluster.partition import TopicPartition
 from rig.cluster.zk_client import ZkClient
@@ -83,8 +84,6 @@ class ZooKeeperControlPlane:
     def controlled_shutdown(self, broker: Any, handle: Any) -> None:
         """The `controlled-shutdown` fault in ZooKeeper mode: KafkaServer.controlledShutdown
         (rig.cluster.controlled_shutdown), which stops the broker through `handle`."""
-        from rig.cluster.controlled_shutdown import ControlledShutdown
-
         ControlledShutdown(self.cluster, broker.id, handle).start()
 
     def broker_restarted(self, broker: Any) -> None:

@@ -27,7 +27,7 @@ def _scenario(faults: list[dict[str, Any]], seed: int) -> dict[str, Any]:
         "quiesce": "90s",
         "cluster": {"brokers": 3, "config": {"min.insync.replicas": 2}},
         "topics": [{"name": "t", "partitions": 3, "replication_factor": 3}],
-        "workload": {"producers": [{"topic": "t", "rate": 300, "acks": "all",
+        "workload": {"producers": [{"name": "app", "topic": "t", "rate": 300, "acks": "all",
                                     "keys": {"uniform": 50}, "linger": "20ms"}]},
         "faults": faults,
     }
