@@ -104,17 +104,18 @@ class IsrTasks:
         path does, ReplicaManager.append)."""
         progress = replica.followers.setdefault(follower, FollowerProgress())
         slot = (follower, replica.fetcher_slot)
-        seen = self.replica_manager.last_fetch_ms.get(slot)
+        rm = self.replica_manager
+        if progress.log_end_offset != replica.leo or replica.key in rm.pending.get(slot, {}):
+            return progress  # behind: its fetches have recorded everything already
+        seen = rm.last_fetch_ms.get(slot)
         # Idle rounds held in closed form (rig.cluster.coast) record their fetches on waking:
         # ask the coast when its last request arrived.
-        for waiting in self.replica_manager.fetch_purgatory.watched(slot):
+        for waiting in rm.fetch_purgatory.watched(slot):
             arrival = getattr(waiting, "last_arrival_ms", None)
             at = arrival() if arrival is not None else None
             if at is not None and (seen is None or at > seen):
                 seen = at
-        if (seen is not None and seen > progress.last_fetch_ms
-                and replica.key not in self.replica_manager.pending.get(slot, {})
-                and progress.log_end_offset == replica.leo):
+        if seen is not None and seen > progress.last_fetch_ms:
             progress.last_caught_up_ms = max(progress.last_caught_up_ms, seen)
             progress.last_fetch_ms = seen
             progress.last_fetch_leader_leo = replica.leo
