@@ -76,6 +76,8 @@ DEFAULT_SESSION_ID = 1  # what an example session is called when --session-id is
 MAX_PARTITIONS = 200_000
 MAX_RECORDS_BYTES = 256 << 20
 MAX_INPUT_BYTES = 256 << 20
+_SPOKEN = f"{FETCH_VERSIONS[0]}–{FETCH_VERSIONS[-1]}"  # the Fetch versions rig speaks
+_SPOKEN_V = f"v{FETCH_VERSIONS[0]}–v{FETCH_VERSIONS[-1]}"
 
 _I16 = struct.Struct(">h")
 _I32 = struct.Struct(">i")
@@ -86,7 +88,7 @@ _ZERO_NAMESPACE = uuid.UUID(int=0)
 
 @app.callback()
 def protocol() -> None:
-    """Kafka wire-protocol tools: build, size, dump and decode Fetch messages (v4–v17)."""
+    """Kafka wire-protocol tools: build, size, dump and decode Fetch messages (v4–v18)."""
 
 
 # -- building messages ---------------------------------------------------------------------------
@@ -183,10 +185,9 @@ def _example(version: int | None, topic: str, partitions: int | None, incrementa
              records_bytes: int | None, replica_id: int, session_id: int | None,
              session_epoch: int | None, rack_id: str) -> Example:
     if version is None:
-        raise UserError("--version is required (a Fetch version, 4–17)")
+        raise UserError(f"--version is required (a Fetch version, {_SPOKEN})")
     if version not in FETCH_VERSIONS:
-        raise UserError(f"--version {version}: rig speaks Fetch v{FETCH_VERSIONS[0]}–"
-                        f"v{FETCH_VERSIONS[-1]}")
+        raise UserError(f"--version {version}: rig speaks Fetch {_SPOKEN_V}")
     if partitions is None:
         raise UserError("--partitions is required (how many partitions the fetcher fetches)")
     if not 0 <= partitions <= MAX_PARTITIONS:
@@ -619,8 +620,7 @@ def decode_bytes(data: bytes, response: bool, version: int | None,
     `framed` None detects: a size prefix equal to the bytes that follow means a frame, unless
     the bytes then fail to decode as one and do decode as a body."""
     if version is not None and version not in FETCH_VERSIONS:
-        raise UserError(f"--version {version}: rig speaks Fetch v{FETCH_VERSIONS[0]}–"
-                        f"v{FETCH_VERSIONS[-1]}")
+        raise UserError(f"--version {version}: rig speaks Fetch {_SPOKEN_V}")
     if framed is True or (framed is None and _looks_cut_short(data, response)):
         return _decode_framed(data, response, version)
     if framed is False or not _looks_framed(data):
@@ -676,7 +676,7 @@ def _decode(path: Path, response: bool, version: int | None, framed: bool | None
 @app.command("fetch")
 def fetch(
     version: Annotated[int | None, typer.Option(
-        help="Fetch version, 4–17 (for --decode: optional for a framed request).")] = None,
+        help=f"Fetch version, {_SPOKEN} (for --decode: optional for a framed request).")] = None,
     topic: Annotated[str, typer.Option(help="Topic name (v13+ sends a made-up topic id).")]
     = "test",
     partitions: Annotated[int | None, typer.Option(

@@ -1,4 +1,4 @@
-"""Kafka's Fetch API on the wire (versions 4–17): messages, codec, headers and fast sizes.
+"""Kafka's Fetch API on the wire (versions 4–18): messages, codec, headers and fast sizes.
 
 Encode and decode real bytes with `encode_fetch_request` & co.; in the simulation's hot loop
 size messages from a shape with `request_body_size` / `response_body_size` instead.

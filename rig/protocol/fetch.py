@@ -1,4 +1,4 @@
-"""Fetch request and response bodies (api_key 1, versions 4–17): dataclasses and their codec.
+"""Fetch request and response bodies (api_key 1, versions 4–18): dataclasses and their codec.
 
 One declarative description per struct mirrors Kafka's FetchRequest.json / FetchResponse.json
 (which field exists in which versions, which is tagged); a small interpreter encodes, decodes
@@ -35,7 +35,8 @@ from rig.protocol.primitives import (
 )
 
 FETCH_API_KEY = 1
-FETCH_VERSIONS = range(4, 18)  # Kafka 4.0 dropped v0–v3 (KIP-896); v17 is the newest
+FETCH_VERSIONS = range(4, 19)  # Kafka 4.0 dropped v0–v3 (KIP-896); v18 (4.1, KIP-1166) the newest
+NO_HIGH_WATERMARK = 0x7FFFFFFFFFFFFFFF  # v18 HighWatermark default: the replica does not send one
 FIRST_FLEXIBLE_VERSION = 12
 
 
@@ -66,6 +67,10 @@ class FetchPartition:
     log_start_offset: int = -1  # v5+
     partition_max_bytes: int = 0
     replica_directory_id: bytes = ZERO_UUID  # v17+, tag 0 (KIP-853)
+    # v18+, tag 1 (KIP-1166): the fetching replica's HW, sent only when set. Only the KRaft
+    # metadata quorum sets it (KafkaRaftClient); a broker's ReplicaFetcherThread leaves the
+    # default, so its v18 partitions have v17's bytes.
+    high_watermark: int = NO_HIGH_WATERMARK
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,6 +253,7 @@ FETCH_PARTITION = Schema(
         Field("log_start_offset", INT64, "5+"),
         Field("partition_max_bytes", INT32, "0+"),
         Field("replica_directory_id", UUID, "17+", tag=0),
+        Field("high_watermark", INT64, "18+", tag=1),
     ),
 )
 FETCH_TOPIC = Schema(

@@ -58,8 +58,9 @@ from rig.protocol.primitives import (
 
 @dataclass(frozen=True, slots=True)
 class RequestShape:
-    """What decides a request body's size. Partitions never carry replica_directory_id (only
-    KRaft's own quorum fetches set it); every other partition field is fixed-width."""
+    """What decides a request body's size. Partitions never carry replica_directory_id or
+    the v18 high_watermark (only KRaft's own quorum fetches set them); every other partition
+    field is fixed-width."""
 
     version: int
     topics: tuple[tuple[str, int], ...] = ()  # (topic name, partitions listed)

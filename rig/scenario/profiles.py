@@ -7,7 +7,8 @@ the two the same). A variant can still pick a strategy by hand: the profile choo
 defaults and the rules the brokers themselves follow.
 
 The follower Fetch version follows inter.broker.protocol.version exactly as Kafka's
-ReplicaFetcherThread chooses it (1.0 → v5, which is v6 on the wire; 1.1 → v7; … 3.9 → v17).
+ReplicaFetcherThread chooses it (1.0 → v5, which is v6 on the wire; 1.1 → v7; … 3.9 → v17;
+4.1 → v18: MetadataVersion.fetchRequestVersion, IBP_4_1_IV1).
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ VERSIONS = ("0.11", "1.0", "1.1", "2.0", "2.1", "2.3", "2.4", "2.5", "2.7", "2.8
             "3.5", "3.7", "3.8", "3.9", "4.0", "4.1", "4.2")
 
 # inter.broker.protocol.version (lowest version that switched) → follower Fetch version.
-_FETCH_VERSION_BY_IBP = (("3.9", 17), ("3.7", 16), ("3.5", 15), ("3.1", 13), ("2.7", 12),
-                         ("2.3", 11), ("2.1", 10), ("2.0", 8), ("1.1", 7), ("0.11", 5))
+_FETCH_VERSION_BY_IBP = (("4.1", 18), ("3.9", 17), ("3.7", 16), ("3.5", 15), ("3.1", 13),
+                         ("2.7", 12), ("2.3", 11), ("2.1", 10), ("2.0", 8), ("1.1", 7), ("0.11", 5))
 
 
 def _key(version: str) -> tuple[int, ...]:

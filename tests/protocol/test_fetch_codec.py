@@ -406,7 +406,7 @@ def test_normalize_drops_what_a_version_cannot_carry() -> None:
 # -- bad input -----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("version", [3, 18, -1, "7", True, 7.0])
+@pytest.mark.parametrize("version", [3, 19, -1, "7", True, 7.0])
 def test_unsupported_versions_are_user_errors(version: object) -> None:
     for call in (
         lambda: encode_fetch_request(FetchRequest(), version),  # type: ignore[arg-type]
@@ -477,3 +477,18 @@ def test_garbage_decodes_or_raises_protocol_error(version: int, data: bytes) -> 
     for decode in (decode_fetch_request, decode_fetch_response):
         with contextlib.suppress(ProtocolError):
             decode(data, version)
+
+
+def test_v18_partition_high_watermark_is_tag_1_and_only_sent_when_set() -> None:
+    """FetchRequest.json v18 (KIP-1166): HighWatermark int64, tag 1, default Long.MAX_VALUE.
+    A broker's follower fetch leaves it unset, so v18 carries v17's body bytes."""
+    partition = FetchPartition(0, fetch_offset=1, partition_max_bytes=2)
+    request = FetchRequest(topics=(FetchTopic(topic_id=TOPIC_ID, partitions=(partition,)),))
+    assert encode_fetch_request(request, 18) == encode_fetch_request(request, 17)
+    with_hw = dataclasses.replace(request, topics=(FetchTopic(
+        topic_id=TOPIC_ID, partitions=(dataclasses.replace(partition, high_watermark=7),)),))
+    plain, tagged = encode_fetch_request(request, 18), encode_fetch_request(with_hw, 18)
+    assert len(tagged) == len(plain) + 10  # tag 1 + size 1 + int64 8
+    assert b"\x01\x01\x08" + (7).to_bytes(8, "big") in tagged  # one field, tag 1, 8 bytes
+    assert decode_fetch_request(tagged, 18) == with_hw
+    assert encode_fetch_request(with_hw, 17) == encode_fetch_request(request, 17)

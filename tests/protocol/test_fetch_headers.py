@@ -97,7 +97,7 @@ def test_bad_headers_are_protocol_errors() -> None:
     with pytest.raises(ProtocolError, match="truncated"):
         decode_response_header(b"\x00\x00\x00\x01", 12)
     with pytest.raises(ProtocolError, match="not supported"):
-        request_header_size(18, None)
+        request_header_size(19, None)
 
 
 def test_frame_prefixes_the_size_of_header_and_body() -> None:

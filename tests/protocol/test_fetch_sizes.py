@@ -169,7 +169,7 @@ def test_bad_shapes_are_protocol_errors() -> None:
     with pytest.raises(ProtocolError, match="not supported"):
         request_body_size(RequestShape(3))
     with pytest.raises(ProtocolError, match="not supported"):
-        response_body_size(ResponseShape(18))
+        response_body_size(ResponseShape(19))
     with pytest.raises(ProtocolError, match="≥ 0"):
         materialize_request(RequestShape(7, (("t", -1),)))
     with pytest.raises(ProtocolError, match="≥ 0"):
