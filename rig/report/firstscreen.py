@@ -23,6 +23,7 @@ from rig.report.format import DASH, fmt_bytes, fmt_int, fmt_number, fmt_ratio, f
 from rig.report.inputs import RunInputs, dig, expectation_rows
 from rig.report.recovery import RECOVERY_METRICS, _finish, _shared_marks
 from rig.report.verdicts import expectation_subject, variant_of, variant_verdicts
+from rig.scenario.summary_keys import path_parts
 
 __all__ = ["MAX_LANES", "build_first_screen", "metric_label"]
 
@@ -79,6 +80,8 @@ def _value_text(path: str, value: Any) -> tuple[str, str]:
         text = f"{ms / 1000:,.3f} s" if abs(ms) >= 1000 else f"{ms:,.3f}".rstrip("0").rstrip(
             ".") + " ms"
         return text, f"{fmt_number(value)} ms"
+    if any(part.endswith("_seconds") for part in path.split(".")) and _num(value) is not None:
+        return f"{fmt_number(value)} s", ""
     if any(part.endswith("bytes") for part in path.split(".")):
         exact = _num(value)
         if exact is not None and abs(exact) < 1 << 20:
@@ -118,7 +121,7 @@ def _figures(inputs: RunInputs, variants: Sequence[str]) -> dict[str, Any]:
             rows[path] = {
                 "path": path, "label": label, "unit": unit, "headline": headline,
                 "cells": [dict(zip(("text", "exact"), _value_text(
-                    path, dig(inputs.summary, "variants", v, *path.split("."))), strict=True),
+                    path, dig(inputs.summary, "variants", v, *path_parts(path))), strict=True),
                     marks=[]) for v in variants],
             }
         return rows[path]

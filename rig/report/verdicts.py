@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rig.report.inputs import RunInputs, checks_status, dig, expectation_rows, merge
+from rig.scenario.summary_keys import path_parts, quote_part
 
 __all__ = ["EXPECTED_WORD", "Subject", "VariantVerdict", "expectation_subject",
            "variant_verdicts"]
@@ -47,8 +48,12 @@ def expectation_subject(text: str) -> Subject | None:
 
 
 def variant_of(path: str, variants: Sequence[str]) -> tuple[str, str] | None:
-    """`variants.<name>.<rest>` → (name, rest) for a name of `variants` (the longest that fits:
-    a variant's name may hold dots); None for any other path."""
+    """`variants.<name>.<rest>` → (name, rest) for a name of `variants`, None for any other
+    path. A name with a dot is quoted or escaped in the path (`variants."zk-2.4".x`,
+    rig.scenario.summary_keys.split_path); unquoted, the longest name that fits is taken."""
+    parts = path_parts(path)
+    if len(parts) > 2 and parts[0] == "variants" and parts[1] in variants:
+        return parts[1], ".".join(quote_part(part) for part in parts[2:])
     if not path.startswith("variants."):
         return None
     tail = path[len("variants."):]

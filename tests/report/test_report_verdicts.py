@@ -11,7 +11,7 @@ import orjson
 from rig.report.charts import FaultMark
 from rig.report.firstscreen import _value_text, build_first_screen, metric_label
 from rig.report.inputs import load_inputs
-from rig.report.verdicts import EXPECTED_WORD, expectation_subject, variant_verdicts
+from rig.report.verdicts import EXPECTED_WORD, expectation_subject, variant_of, variant_verdicts
 from tests.report.conftest import write_report_run
 
 CHECKERS = {"no-acked-loss": {"status": "failed", "note": "1 violations"},
@@ -175,3 +175,15 @@ def test_a_ratio_of_two_figures_of_one_variant_names_the_variant_and_shared_word
                               "Traffic: consumer fetch, same zone bytes") == (
         "leader · Traffic: consumer fetch, cross zone bytes / same zone bytes")
     assert _one_variant_ratio("v7", "Acked", "Lost") == "v7 · Acked / Lost"
+
+
+def test_a_variant_named_with_a_dot_is_found_in_a_quoted_or_escaped_path() -> None:
+    variants = ["zk-3.9", "kraft-3.9", "kraft"]
+    assert variant_of('variants."zk-3.9".produce.acked', variants) == ("zk-3.9", "produce.acked")
+    assert variant_of("variants.kraft-3\\.9.produce.acked", variants) == (
+        "kraft-3.9", "produce.acked")
+    assert variant_of("variants.kraft.replication.by_fault.0.kind", variants) == (
+        "kraft", "replication.by_fault.0.kind")
+    assert variant_of("variants.zk-3.9.produce.acked", variants) == ("zk-3.9", "produce.acked")
+    assert variant_of('variants."zk-4.0".produce.acked', variants) is None
+    assert variant_of("cost.usd_per_month", variants) is None
