@@ -3,9 +3,10 @@
 - detection: from the fault's injection to the first reaction that involves a faulted broker:
   an ISR shrink that removes it, a leader election away from it, or a partition going offline
   with it in the last ISR (the controller's or a leader's first move);
-- ISR exit: from the injection until no partition's ISR, as last written to ZooKeeper
-  (zk.partition_state), holds a faulted broker (None when one still does at the end, as the
-  last member of an offline partition; 0 when none did);
+- ISR exit: from the injection until no partition's ISR, as the controller last committed it
+  (zk.partition_state in ZooKeeper, partition.change in the KRaft metadata log), holds a
+  faulted broker (None when one still does at the end, as the last member of an offline
+  partition; 0 when none did);
 - catch-up bytes: follower fetch responses sent to the faulted brokers from the heal until
   every ISR is full again (or the end of the run): wire bytes, and the record bytes in them;
 - visibility delay of acknowledged records: from a batch's produce.ack to the first time the
@@ -103,9 +104,10 @@ def add_detection_and_catch_up(events: DataFrame, reactions: Sequence[Mapping[st
 
 
 def add_isr_exit(rows: Sequence[Mapping[str, Any]], entries: list[dict[str, Any]]) -> None:
-    """Add `isr_exit_ms` to each recovery entry (in place). `rows`: partition.assigned and
-    zk.partition_state events (variant, event, t_ms, topic, partition, replicas, isr) in
-    (variant, seq) order; every partition starts with its whole assignment in the ISR."""
+    """Add `isr_exit_ms` to each recovery entry (in place). `rows`: partition.assigned,
+    zk.partition_state and partition.change events (variant, event, t_ms, topic, partition,
+    replicas, isr) in (variant, seq) order; every partition starts with its whole assignment
+    in the ISR."""
     for entry in entries:
         brokers = {int(b) for b in _brokers(entry.get("targets"))}
         entry["isr_exit_ms"] = None

@@ -32,7 +32,7 @@ __all__ = ["STAGE", "analyze_replication"]
 
 _ISR_EVENTS = (names.ISR_SHRINK, names.ISR_EXPAND, names.LEADER_ELECTED, names.PARTITION_OFFLINE)
 _SELECTED = (names.PARTITION_ASSIGNED, *_ISR_EVENTS, names.FAULT_INJECT, names.FAULT_HEAL,
-             names.ZK_PARTITION_STATE)
+             names.ZK_PARTITION_STATE, names.PARTITION_CHANGE)
 
 
 def _schema() -> StructType:
@@ -265,7 +265,8 @@ def _replication_stage(analysis: Analysis) -> dict[str, dict[str, Any]]:
         end_ms = {name: c.get("end_ms") for name, c in counts.items()}
         add_detection_and_catch_up(events, reactions, recovery, end_ms)
         add_isr_exit([r for r in selected if r["event"] in (
-            names.PARTITION_ASSIGNED, names.ZK_PARTITION_STATE)], recovery)
+            names.PARTITION_ASSIGNED, names.ZK_PARTITION_STATE, names.PARTITION_CHANGE)],
+            recovery)
         delays = visibility_delays(events)
         _add_visibility(recovery, delays, end_ms)
     else:

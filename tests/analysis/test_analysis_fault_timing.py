@@ -19,8 +19,11 @@ ASSIGNED = {"event": names.PARTITION_ASSIGNED, "variant": "v", "t_ms": 0.0, "top
             "partition": 0, "replicas": [0, 1, 2], "isr": None}
 
 
-def _state(t_ms: float, isr: list[int], partition: int = 0) -> dict[str, Any]:
-    return {"event": names.ZK_PARTITION_STATE, "variant": "v", "t_ms": t_ms, "topic": "t",
+def _state(t_ms: float, isr: list[int], partition: int = 0,
+           event: str = names.ZK_PARTITION_STATE) -> dict[str, Any]:
+    """The controller's committed ISR: ZooKeeper's partition state, or KRaft's
+    PartitionChangeRecord (partition.change)."""
+    return {"event": event, "variant": "v", "t_ms": t_ms, "topic": "t",
             "partition": partition, "replicas": None, "isr": isr}
 
 
@@ -45,7 +48,16 @@ def test_isr_exit_is_the_first_moment_no_isr_holds_a_failed_broker() -> None:
     assert _exit(rows, ["2"]) == 600.0
 
 
-def _events() -> list[dict[str, Any]]:
+def test_isr_exit_reads_the_kraft_metadata_log_too() -> None:
+    rows = [ASSIGNED, _state(1200, [0, 1], event=names.PARTITION_CHANGE)]
+    assert _exit(rows, ["2"]) == 200.0
+    # A partition change that keeps broker 2 (a leader move) does not end it.
+    rows = [ASSIGNED, _state(1100, [0, 2], event=names.PARTITION_CHANGE),
+            _state(1500, [0], event=names.PARTITION_CHANGE)]
+    assert _exit(rows, ["2"]) == 500.0
+
+
+def _events(state_event: str) -> list[dict[str, Any]]:
     ack = {"event": names.PRODUCE_ACK, "producer": 0, "topic": "t", "partition": 0, "id": 0}
     hw = {"event": names.HW_ADVANCE, "broker": 0, "topic": "t", "partition": 0}
     rows = [
@@ -54,7 +66,7 @@ def _events() -> list[dict[str, Any]]:
         {**ack, "t_ms": 500.0, "offset": 0, "records": 10, "acks": -1},  # covered: 0
         {"event": names.FAULT_INJECT, "t_ms": 1000.0, "fault": 0, "kind": "crash",
          "targets": [2]},
-        _state(1200, [0, 1]),
+        _state(1200, [0, 1], event=state_event),
         {**ack, "t_ms": 1500.0, "offset": 10, "records": 5, "acks": 1},
         {**hw, "t_ms": 1600.0, "hw": 15, "leader": False, "broker": 1},  # a follower's: no
         {**hw, "t_ms": 1700.0, "hw": 12, "leader": True},  # not past the batch yet
@@ -73,10 +85,12 @@ def _events() -> list[dict[str, Any]]:
 
 
 @pytest.mark.spark
-def test_per_fault_timing_and_the_visibility_delay(spark: Any, tmp_path: Path) -> None:
+@pytest.mark.parametrize("state_event", [names.ZK_PARTITION_STATE, names.PARTITION_CHANGE])
+def test_per_fault_timing_and_the_visibility_delay(spark: Any, tmp_path: Path,
+                                                    state_event: str) -> None:
     (tmp_path / "events").mkdir()
     (tmp_path / "events" / "v.jsonl").write_bytes(
-        b"".join(orjson.dumps(e) + b"\n" for e in _events()))
+        b"".join(orjson.dumps(e) + b"\n" for e in _events(state_event)))
     (tmp_path / "run.json").write_bytes(orjson.dumps({"variants": {"v": {"duration_ms": 4000}}}))
     replication = analyze_replication(tmp_path)["variants"]["v"]["replication"]
     # Every acknowledged batch the leader's HW came to cover: 0, 290, 0, 1900, 400 ms (the
@@ -85,7 +99,7 @@ def test_per_fault_timing_and_the_visibility_delay(spark: Any, tmp_path: Path) -
     fault = replication["by_fault"]["0"]
     assert fault["kind"] == "crash" and fault["inject_ms"] == 1000.0
     assert fault["ack_stall_ms"] == 800.0  # the first acks=all ack after the fault, at 1.8 s
-    assert fault["isr_exit_ms"] == 200.0  # ZooKeeper's ISR of t-0 dropped broker 2 at 1.2 s
+    assert fault["isr_exit_ms"] == 200.0  # the committed ISR of t-0 dropped broker 2 at 1.2 s
     # The batches acknowledged while the fault lasted (1 s to 3 s): 290, 0 and 1900 ms.
     assert fault["visibility_delay_ms"] == {"min": 0.0, "p50": 290.0, "max": 1900.0}
     assert replication["max_ack_stall_ms"] == {"min": 800.0, "p50": 800.0, "max": 800.0}
