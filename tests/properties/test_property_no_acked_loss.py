@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from rig.checks import Status
 from rig.scenario.load import load_scenario
+from rig.scenario.profiles import VERSIONS
 from rig.simulate import simulate
 
 BROKERS = (0, 1, 2)
@@ -46,9 +47,9 @@ def _fault(kind: str, at_s: float, data: st.DataObject,
     return fault
 
 
-def _scenario(faults: list[dict[str, Any]], seed: int) -> dict[str, Any]:
+def _scenario(faults: list[dict[str, Any]], seed: int, kafka: str = "2.4") -> dict[str, Any]:
     return {
-        "name": "property", "seed": seed, "duration": "30s", "kafka": "2.4", "quiesce": "90s",
+        "name": "property", "seed": seed, "duration": "30s", "kafka": kafka, "quiesce": "90s",
         "cluster": {"brokers": 3, "config": {"min.insync.replicas": 2,
                                              "replica.lag.time.max.ms": "10s",
                                              "zookeeper.session.timeout.ms": "6s"}},
@@ -69,13 +70,17 @@ def draw_faults(data: st.DataObject, kinds: list[str],
             for _ in range(count)]
 
 
-def check_schedule(folder: Path, document: dict[str, Any]) -> None:
-    """Simulate `document` and require the safety checks to hold."""
+SAFETY = ("no-acked-loss", "replicas-agree", "one-leader-per-epoch")
+
+
+def check_schedule(folder: Path, document: dict[str, Any],
+                   checks: tuple[str, ...] = SAFETY) -> None:
+    """Simulate `document` and require the safety `checks` to hold."""
     path = folder / "scenario.yaml"
     path.write_text(yaml.safe_dump(document), encoding="utf-8")
     result = simulate(load_scenario(path).variants[0], folder / "events.jsonl")
     statuses = {check.name: check for check in result.checks}
-    for name in ("no-acked-loss", "replicas-agree", "one-leader-per-epoch"):
+    for name in checks:
         assert statuses[name].status is Status.OK, (document["faults"], name,
                                                      statuses[name].violations[:3],
                                                      statuses[name].note)
@@ -90,6 +95,27 @@ def test_no_acknowledged_record_is_lost(tmp_path_factory: pytest.TempPathFactory
     faults = draw_faults(data, ["crash", "controlled-shutdown", "stall", "network-partition",
                                 "zk-session-expiry", "controller-failover"], _fault)
     check_schedule(tmp_path_factory.mktemp("prop"), _scenario(faults, seed))
+
+
+# Every ZooKeeper-era profile rig models (the KRaft ones have their own property test), each
+# with its own version rules: ISR expiry, election order, the epoch cache's answers, KIP-380's
+# bounce detection, 3.7's min ISR rules. The faults are drawn as above, fewer per profile.
+ZOOKEEPER_PROFILES = tuple(v for v in VERSIONS if int(v.split(".")[0]) < 4)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kafka", ZOOKEEPER_PROFILES)
+@settings(max_examples=1, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.data_too_large])
+@given(data=st.data(), seed=st.integers(0, 2**31))
+def test_no_acknowledged_record_is_lost_on_any_profile(
+        tmp_path_factory: pytest.TempPathFactory, kafka: str, data: st.DataObject,
+        seed: int) -> None:
+    faults = draw_faults(data, ["crash", "controlled-shutdown", "stall", "network-partition",
+                                "zk-session-expiry", "controller-failover"], _fault)
+    document = _scenario(faults, seed, kafka)
+    del document["strategies"]["fetch_session"]  # the profile's (sessions need Fetch v7, 1.1)
+    check_schedule(tmp_path_factory.mktemp("prop"), document)
 
 
 def test_a_controller_cut_off_from_zookeeper_still_hears_of_a_bounce(tmp_path: Path) -> None:
