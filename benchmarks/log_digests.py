@@ -5,9 +5,9 @@ Run before the change: python benchmarks/log_digests.py record digests.json [--s
 and after it:          python benchmarks/log_digests.py check digests.json
 (`check` runs with the `--set` values stored by `record`). Each scenario runs in a fresh process
 with PYTHONHASHSEED=0; the logs go to a temporary folder. `--skip NAME` (repeatable, a substring
-of the scenario's path) leaves a scenario out, e.g. `--skip idle-100k` for the unaggregated hour of
-100k partitions. A scenario that the overrides make invalid (a fault after a shortened duration) is
-skipped with its validation message, not recorded.
+of the scenario's path) leaves a scenario out of a record or a check, e.g. `--skip idle-100k` for
+the unaggregated hour of 100k partitions. A scenario that the overrides make invalid (a fault after
+a shortened duration) is skipped with its validation message, not recorded.
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ def main() -> None:
     parser.add_argument("--set", dest="sets", action="append", default=[],
                         help="scenario override for every scenario (record only)")
     parser.add_argument("--skip", action="append", default=[], metavar="NAME",
-                        help="leave out scenarios whose path contains NAME (record only)")
+                        help="leave out scenarios whose path contains NAME")
     args = parser.parse_args()
     if args.action == "record":
         sets = args.sets
@@ -81,8 +81,8 @@ def main() -> None:
         if args.action == "check" and name not in recorded:
             print(f"{name}  not recorded: skipped", flush=True)
             continue
-        if args.action == "record" and any(skip in name for skip in args.skip):
-            print(f"{name}  --skip: not recorded", flush=True)
+        if any(skip in name for skip in args.skip):
+            print(f"{name}  --skip: not {args.action}ed", flush=True)
             continue
         try:
             found[name] = digests(scenario, sets)
