@@ -115,8 +115,6 @@ class IsrTasks:
             at = arrival() if arrival is not None else None
             if at is not None and (seen is None or at > seen):
                 seen = at
-        if seen is not None and seen > progress.last_fetch_ms:
-            progress.last_caught_up_ms = max(progress.last_caught_up_ms, seen)
-            progress.last_fetch_ms = seen
-            progress.last_fetch_leader_leo = replica.leo
+        if seen is not None:
+            progress.record_caught_up_fetch(seen, replica.leo)
         return progress

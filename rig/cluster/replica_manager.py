@@ -205,12 +205,8 @@ class ReplicaManager:
                 # as Kafka's per-fetch bookkeeping would have.
                 progress = replica.followers.setdefault(follower, FollowerProgress())
                 seen = self.last_fetch_ms.get(slot)
-                # (A fetch from before the controller's last ISR reset no longer counts.)
-                if (seen is not None and seen > progress.last_fetch_ms
-                        and progress.log_end_offset == placed.base_offset):
-                    progress.last_caught_up_ms = max(progress.last_caught_up_ms, seen)
-                    progress.last_fetch_ms = seen
-                    progress.last_fetch_leader_leo = placed.base_offset
+                if seen is not None and progress.log_end_offset == placed.base_offset:
+                    progress.record_caught_up_fetch(seen, placed.base_offset)
                 pending[replica.key] = None
             # A follower's parked fetch completes when this one append brings its min bytes.
             self._announce(slot, batch.size)

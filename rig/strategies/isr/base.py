@@ -31,6 +31,16 @@ class FollowerProgress:
         self.last_fetch_ms = now_ms
         self.last_caught_up_ms = last_caught_up_ms
 
+    def record_caught_up_fetch(self, fetch_ms: float, leader_leo: int) -> None:
+        """A fetch at `fetch_ms` found the follower at the leader's LEO `leader_leo`. The leader
+        records such fetches lazily (an idle partition's fetches change nothing until an append
+        or an ISR check asks); a fetch older than the last one recorded, or than the
+        controller's last ISR reset, no longer counts."""
+        if fetch_ms > self.last_fetch_ms:
+            self.last_caught_up_ms = max(self.last_caught_up_ms, fetch_ms)
+            self.last_fetch_ms = fetch_ms
+            self.last_fetch_leader_leo = leader_leo
+
 
 class IsrStrategy(Protocol):
     name: ClassVar[str]
