@@ -19,7 +19,7 @@ from functools import partial
 from typing import Any, Protocol
 
 from rig.cluster.network import Node
-from rig.cluster.rebalance import partitions_to_move
+from rig.cluster.rebalance import AutoLeaderRebalance
 from rig.cluster.replica import TopicPartition
 from rig.cluster.zookeeper import NODE as ZK
 from rig.cluster.zookeeper import ZK_MESSAGE_BYTES, PartitionState, ZooKeeper
@@ -29,7 +29,6 @@ from rig.scenario.model import VariantSpec
 
 CONTROL_MESSAGE_BYTES = 200
 NO_LEADER = -1
-FIRST_CHECK_MS = 5_000  # KafkaController.onControllerFailover schedules the first run at 5 s
 
 
 class ControllerHost(Protocol):
@@ -63,6 +62,13 @@ class Controller:
         self.shutting_down: set[int] = set()  # in controlled shutdown (controlled_shutdown.py)
         self.active = True
         self.rebalance = AutoLeaderRebalance(self)  # preferred leader election, periodic
+
+    @property
+    def electable(self) -> set[int]:
+        """The brokers that may lead or stay in a new ISR: live and not in controlled shutdown
+        (ControllerContext.liveBrokerIds = liveBrokerEpochs less shuttingDownBrokerIds, which
+        isReplicaOnline checks unless the controlled-shutdown election asks otherwise)."""
+        return self.live - self.shutting_down
 
     # -- events from ZooKeeper ---------------------------------------------------------------
     def on_elected(self) -> None:
@@ -165,16 +171,17 @@ class Controller:
         cluster = self.cluster
         order = cluster.variant.broker_config(self.broker).election_order
         offline: list[TopicPartition] = []
+        electable = self.electable
         for key in keys:
             state = cluster.zk.partitions[key]
             replicas = cluster.assignment(key)
-            live = [b for b in replicas if b in self.live]
+            live = [b for b in replicas if b in electable]
             if order == "isr-order":
                 clean = [b for b in state.isr if b in live]
             else:
                 clean = [b for b in live if b in state.isr]
             if clean:
-                leader, isr, how = clean[0], tuple(b for b in state.isr if b in self.live), "clean"
+                leader, isr, how = clean[0], tuple(b for b in state.isr if b in electable), "clean"
             elif live and cluster.unclean_election(key):
                 leader, isr, how = live[0], (live[0],), "unclean"
             else:
@@ -240,58 +247,3 @@ class Controller:
 
         cluster.send(self.broker, ZK, ZK_MESSAGE_BYTES, at_zk)
 
-
-class AutoLeaderRebalance:
-    """The controller's periodic task; it dies with the controller that scheduled it."""
-
-    def __init__(self, controller: Controller):
-        self.controller = controller
-        cluster = controller.cluster
-        config = cluster.variant.broker_config(controller.broker)
-        self.enabled = config.auto_leader_rebalance_enable
-        self.interval_ms = config.leader_imbalance_check_interval_ms
-        self.percentage = config.leader_imbalance_per_broker_percentage
-        self._preferred_as_of = -1  # ZooKeeper's write count when all were on preferred
-        if self.enabled:
-            cluster.sim.after(FIRST_CHECK_MS * 1000, self._tick)
-
-    def _tick(self) -> None:
-        controller = self.controller
-        cluster = controller.cluster
-        if not controller.active or cluster.controller is not controller:
-            return  # resigned: the next controller runs its own task
-        broker = cluster.brokers[controller.broker]
-        if not broker.alive:
-            return  # the process is gone; a new controller will be elected
-        if broker.stalled:
-            cluster.after_stall(broker.id, self._tick)  # the paused scheduler runs it late
-            return
-        self.check()
-        cluster.sim.after(self.interval_ms * 1000, self._tick)
-
-    def check(self) -> list[TopicPartition]:
-        """One run of checkAndTriggerAutoLeaderRebalance; returns the partitions moved."""
-        controller = self.controller
-        cluster = controller.cluster
-        zk = cluster.zk
-        if zk.state_writes == self._preferred_as_of:
-            return []  # no leader changed since every partition was on its preferred replica
-        if all(state.leader == cluster.assignment(key)[0] for key, state in zk.partitions.items()):
-            self._preferred_as_of = zk.state_writes
-            return []  # nothing is imbalanced
-        assignments = {key: cluster.assignment(key) for key in zk.partitions}
-        moves = partitions_to_move(assignments, zk.partitions, controller.live, self.percentage)
-        for key in moves:
-            state = zk.partitions[key]
-            leader = assignments[key][0]
-            new = PartitionState(leader, state.leader_epoch + 1, state.isr, state.version + 1)
-            controller._write(key, new)
-            cluster.log.emit(names.LEADER_ELECTED, topic=key[0], partition=key[1],
-                             leader=leader, epoch=new.leader_epoch, isr=list(new.isr),
-                             previous=state.leader, election="preferred",
-                             reason="auto-leader-rebalance")
-        if moves:
-            controller._send_leader_and_isr({k: zk.partitions[k] for k in moves},
-                                            controller.live)
-            controller._update_metadata()
-        return moves

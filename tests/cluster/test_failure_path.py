@@ -319,6 +319,22 @@ def test_a_clean_election_takes_the_isr_order_before_kafka_1_1_and_the_assignmen
     assert host.states()[A][0] == leader
 
 
+
+def test_a_broker_in_controlled_shutdown_is_not_elected_by_an_ordinary_election() -> None:
+    # Broker 1 is shutting down when leader 0 dies: the offline election skips it though it is
+    # first in the assignment and in the ISR, and leaves it out of the new ISR
+    # (ControllerContext.isReplicaOnline: liveBrokerIds excludes shuttingDownBrokerIds).
+    host = Host({A: (0, 1, 2)}, live=[0, 1, 2])
+    host.zk.partitions = {A: PartitionState(0, 3, (0, 1, 2), 5)}
+    controller = Controller(host, 2, 2)
+    host.controller = controller
+    controller.shutting_down.add(1)
+    controller.on_broker_change(failed=[0], started=[])
+    assert host.states()[A] == (2, 4, (2,))
+    # Once it is gone for good, nothing of that rule is left behind.
+    controller.on_broker_change(failed=[1], started=[])
+    assert controller.electable == {2}
+
 # -- timing events: hw.advance -----------------------------------------------------------------
 def test_a_leader_logs_each_rise_of_its_hw_and_nothing_when_it_stays() -> None:
     one = Fixture()  # leader 0, ISR (0, 1, 2)
