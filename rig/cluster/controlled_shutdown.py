@@ -61,20 +61,20 @@ def do_controlled_shutdown(controller: Controller, broker: int) -> list[TopicPar
         if leader is None:
             continue  # no other ISR member: it keeps leading, and the reply says so
         new = PartitionState(leader, state.leader_epoch + 1, isr, state.version + 1)
-        controller._write(key, new)
+        controller.write_state(key, new)
         moved[key] = new
         cluster.log.emit(names.LEADER_ELECTED, topic=key[0], partition=key[1], leader=leader,
                          epoch=new.leader_epoch, isr=list(isr), previous=broker,
                          election="controlled-shutdown", reason="controlled-shutdown")
-    controller._send_leader_and_isr(moved, controller.live)
+    controller.send_leader_and_isr(moved, controller.live)
     if followed:
         target = cluster.brokers[broker]
         cluster.send(controller.broker, broker, CONTROL_MESSAGE_BYTES + 30 * len(followed),
                      partial(target.on_stop_replica, controller.epoch, followed), reliable=True)
-    changed = controller._replicas_offline([broker], only=set(followed))
-    controller._send_leader_and_isr({k: zk.partitions[k] for k in changed},
+    changed = controller.replicas_offline([broker], only=set(followed))
+    controller.send_leader_and_isr({k: zk.partitions[k] for k in changed},
                                     controller.live - {broker})
-    controller._update_metadata()
+    controller.update_metadata()
     return [key for key, state in zk.partitions.items()
             if state.leader == broker and len(cluster.assignment(key)) > 1]
 

@@ -80,14 +80,14 @@ class Controller:
         # which takes them out of the ISRs (their LeaderAndIsr is covered by the full one
         # below); then PartitionStateMachine.startup elects where no live leader is left.
         dead = sorted({b for key in partitions for b in cluster.assignment(key)} - self.live)
-        self._replicas_offline(dead)
+        self.replicas_offline(dead)
         changed = [key for key, state in partitions.items() if state.leader not in self.live]
         offline = self._elect(changed, "controller-failover")
         self._emit_offline([k for k in offline if led_before[k] != NO_LEADER],
                            "controller-failover")
         # A new controller tells every live broker the whole state.
-        self._send_leader_and_isr(cluster.zk.partitions, self.live)
-        self._update_metadata()
+        self.send_leader_and_isr(cluster.zk.partitions, self.live)
+        self.update_metadata()
         # Notifications left from before it was elected: its full UpdateMetadata covers them.
         cluster.zk.take_isr_change_notifications()
 
@@ -111,13 +111,13 @@ class Controller:
         zk = cluster.zk
         lost_leader = [k for k, s in zk.partitions.items() if s.leader in dead]
         offline = self._elect(lost_leader, "broker-failure")
-        changed = self._replicas_offline(dead)
+        changed = self.replicas_offline(dead)
         self._emit_offline(offline, "broker-failure")
-        self._send_leader_and_isr({k: zk.partitions[k] for k in dict.fromkeys(
+        self.send_leader_and_isr({k: zk.partitions[k] for k in dict.fromkeys(
             [*lost_leader, *changed])}, self.live)
-        self._update_metadata()
+        self.update_metadata()
 
-    def _replicas_offline(self, dead: Iterable[int],
+    def replicas_offline(self, dead: Iterable[int],
                           only: set[TopicPartition] | None = None) -> list[TopicPartition]:
         """The OfflineReplica transition of each dead broker's replicas (of the partitions
         `only` names, if given), one broker at a time (ZkReplicaStateMachine
@@ -134,7 +134,7 @@ class Controller:
                 leader = NO_LEADER if state.leader == replica else state.leader
                 isr = state.isr if len(state.isr) == 1 else tuple(
                     b for b in state.isr if b != replica)
-                self._write(key, PartitionState(leader, state.leader_epoch + 1, isr,
+                self.write_state(key, PartitionState(leader, state.leader_epoch + 1, isr,
                                                 state.version + 1))
                 if isr != state.isr:
                     cluster.log.emit(names.ISR_SHRINK, topic=key[0], partition=key[1],
@@ -159,10 +159,10 @@ class Controller:
         self._elect(offline, "broker-startup")
         hosted = {k: s for k, s in zk.partitions.items()
                   if any(b in cluster.assignment(k) for b in started)}
-        self._send_leader_and_isr(hosted, set(started))
-        self._send_leader_and_isr({k: zk.partitions[k] for k in offline},
+        self.send_leader_and_isr(hosted, set(started))
+        self.send_leader_and_isr({k: zk.partitions[k] for k in offline},
                                   self.live - set(started))
-        self._update_metadata()
+        self.update_metadata()
 
     def _elect(self, keys: list[TopicPartition], reason: str) -> list[TopicPartition]:
         """Elect a leader for each of `keys`; returns those that had a leader and now have
@@ -188,17 +188,17 @@ class Controller:
                 if state.leader != NO_LEADER:
                     offline.append(key)
                 continue
-            self._write(key, PartitionState(leader, state.leader_epoch + 1, isr,
+            self.write_state(key, PartitionState(leader, state.leader_epoch + 1, isr,
                                             state.version + 1))
             cluster.log.emit(names.LEADER_ELECTED, topic=key[0], partition=key[1],
                              leader=leader, epoch=state.leader_epoch + 1, isr=list(isr),
                              previous=state.leader, election=how, reason=reason)
         return offline
 
-    def _write(self, key: TopicPartition, state: PartitionState) -> None:
+    def write_state(self, key: TopicPartition, state: PartitionState) -> None:
         self.cluster.zk.write_state(key, state)
 
-    def _send_leader_and_isr(self, states: dict[TopicPartition, PartitionState],
+    def send_leader_and_isr(self, states: dict[TopicPartition, PartitionState],
                              brokers: Iterable[int]) -> None:
         cluster = self.cluster
         per_broker: dict[int, dict[TopicPartition, PartitionState]] = {}
@@ -212,7 +212,7 @@ class Controller:
                          partial(cluster.brokers[b].on_leader_and_isr, self.epoch, batch),
                          reliable=True)
 
-    def _update_metadata(self, keys: Iterable[TopicPartition] | None = None) -> None:
+    def update_metadata(self, keys: Iterable[TopicPartition] | None = None) -> None:
         """UpdateMetadata to every live broker: the state of `keys` (default: every partition)."""
         cluster = self.cluster
         partitions = cluster.zk.partitions
@@ -243,7 +243,7 @@ class Controller:
             keys = list(dict.fromkeys(k for seq in sorted(taken) for k in taken[seq]))
             cluster.log.emit(names.ISR_CHANGE_PROPAGATED, broker=self.broker,
                              notifications=sorted(taken), partitions=len(keys))
-            self._update_metadata(keys)
+            self.update_metadata(keys)
 
         cluster.send(self.broker, ZK, ZK_MESSAGE_BYTES, at_zk)
 

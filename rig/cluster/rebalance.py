@@ -101,13 +101,13 @@ class AutoLeaderRebalance:
             state = zk.partitions[key]
             leader = assignments[key][0]
             new = PartitionState(leader, state.leader_epoch + 1, state.isr, state.version + 1)
-            controller._write(key, new)
+            controller.write_state(key, new)
             cluster.log.emit(names.LEADER_ELECTED, topic=key[0], partition=key[1],
                              leader=leader, epoch=new.leader_epoch, isr=list(new.isr),
                              previous=state.leader, election="preferred",
                              reason="auto-leader-rebalance")
         if moves:
-            controller._send_leader_and_isr({k: zk.partitions[k] for k in moves},
+            controller.send_leader_and_isr({k: zk.partitions[k] for k in moves},
                                             controller.live)
-            controller._update_metadata()
+            controller.update_metadata()
         return moves
