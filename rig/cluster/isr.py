@@ -67,7 +67,11 @@ class IsrTasks:
         for slot, keys in replica_manager.pending.items():
             if isinstance(slot[0], int):
                 behind.update(keys)
-        silent = self._silent_slots(now, lag)
+        # A strategy that never evicts a caught-up follower (2.1+) finds every candidate among
+        # the pending ones: a dead follower's slot then costs no walk over every partition.
+        # A plugin that does not say is asked about the silent slots' partitions too.
+        silent = (self._silent_slots(now, lag)
+                  if getattr(isr_strategy, "evicts_caught_up", True) else {})
         if silent:
             for key, replica in replica_manager.replicas.items():
                 if (replica.role is Role.LEADER

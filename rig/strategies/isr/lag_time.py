@@ -12,6 +12,9 @@ class LagTime:
     name: ClassVar[str] = "lag-time"
     description: ClassVar[str] = ("Out of sync when not caught up for replica.lag.time.max.ms "
                                   "(checked every lag/2); rejoin at the high watermark")
+    # Whether a follower at the leader's log end that has stopped fetching can be out of sync
+    # (rig.cluster.isr looks at the partitions of silent fetchers only when it can).
+    evicts_caught_up: ClassVar[bool] = False
 
     def check_interval_ms(self, lag_time_ms: int) -> int:
         return max(1, lag_time_ms // 2)

@@ -23,6 +23,7 @@ class LagTimeOnly(LagTime):
     description: ClassVar[str] = ("Out of sync when not caught up for replica.lag.time.max.ms, "
                                   "even at the leader's log end (Kafka 0.9–2.0, before "
                                   "KAFKA-7152)")
+    evicts_caught_up: ClassVar[bool] = True
 
     def out_of_sync(self, progress: FollowerProgress, leader_leo: int, now_ms: float,
                     lag_time_ms: int) -> bool:
