@@ -297,12 +297,17 @@ class RaftNode:
         round_, epoch = self._round, self.epoch + (1 if pre_vote else 0)
         last_epoch, end = self.log.last_epoch, self.log.end_offset
         for voter in self._others():
-            self._send(voter, VOTE_BYTES, lambda node, v=voter: node.on_vote(
-                self.id, epoch, last_epoch, end, pre_vote,
-                lambda e, granted, leader, v=v: self._send(
-                    v, VOTE_BYTES, lambda _n: self.on_vote_response(round_, e, granted,
-                                                                    leader, v, pre_vote))
-                if node.alive else None))
+            self._ask_vote(voter, round_, epoch, last_epoch, end, pre_vote)
+
+    def _ask_vote(self, voter: int, round_: int, epoch: int, last_epoch: int, end: int,
+                  pre_vote: bool) -> None:
+        def answer(e: int, granted: bool, leader: int | None) -> None:
+            target = self.host.raft_node(voter)
+            target._send(self.id, VOTE_BYTES, lambda _n: self.on_vote_response(
+                round_, e, granted, leader, voter, pre_vote))
+
+        self._send(voter, VOTE_BYTES, lambda node: node.on_vote(
+            self.id, epoch, last_epoch, end, pre_vote, answer))
 
     def _election_timed_out(self) -> None:
         if self.state == PROSPECTIVE:
@@ -346,9 +351,9 @@ class RaftNode:
         self.log.on_append = self._appended
         if not initial:
             self.log.append(LeaderChangeRecord(self.id, self.epoch, self.voters))
+            self.host.became_leader(self)
         else:
             self.epoch_start = epoch_start - 1  # nothing of this epoch to wait for
-        self.host.became_leader(self)
         self._begin_quorum_epoch()
         if self.config.check_quorum and len(self.voters) > 1:
             self._arm(self.config.fetch_timeout_ms * CHECK_QUORUM_TIMEOUT_FACTOR,
