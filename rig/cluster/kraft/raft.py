@@ -118,7 +118,8 @@ class RaftNode:
         self.epoch_start = 0
         self.voter_ends: dict[int, int] = {}
         self._fetched: set[int] = set()  # voters heard from since the check-quorum timer reset
-        self._parked: list[tuple[int, Callable[[], None], Timer]] = []
+        # Fetches parked at the leader's end: (offset, answer, timer, refuse).
+        self._parked: list[tuple[int, Callable[[], None], Timer, Callable[[], None]]] = []
         # candidate and prospective
         self.granted: set[int] = set()
         self.rejected: set[int] = set()
@@ -213,9 +214,11 @@ class RaftNode:
         for timer in self._leader_timers:
             timer.cancel()
         self._leader_timers = []
-        for _, _, timer in self._parked:
+        parked, self._parked = self._parked, []
+        for _, _, timer, refuse in parked:
             timer.cancel()
-        self._parked = []
+            if self.alive:  # a leader that steps down refuses them (a dead one answers none)
+                self.sim.after(0, refuse)
         self.log.abandon_waiting()
         self._fetch_token += 1
 
@@ -477,14 +480,19 @@ class RaftNode:
         if offset < end:
             answer()
             return
-        entry: list[tuple[int, Callable[[], None], Timer]] = []
+        entry: list[tuple[int, Callable[[], None], Timer, Callable[[], None]]] = []
 
         def expire() -> None:
             if entry and entry[0] in self._parked:
                 self._parked.remove(entry[0])
                 answer()
 
-        entry.append((offset, answer, self.sim.after(FETCH_MAX_WAIT_MS * 1000, expire)))
+        def refuse() -> None:
+            """KafkaRaftClient completes the fetch purgatory exceptionally when the leader
+            steps down: NOT_LEADER_OR_FOLLOWER, with the leader it knows by then."""
+            reply(FetchReply(self.epoch, self.leader, error=True))
+
+        entry.append((offset, answer, self.sim.after(FETCH_MAX_WAIT_MS * 1000, expire), refuse))
         self._parked.append(entry[0])
 
     def _appended(self) -> None:
@@ -496,7 +504,7 @@ class RaftNode:
 
     def _wake_parked(self) -> None:
         parked, self._parked = self._parked, []
-        for _, answer, timer in parked:
+        for _, answer, timer, _ in parked:
             timer.cancel()
             answer()
 
