@@ -16,7 +16,7 @@ from rig.simulate import simulate
 
 BASE = """
 name: quorum
-duration: 16s
+duration: 18s
 kafka: "4.1"
 cluster: {{brokers: 3, controllers: 3, config: {{min.insync.replicas: 2}}}}
 topics:
@@ -42,7 +42,7 @@ def run(write: Callable[[str, str], Path], tmp_path: Path, fault: str) -> list[d
 def test_the_active_controller_crashes_and_a_new_one_takes_over_fencing_nobody(
         write_scenario: Callable[[str, str], Path], tmp_path: Path) -> None:
     events = run(write_scenario, tmp_path,
-                 "{kind: crash, controller: active, at: 4s, restart_after: 6s}")
+                 "{kind: crash, controller: active, at: 9500ms, restart_after: 6s}")
     [elected] = [e for e in events if e["event"] == names.CONTROLLER_ELECTED and e["t_ms"] > 0]
     assert elected["node"] in (4, 5) and elected["quorum_epoch"] >= 2
     # the fetch timeout (2 s after the last answered fetch) plus elections of 1–2 s each
