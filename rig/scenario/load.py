@@ -727,6 +727,13 @@ def _variant(name: str, doc: Document, out: _Collector,
             out.add(("workload", "producers", i, "keys"),
                     f"topic {producer.topic!r} is compacted (cleanup.policy compact) and Kafka "
                     "refuses records without a key there: give keys, e.g. {uniform: 1000}")
+    for key, value in (("controller.quorum.election.timeout.ms",
+                        config.controller_quorum_election_timeout_ms),
+                       ("controller.quorum.fetch.timeout.ms",
+                        config.controller_quorum_fetch_timeout_ms)):
+        if config_ok and value <= 0:
+            out.add(("cluster", "config", key), f"must be at least 1ms (got {value} ms): the "
+                    "quorum's voters would stand for election without ever waiting")
     if config_ok and config.log_cleaner_dedupe_buffer_size // config.log_cleaner_threads <= 1 << 20:
         # KafkaConfig: require(dedupeBufferSize / threads > 1024 * 1024)
         out.add(("cluster", "config", "log.cleaner.dedupe.buffer.size"),
