@@ -46,6 +46,7 @@ def _schema() -> StructType:
         ("election", text), ("fault", long), ("kind", text), ("targets", T.ArrayType(text)),
         ("duration_ms", long), ("removed", T.ArrayType(long)), ("previous", long),
         ("offset", long), ("hw", long), ("leader", T.BooleanType()),
+        ("leaderless_ms", T.DoubleType()), ("stale_ms", T.DoubleType()),
     ]
     # The fetch fields are for the catch-up bytes (rig.analysis.fault_reaction).
     return with_fetch_fields(T.StructType([T.StructField(n, k, nullable=True)
@@ -84,9 +85,20 @@ def _counts(events: DataFrame) -> dict[str, dict[str, Any]]:
         count_of(names.ISR_SHRINK).alias("isr_shrinks"),
         count_of(names.ISR_EXPAND).alias("isr_expands"),
         records_of(names.REPLICA_TRUNCATE).alias("truncated_records"),
+        # KRaft's quorum (docs/kafka.md §12): elections after t=0, fencings, staleness.
+        count_of(names.CONTROLLER_ELECTED, F.col("t_ms") > 0).alias("controller_elections"),
+        count_of(names.BROKER_FENCED).alias("brokers_fenced"),
+        F.max(F.when(F.col("event") == names.CONTROLLER_ELECTED, F.col("leaderless_ms"))
+              ).alias("max_leaderless_ms"),
+        F.max(F.when(F.col("event") == names.BROKER_METADATA_RESUMED, F.col("stale_ms"))
+              ).alias("max_metadata_stale_ms"),
         F.max(F.when(F.col("event") == names.RUN_END, F.col("t_ms"))).alias("end_ms"),
     ).collect()
     return {row["variant"]: row.asDict() for row in rows if row["variant"] is not None}
+
+
+def _rounded(value: float | None) -> float | None:
+    return round(value, 3) if value is not None else None
 
 
 def _diverged(analysis: Analysis) -> dict[str, int]:
@@ -301,6 +313,13 @@ def _replication_stage(analysis: Analysis) -> dict[str, dict[str, Any]]:
                 "visibility_delay_ms": spread(d for _, d in delays.get(name, ())),
                 "by_fault": {str(r["fault"]): {key: r.get(key) for key in _PER_FAULT}
                              for r in recovery if r["variant"] == name},
+            },
+            "controller": {
+                "elections": int(c.get("controller_elections") or 0),
+                "brokers_fenced": int(c.get("brokers_fenced") or 0),
+                # None: no active controller was lost (no failover, or one controller)
+                "max_leaderless_ms": _rounded(c.get("max_leaderless_ms")),
+                "max_metadata_stale_ms": _rounded(c.get("max_metadata_stale_ms")),
             },
         }
     rundir.write_metric(analysis.run_dir, rundir.RECOVERY, recovery)

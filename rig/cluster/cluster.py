@@ -23,7 +23,6 @@ from rig.cluster.storage import log_factory
 from rig.cluster.transport import Transport
 from rig.cluster.wire import Meter
 from rig.cluster.zk_control import ZooKeeperMode
-from rig.cluster.zookeeper import NODE as ZK
 from rig.cluster.zookeeper import ZooKeeper
 from rig.engine import Simulation, Streams
 from rig.errors import PluginError
@@ -58,8 +57,7 @@ class Cluster:
         # controlled shutdown) that rig validate allows only with it.
         kind = strategies.get("controller") or ZooKeeperMode()
         self.control: Any = kind.control_plane(self)
-        self.transport = Transport(sim, self.network, self.brokers,
-                                   lambda: self.control.node_alive(ZK))
+        self.transport = Transport(sim, self.network, self.brokers, self.control.node_alive)
         self.send = self.transport.send
         self.deliver_at = self.transport.deliver_at
         self.after_stall = self.transport.after_stall
@@ -230,6 +228,27 @@ class Cluster:
         else:
             self.log.emit(names.BROKER_CRASH, broker=broker_id)
         broker.report_lost_sessions()
+        self.control.broker_crashed(broker)
+
+    def crash_controller(self, node: int | str) -> int | None:
+        """A KRaft controller's process dies (cluster.controllers; "active": the active
+        controller now). A combined controller is its broker's process. Returns the node."""
+        control = self.control
+        if node == "active":
+            node = control.active_node()
+            if node is None:
+                return None
+        if node in self.brokers:
+            self.crash(int(node), power_loss=False)
+        else:
+            control.crash_controller(int(node))
+        return int(node)
+
+    def restart_controller(self, node: int) -> None:
+        if node in self.brokers:
+            self.restart(node)
+        else:
+            self.control.restart_controller(node)
 
     def restart(self, broker_id: int) -> None:
         broker = self.brokers[broker_id]

@@ -16,7 +16,6 @@ from collections.abc import Callable, Mapping
 from typing import Protocol
 
 from rig.cluster.network import Network, Node
-from rig.cluster.zookeeper import NODE as ZK
 from rig.engine import Simulation
 
 # How often a reliable message (a ZooKeeper watch, a controller request) is tried again while
@@ -35,11 +34,11 @@ class Endpoint(Protocol):
 
 class Transport:
     def __init__(self, sim: Simulation, network: Network, brokers: Mapping[int, Endpoint],
-                 zk_alive: Callable[[], bool]):
+                 node_alive: Callable[[Node], bool]):
         self.sim = sim
         self.network = network
         self._brokers = brokers
-        self._zk_alive = zk_alive
+        self._node_alive = node_alive  # the control plane's nodes: ZooKeeper, controllers
         self._stalled_mail: dict[int, list[Callable[[], None]]] = {}
         self._stalled_outbox: dict[int, list[Callable[[], None]]] = {}
         # (src, dst, kind) → [bytes, messages] put on the wire, fetches left out.
@@ -50,10 +49,8 @@ class Transport:
         return broker.incarnation if broker is not None else 0
 
     def _up(self, node: Node) -> bool:
-        if node == ZK:
-            return self._zk_alive()
         broker = self._brokers.get(node) if isinstance(node, int) else None
-        return broker.alive if broker is not None else True
+        return broker.alive if broker is not None else self._node_alive(node)
 
     def send(self, src: Node, dst: Node, nbytes: int, deliver: Callable[[], None], *,
              reliable: bool = False, kind: str = "control") -> None:
@@ -76,7 +73,7 @@ class Transport:
                 self._stalled_outbox.setdefault(sender.id, []).append(
                     lambda: self.send(src, dst, nbytes, deliver, reliable=reliable, kind=kind))
                 return
-        elif src == ZK and not self._zk_alive():
+        elif not self._node_alive(src):
             return
         receiver = brokers.get(dst) if isinstance(dst, int) else None
         incarnation = receiver.incarnation if receiver is not None else 0

@@ -89,6 +89,9 @@ class ZooKeeperControlPlane:
     def broker_restarted(self, broker: Any) -> None:
         self._heartbeats(broker)
 
+    def broker_crashed(self, broker: Any) -> None:
+        """Nothing: ZooKeeper hears of it when the session expires."""
+
     def _heartbeats(self, broker: Any) -> None:
         """The broker's ZooKeeper session: register now, then heartbeat every timeout/3."""
         incarnation = broker.incarnation

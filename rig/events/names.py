@@ -74,8 +74,25 @@ CONTROLLED_SHUTDOWN_REQUEST: Final = "controlled_shutdown.request"
 #   None on an error), error (None, "refused" or "no-answer")
 CONTROLLED_SHUTDOWN_REPLY: Final = "controlled_shutdown.reply"
 # controller.elected: ZooKeeper: broker, epoch (the controller epoch); KRaft: node (the active
-#   controller's node), epoch and quorum_epoch (the Raft leader epoch of the metadata quorum)
+#   controller's node), epoch and quorum_epoch (the Raft leader epoch of the metadata quorum);
+#   with cluster.controllers, after t=0 also votes (the voters that granted it) and leaderless_ms
+#   (since the previous active controller stopped; 0 if it had not)
 CONTROLLER_ELECTED: Final = "controller.elected"
+# KRaft's quorum (cluster.controllers; docs/kafka.md §12):
+# controller.crash: node, quorum_epoch, active (bool: it was the active controller)
+CONTROLLER_CRASH: Final = "controller.crash"
+# controller.restart: node, quorum_epoch, state (its Raft state on start: resigned, follower, …)
+CONTROLLER_RESTART: Final = "controller.restart"
+# controller.renounced: node, quorum_epoch, reason ("crash" | "check-quorum" | "higher-epoch"),
+#   was_active — a Raft leader stopped leading (QuorumController.renounce)
+CONTROLLER_RENOUNCED: Final = "controller.renounced"
+# quorum.election: node, quorum_epoch (the epoch it stands for), pre_vote (bool: KIP-996's
+#   pre-vote round, which bumps no epoch), last_epoch, end_offset (its log's)
+QUORUM_ELECTION: Final = "quorum.election"
+# broker.metadata_resumed: broker, controller (node), quorum_epoch, stale_ms — a broker's metadata
+#   fetch is answered by a new active controller; stale_ms since its last answered fetch (what
+#   it kept meanwhile was its last metadata)
+BROKER_METADATA_RESUMED: Final = "broker.metadata_resumed"
 PRODUCE_REQUEST: Final = "produce.request"  # producer, broker, partitions, records, bytes, acks
 PRODUCE_ERROR: Final = "produce.error"  # producer, topic, partition, error_code, retrying
 BROKER_POWER_LOSS: Final = "broker.power_loss"  # broker, records_lost

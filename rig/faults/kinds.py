@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rig.scenario.model import FaultSpec, LinkSpec
 
@@ -28,19 +28,36 @@ class Fault:
 
 
 class Crash(Fault):
-    """The broker process dies; the page cache survives. Heal: restart."""
+    """The broker process dies; the page cache survives. Heal: restart. A KRaft controller
+    node (`controller`: its id, or "active") dies the same way; its Raft log and quorum state
+    are on disk (KafkaRaftClient flushes before it acknowledges), so a power loss keeps them
+    too."""
 
     kind = "crash"
     heals_by = "restart_after"
     power_loss = False
 
+    def __init__(self, spec: FaultSpec):
+        super().__init__(spec)
+        self.controllers: list[int] = []  # the controller nodes it crashed
+
+    def targets(self, cluster: Cluster) -> list[int | str]:
+        control = cluster.control
+        nodes: list[Any] = self.controllers or [control.active_node() if c == "active" else c
+                                                for c in self.spec.controllers]
+        return [*self.spec.brokers, *(f"controller:{n}" for n in nodes if n is not None)]
+
     def inject(self, cluster: Cluster) -> None:
-        for broker in self.targets(cluster):
+        for broker in self.spec.brokers:
             cluster.crash(int(broker), power_loss=self.power_loss)
+        crashed = [cluster.crash_controller(node) for node in self.spec.controllers]
+        self.controllers = [node for node in crashed if node is not None]
 
     def heal(self, cluster: Cluster) -> None:
-        for broker in self.targets(cluster):
+        for broker in self.spec.brokers:
             cluster.restart(int(broker))
+        for node in self.controllers:
+            cluster.restart_controller(node)
 
 
 class PowerLoss(Crash):
@@ -79,6 +96,14 @@ class RackFailure(PowerLoss):
 
     def targets(self, cluster: Cluster) -> list[int | str]:
         return [b.id for b in cluster.variant.brokers if b.rack == self.spec.rack]
+
+    def inject(self, cluster: Cluster) -> None:
+        for broker in self.targets(cluster):
+            cluster.crash(int(broker), power_loss=True)
+
+    def heal(self, cluster: Cluster) -> None:
+        for broker in self.targets(cluster):
+            cluster.restart(int(broker))
 
 
 class NetworkPartition(Fault):

@@ -24,6 +24,7 @@ from rig.scenario.model import (
     BrokerConfig,
     BrokerSpec,
     ConsumerSpec,
+    ControllerSpec,
     Expectation,
     FaultSpec,
     LinkSpec,
@@ -60,6 +61,10 @@ _CONFIG_KEYS: dict[str, tuple[str, Any]] = {
     "zookeeper.session.timeout.ms": ("zookeeper_session_timeout_ms", units.duration_ms),
     "broker.heartbeat.interval.ms": ("broker_heartbeat_interval_ms", units.duration_ms),
     "broker.session.timeout.ms": ("broker_session_timeout_ms", units.duration_ms),
+    "controller.quorum.election.timeout.ms": ("controller_quorum_election_timeout_ms",
+                                              units.duration_ms),
+    "controller.quorum.fetch.timeout.ms": ("controller_quorum_fetch_timeout_ms",
+                                           units.duration_ms),
     "eligible.leader.replicas.enable": ("eligible_leader_replicas_enable", bool),
     "max.incremental.fetch.session.cache.slots": ("max_incremental_fetch_session_cache_slots", int),
     "min.insync.replicas": ("min_insync_replicas", int),
@@ -179,6 +184,50 @@ def _brokers(data: dict[str, Any], out: _Collector) -> tuple[BrokerSpec, ...]:
     return brokers
 
 
+def _controllers(data: dict[str, Any], brokers: Sequence[BrokerSpec], out: _Collector,
+                 ) -> tuple[ControllerSpec, ...]:
+    """cluster.controllers: the KRaft quorum's voters (KIP-595). A count: dedicated nodes with
+    the ids after the highest broker id, racks round-robin over the brokers' racks; a list:
+    dedicated nodes with their ids and racks; {combined: [ids]}: controllers inside brokers."""
+    raw = data["cluster"].get("controllers")
+    if raw is None:
+        return ()
+    at: PathKey = ("cluster", "controllers")
+    ids = sorted(b.id for b in brokers)
+    rack_of = {b.id: b.rack for b in brokers}
+    listed = ", ".join(map(str, ids))
+    if isinstance(raw, int):
+        racks = sorted({b.rack for b in brokers if b.rack})
+        first = ids[-1] + 1 if ids else 0
+        return tuple(ControllerSpec(first + i, racks[i % len(racks)] if racks else None)
+                     for i in range(raw))
+    seen: set[int] = set()
+    result: list[ControllerSpec] = []
+    if isinstance(raw, dict):
+        for i, node in enumerate(raw["combined"]):
+            if node not in rack_of:
+                out.add((*at, "combined", i), f"broker {node} is not in the cluster (brokers: "
+                        f"{listed}): a combined controller runs inside a broker")
+            elif node in seen:
+                out.add((*at, "combined", i), f"broker {node} is listed twice")
+            else:
+                seen.add(node)
+                result.append(ControllerSpec(node, rack_of[node], combined=True))
+        return tuple(result)
+    for i, entry in enumerate(raw):
+        node = entry["id"]
+        if node in rack_of:
+            out.add((*at, i, "id"), f"id {node} is broker {node}'s: a dedicated controller "
+                    f"needs an id of its own (brokers: {listed}), or use {{combined: [...]}} "
+                    "for controllers that run inside brokers")
+        elif node in seen:
+            out.add((*at, i, "id"), f"controller id {node} is used twice")
+        else:
+            seen.add(node)
+            result.append(ControllerSpec(node, entry.get("rack")))
+    return tuple(result)
+
+
 def _config(data: dict[str, Any], kafka: str, out: _Collector,
             overrides: dict[str, Any] | None = None,
             at: PathKey = ("cluster", "config")) -> BrokerConfig:
@@ -201,6 +250,8 @@ def _config(data: dict[str, Any], kafka: str, out: _Collector,
         "eligible_leader_replicas_enable": profile.eligible_leader_replicas_enable,
         "leader_epoch_bump_on_shrink": profile.leader_epoch_bump_on_shrink,
         "elect_fenced_last_known_leader": profile.elect_fenced_last_known_leader,
+        "raft_pre_vote": profile.raft_pre_vote,
+        "raft_check_quorum": profile.raft_check_quorum,
     }
     for key, value in raw.items():
         name, convert = _CONFIG_KEYS[key]
@@ -496,8 +547,10 @@ def _client_nodes(node: dict[str, Any], producers: Sequence[ProducerSpec],
 
 def _faults(data: dict[str, Any], brokers: Sequence[BrokerSpec], duration_ms: int,
             out: _Collector, producers: Sequence[ProducerSpec] = (),
-            consumers: Sequence[ConsumerSpec] = ()) -> tuple[FaultSpec, ...]:
+            consumers: Sequence[ConsumerSpec] = (),
+            controllers: Sequence[ControllerSpec] = ()) -> tuple[FaultSpec, ...]:
     ids = {b.id for b in brokers}
+    voters = {c.id for c in controllers}
     racks = {b.rack for b in brokers if b.rack}
     result = []
     for i, raw in enumerate(data.get("faults", [])):
@@ -505,8 +558,12 @@ def _faults(data: dict[str, Any], brokers: Sequence[BrokerSpec], duration_ms: in
         kind = raw["kind"]
         targets = tuple(raw.get("brokers", ())) + ((raw["broker"],) if "broker" in raw else ())
         need = _FAULT_TARGETS[kind]
-        if need == "brokers" and not targets:
-            out.add(at, f"a {kind} fault needs `broker` or `brokers`")
+        named = tuple(raw.get("controllers", ())) + ((raw["controller"],)
+                                                     if "controller" in raw else ())
+        if need == "brokers" and not targets and not (named and kind in _CONTROLLER_FAULTS):
+            out.add(at, f"a {kind} fault needs `broker` or `brokers`"
+                    + (" (or `controller`)" if kind in _CONTROLLER_FAULTS else ""))
+        _controller_targets(raw, at, kind, named, voters, out)
         for b in targets:
             if b not in ids:
                 key = "broker" if raw.get("broker") == b else "brokers"
@@ -532,7 +589,7 @@ def _faults(data: dict[str, Any], brokers: Sequence[BrokerSpec], duration_ms: in
                     nodes.append(node)
             groups.append(tuple(nodes))
         for node in [n for g in groups for n in g] + list(raw.get("between", [])):
-            if isinstance(node, int) and node not in ids:
+            if isinstance(node, int) and node not in ids and node not in voters:
                 out.add(at, f"node {node} is not in the cluster")
         after = raw.get("after", {})
         u = _Units(raw, at, out)
@@ -542,7 +599,7 @@ def _faults(data: dict[str, Any], brokers: Sequence[BrokerSpec], duration_ms: in
             at_ms=u.get("at", units.duration_ms),
             after_event=after.get("event"), after_where=dict(after.get("where", {})),
             after_delay_ms=delay,
-            brokers=targets, rack=raw.get("rack"),
+            brokers=targets, controllers=named, rack=raw.get("rack"),
             groups=tuple(groups),
             between=tuple(raw.get("between", ())),
             latency_us=u.get("latency", units.duration_us),
@@ -553,6 +610,27 @@ def _faults(data: dict[str, Any], brokers: Sequence[BrokerSpec], duration_ms: in
             description=raw.get("description", "")))
         _never_fires(raw, at, result[-1], ids, duration_ms, out)
     return tuple(result)
+
+
+_CONTROLLER_FAULTS = ("crash", "power-loss")
+
+
+def _controller_targets(raw: dict[str, Any], at: PathKey, kind: str,
+                        named: tuple[int | str, ...], voters: set[int], out: _Collector) -> None:
+    """The controllers a crash or power-loss names: ids of cluster.controllers, or "active"
+    (whichever is the active controller when the fault fires). Whether the variant has a
+    quorum at all is _controller_mode's question."""
+    if not named or not voters:
+        return
+    key = "controller" if "controller" in raw else "controllers"
+    if kind not in _CONTROLLER_FAULTS:
+        out.add((*at, key), f"a {kind} fault cannot name a controller: crash and power-loss "
+                "do (network-partition groups and link name a controller by its id)")
+        return
+    for node in named:
+        if node != "active" and node not in voters:
+            out.add((*at, key), f"controller {node} is not in cluster.controllers (ids: "
+                    f"{', '.join(map(str, sorted(voters)))}, or \"active\")")
 
 
 def _strategies(data: dict[str, Any], kafka: str, out: _Collector) -> dict[str, StrategyRef]:
@@ -608,6 +686,7 @@ def _variant(name: str, doc: Document, out: _Collector,
         profiles.DEFAULT_PROFILE)
     cluster_ok = usable("cluster")
     brokers = _brokers(data, out) if cluster_ok else ()
+    controllers = _controllers(data, brokers, out) if cluster_ok else ()
     config_ok = usable("cluster", "kafka", "protocol")
     config = _config(data, kafka, out) if config_ok else _config({}, kafka, out)
     network = _network(data, out) if usable("network") else _network({}, out)
@@ -639,7 +718,7 @@ def _variant(name: str, doc: Document, out: _Collector,
     producers = _producers(data, topics, out, racks) if workload_ok else ()
     consumers = (_consumers(data, topics, config, strategies, out, racks, kafka)
                  if workload_ok and config_ok and strategies_ok else ())
-    faults = (_faults(data, brokers, duration, out, producers, consumers)
+    faults = (_faults(data, brokers, duration, out, producers, consumers, controllers)
               if cluster_ok and usable("faults", "duration") else ())
     topics = _with_offsets_topic(topics, consumers, config, len(brokers))
     compacted = {t.name for t in topics if "compact" in str(t.config.get("cleanup.policy", ""))}
@@ -648,6 +727,13 @@ def _variant(name: str, doc: Document, out: _Collector,
             out.add(("workload", "producers", i, "keys"),
                     f"topic {producer.topic!r} is compacted (cleanup.policy compact) and Kafka "
                     "refuses records without a key there: give keys, e.g. {uniform: 1000}")
+    for key, value in (("controller.quorum.election.timeout.ms",
+                        config.controller_quorum_election_timeout_ms),
+                       ("controller.quorum.fetch.timeout.ms",
+                        config.controller_quorum_fetch_timeout_ms)):
+        if config_ok and value <= 0:
+            out.add(("cluster", "config", key), f"must be at least 1ms (got {value} ms): the "
+                    "quorum's voters would stand for election without ever waiting")
     if config_ok and config.log_cleaner_dedupe_buffer_size // config.log_cleaner_threads <= 1 << 20:
         # KafkaConfig: require(dedupeBufferSize / threads > 1024 * 1024)
         out.add(("cluster", "config", "log.cleaner.dedupe.buffer.size"),
@@ -672,7 +758,7 @@ def _variant(name: str, doc: Document, out: _Collector,
                           topics=topics, strategies=strategies, document=data,
                           broker_configs=broker_configs, os=os_spec, producers=producers,
                           faults=faults, quiesce_ms=quiesce, consumers=consumers,
-                          events=data.get("events", "full"))
+                          events=data.get("events", "full"), controllers=controllers)
     for path, message in size_problems(variant, data.get("limits") or {}):
         out.add(path, message)
     return None if len(out.problems) > before else variant
@@ -681,7 +767,8 @@ def _variant(name: str, doc: Document, out: _Collector,
 # Keys and faults that belong to one controller kind only (docs/kafka.md §10, §12).
 _ZK_ONLY_KEYS = ("zookeeper.session.timeout.ms",)
 _KRAFT_ONLY_KEYS = ("broker.heartbeat.interval.ms", "broker.session.timeout.ms",
-                    "eligible.leader.replicas.enable")
+                    "eligible.leader.replicas.enable", "controller.quorum.election.timeout.ms",
+                    "controller.quorum.fetch.timeout.ms")
 _ZK_ONLY_FAULTS = ("zk-session-expiry", "controller-failover")
 _NODE_OF = {"zookeeper": "zk", "kraft": "controller"}
 
@@ -715,17 +802,38 @@ def _controller_mode(data: dict[str, Any], kafka: str, kind: str, out: _Collecto
                 out.add((*at, key), f"{key} is a {other} setting, but this variant runs the "
                         f"{kind} controller (kafka {kafka}): it would have no effect; drop it, "
                         f"or set strategies.controller: {other}")
+    quorum = data.get("cluster", {}).get("controllers")
+    if kind == "zookeeper" and quorum is not None:
+        out.add(("cluster", "controllers"), "cluster.controllers is KRaft's controller quorum, "
+                f"but this variant runs the zookeeper controller (kafka {kafka}), which elects "
+                "its controller among the brokers through ZooKeeper: drop it, or set "
+                "strategies.controller: kraft")
     for i, raw in enumerate(data.get("faults") or []):
+        for key in ("controller", "controllers"):
+            if key not in raw:
+                continue
+            if kind == "zookeeper":
+                out.add(("faults", i, key), f"{key} names a KRaft controller node, but this "
+                        f"variant runs the zookeeper controller (kafka {kafka}); its controller "
+                        "is a broker (crash that broker, or use controller-failover)")
+            elif quorum is None:
+                out.add(("faults", i, key), "this variant has one controller that never "
+                        "fails (no cluster.controllers): declare the quorum, e.g. "
+                        "cluster.controllers: 3, to crash a controller")
         if kind == "kraft" and raw.get("kind") in _ZK_ONLY_FAULTS:
             instead = ("a KRaft broker has no ZooKeeper session: cut it off from node "
                        "\"controller\" with a network-partition instead"
                        if raw["kind"] == "zk-session-expiry"
-                       else "rig does not model a KRaft controller failover yet")
+                       else "crash the active controller instead (cluster.controllers, then "
+                       "a crash with controller: active)")
             out.add(("faults", i, "kind"), f"{raw['kind']} acts on ZooKeeper, but this variant "
                     f"runs the kraft controller (kafka {kafka}); {instead}")
         nodes = [n for g in raw.get("groups") or [] for n in g] + list(raw.get("between") or [])
         for node in nodes:
-            if isinstance(node, str) and node != _NODE_OF[kind]:
+            if kind == "kraft" and quorum is not None and node == "controller":
+                out.add(("faults", i), "with cluster.controllers the controllers are nodes of "
+                        "their own: name them by id, not \"controller\"")
+            elif isinstance(node, str) and node != _NODE_OF[kind]:
                 out.add(("faults", i), f"node {node!r} exists only with the {other} controller;"
                         f" this variant runs {kind}, whose node is {_NODE_OF[kind]!r}")
 

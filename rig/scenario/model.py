@@ -21,6 +21,16 @@ class BrokerSpec:
 
 
 @dataclass(frozen=True)
+class ControllerSpec:
+    """A KRaft controller node (a voter of the metadata quorum): dedicated, or `combined` with
+    the broker of the same id (one process: it crashes and restarts with that broker)."""
+
+    id: int
+    rack: str | None = None
+    combined: bool = False
+
+
+@dataclass(frozen=True)
 class LinkSpec:
     latency_us: int
     bandwidth_bytes_per_s: float
@@ -55,6 +65,11 @@ class BrokerConfig:
     # KRaft (docs/kafka.md §12): BrokerLifecycleManager's heartbeat, the controller's session.
     broker_heartbeat_interval_ms: int = 2000
     broker_session_timeout_ms: int = 9000
+    # KRaft's quorum (KIP-595; docs/kafka.md §12): controller.quorum.* and the profile's rules.
+    controller_quorum_election_timeout_ms: int = 1000
+    controller_quorum_fetch_timeout_ms: int = 2000
+    raft_pre_vote: bool = False  # KIP-996 (4.0)
+    raft_check_quorum: bool = False  # KAFKA-15489 (3.7)
     eligible_leader_replicas_enable: bool = False  # KIP-966; the profile's default (4.1+: on)
     leader_epoch_bump_on_shrink: bool = False  # before metadata version 3.6 (KAFKA-15021)
     elect_fenced_last_known_leader: bool = False  # before 4.1 (KAFKA-19522)
@@ -189,6 +204,7 @@ class FaultSpec:
     after_where: Mapping[str, Any] = field(default_factory=dict)
     after_delay_ms: int = 0
     brokers: tuple[int, ...] = ()
+    controllers: tuple[int | str, ...] = ()  # KRaft controller ids, or "active"
     rack: str | None = None
     groups: tuple[tuple[int | str, ...], ...] = ()
     between: tuple[int | str, ...] = ()
@@ -255,6 +271,8 @@ class VariantSpec:
     faults: tuple[FaultSpec, ...] = ()
     quiesce_ms: int = 120_000
     events: str = "full"  # full | fetch-aggregated (idle fetch rounds in closed form)
+    # KRaft's quorum (cluster.controllers); empty: one controller node that never fails.
+    controllers: tuple[ControllerSpec, ...] = ()
 
     def broker_config(self, broker: int) -> BrokerConfig:
         return self.broker_configs.get(broker, self.config)

@@ -111,6 +111,13 @@ RULES: tuple[VersionRule, ...] = (
                 "leader is elected even while fenced (KRaft, ELR on)",
                 (("0.11", True), ("4.1", False)),
                 "PartitionChangeBuilder.canElectLastKnownLeader; KAFKA-19522 (4.1)"),
+    VersionRule("raft_pre_vote", "a KRaft voter asks for pre-votes before it bumps the epoch "
+                "(cluster.controllers)", (("0.11", False), ("4.0", True)),
+                "KIP-996 (KafkaRaftClient's ProspectiveState, 4.0)"),
+    VersionRule("raft_check_quorum", "a KRaft leader without fetches from a majority for 1.5 × "
+                "controller.quorum.fetch.timeout.ms resigns (cluster.controllers)",
+                (("0.11", False), ("3.7", True)),
+                "KAFKA-15489 (LeaderState's checkQuorumTimer, 3.7)"),
 )
 
 
@@ -136,6 +143,8 @@ class Profile:
     eligible_leader_replicas_enable: bool  # KIP-966 default: 4.1+
     leader_epoch_bump_on_shrink: bool  # before metadata version 3.6 (KAFKA-15021)
     elect_fenced_last_known_leader: bool  # before 4.1 (KAFKA-19522)
+    raft_pre_vote: bool  # KIP-996: 4.0+
+    raft_check_quorum: bool  # KAFKA-15489: 3.7+
 
     @property
     def fetch_version(self) -> int:

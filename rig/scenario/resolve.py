@@ -35,6 +35,9 @@ def _variant(v: VariantSpec) -> dict[str, Any]:
         "cluster": {"brokers": [{"id": b.id, **({"rack": b.rack} if b.rack else {}),
                                  **({"fenced": True} if b.fenced else {})}
                                 for b in v.brokers],
+                    **({"controllers": [{"id": c.id, **({"rack": c.rack} if c.rack else {}),
+                                         **({"combined": True} if c.combined else {})}
+                                        for c in v.controllers]} if v.controllers else {}),
                     "config": config},
         "network": {
             "latency": f"{v.network.same_rack.latency_us}us",

@@ -49,6 +49,9 @@ _VARIANT: dict[str, Any] = {
             "kind": STRING, "inject_ms": NUMBER, "ack_stall_ms": NUMBER, "isr_exit_ms": NUMBER,
             "visibility_delay_ms": _SPREAD, "detection_seconds": NUMBER,
             "recovery_seconds": NUMBER}}},
+    # rig.analysis.replication: KRaft's controller quorum (cluster.controllers)
+    "controller": dict.fromkeys(("elections", "brokers_fenced", "max_leaderless_ms",
+                                 "max_metadata_stale_ms"), NUMBER),
     "sessions": {
         "created": NUMBER, "evicted": NUMBER,
         "errors": {"session_id_not_found": NUMBER, "invalid_session_epoch": NUMBER},

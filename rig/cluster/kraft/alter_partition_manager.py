@@ -7,15 +7,24 @@ controller answers with the partition as it now is (the controller logs the acce
 (`alter_partition.rejected`). One change is in flight per partition. A replica that the
 leader's own image shows fenced or shutting down is not proposed at all (isReplicaIsrEligible).
 KRaft brokers announce nothing afterwards: the metadata log carries every change.
+
+In a quorum (cluster.controllers) the request goes to the active controller the broker knows;
+NOT_CONTROLLER, no controller known, or no answer within the request timeout leave the
+partition free to propose again (AlterPartitionManager re-sends to the new controller; rig's
+leaders propose anew at their next ISR check).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from rig.cluster.kraft.broker_lifecycle import REQUEST_TIMEOUT_MS
 from rig.cluster.kraft.partition_change_builder import RECOVERED, RECOVERING
-from rig.cluster.kraft.quorum_controller import NODE
-from rig.cluster.kraft.replication_control import ERROR_NAMES, AlterPartitionRequest
+from rig.cluster.kraft.replication_control import (
+    ERROR_NAMES,
+    NOT_CONTROLLER,
+    AlterPartitionRequest,
+)
 from rig.cluster.partition import TopicPartition
 from rig.cluster.replica import Replica, Role
 from rig.events import names
@@ -28,6 +37,8 @@ class AlterPartitionManager:
 
     def __init__(self, plane: Any):
         self.plane = plane
+        self._sent = 0  # a count of requests: an answer after a timeout is not the latest
+        self._inflight: dict[tuple[int, TopicPartition], int] = {}
 
     def change_isr(self, broker: Any, replica: Replica, isr: tuple[int, ...],
                    shrink: list[int] | None = None, expand: list[int] | None = None) -> None:
@@ -53,15 +64,27 @@ class AlterPartitionManager:
         # rig's follower fetches carry no ReplicaState (Fetch v15, KIP-903): -1, "not known".
         request = AlterPartitionRequest(key, broker.id, life.epoch, epoch, replica.zk_version,
                                         isr, (-1,) * len(isr), recovery)
+        node = life.known
+        if node is None:  # a quorum between leaders: propose again later
+            replica.isr_change_pending = False
+            return
+        self._sent += 1
+        sent = self._sent
+        inflight = self._inflight
+        inflight[(broker.id, key)] = sent
 
         def at_controller() -> None:
-            plane.controller.alter_partition(request, lambda error, part: plane.send(
-                NODE, broker.id, REQUEST_BYTES, lambda: answered(error, part), reliable=True))
+            plane.at_controller(node).alter_partition(request, lambda error, part: plane.send(
+                node, broker.id, REQUEST_BYTES, lambda: answered(error, part), reliable=True))
 
         def answered(error: int, part: Any) -> None:
             if broker.incarnation != incarnation or replica.leader_epoch != epoch:
                 return
+            if plane.quorum and inflight.get((broker.id, key)) != sent:
+                return  # timed out and proposed again since
             replica.isr_change_pending = False
+            if error == NOT_CONTROLLER and plane.quorum:
+                return  # retriable (a controller no longer active, or behind): propose again
             if error:
                 plane.log.emit(names.ALTER_PARTITION_REJECTED, broker=broker.id, topic=key[0],
                                partition=key[1], error_code=error, error=ERROR_NAMES[error],
@@ -76,5 +99,13 @@ class AlterPartitionManager:
             replica.zk_version = part.partition_epoch
             rm.maybe_advance_hw(replica)
 
+        def timed_out() -> None:
+            if (inflight.get((broker.id, key)) == sent and broker.incarnation == incarnation
+                    and replica.leader_epoch == epoch):
+                inflight.pop((broker.id, key))
+                replica.isr_change_pending = False
+
         assert recovery in (RECOVERED, RECOVERING)
-        plane.send(broker.id, NODE, REQUEST_BYTES, at_controller, reliable=True)
+        if plane.quorum:
+            broker.schedule(REQUEST_TIMEOUT_MS * 1000, timed_out)
+        plane.send(broker.id, node, REQUEST_BYTES, at_controller, reliable=True)

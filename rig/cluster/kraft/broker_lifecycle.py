@@ -14,6 +14,14 @@ docs/kafka.md §12).
   the broker's image, then published: a new leader epoch makes the replica leader or follower,
   a new partition epoch alone changes the leader's ISR. A broker's metadata is as fresh as its
   last fetch.
+- A quorum (cluster.controllers): the broker is an observer of the Raft quorum. It fetches from
+  the leader it knows; a voter that is not the leader answers NOT_LEADER_OR_FOLLOWER with the
+  leader it knows, and a fetch that goes unanswered for the request timeout makes the broker
+  forget its leader and ask another voter (KafkaRaftClient's observer:
+  maybeSendAnyVoterFetch; rig skips the voter that just failed, as the connection backoff of
+  Kafka's NetworkClient does). Heartbeats, registrations and AlterPartition go to that leader
+  (RaftControllerNodeProvider); meanwhile the broker keeps its last metadata, and the first
+  answer of a new leader logs how stale it was (`broker.metadata_resumed`).
 """
 
 from __future__ import annotations
@@ -32,8 +40,10 @@ from rig.cluster.kraft.metadata_log import (
 )
 from rig.cluster.kraft.partition_change_builder import RECOVERING, PartitionRegistration
 from rig.cluster.kraft.quorum_controller import NODE, HeartbeatReply
+from rig.cluster.kraft.raft import RETRY_BACKOFF_BASE_MS, FetchReply
 from rig.cluster.partition import TopicPartition
 from rig.cluster.replica import Replica, Role
+from rig.events import names
 from rig.protocol.errors import NOT_LEADER_OR_FOLLOWER
 from rig.strategies.isr import FollowerProgress
 from rig.strategies.isr.base import NEVER_CAUGHT_UP
@@ -64,6 +74,13 @@ class BrokerLifecycle:
         self._fetch_token = 0
         self._stop: Callable[[], None] | None = None  # what ends a controlled shutdown
         self._shutdown_answered = False
+        # The controller this broker talks to: node "controller", or in a quorum the Raft
+        # leader it knows (None: none known), with its epoch and when it last answered a fetch.
+        self.known: int | str | None = NODE
+        self.known_epoch = 0
+        self._answered_epoch = 0
+        self._answered_at_us = 0
+        self._register_token = 0
 
     # -- the broker's view of other brokers ----------------------------------------------------
     def ineligible(self, broker: int) -> bool:
@@ -73,6 +90,9 @@ class BrokerLifecycle:
     # -- start ---------------------------------------------------------------------------------
     def start_running(self, epoch: int) -> None:
         controller = self.plane.controller
+        self.known = controller.node
+        self.known_epoch = self._answered_epoch = controller.quorum_epoch
+        self._answered_at_us = self.plane.sim.now_us
         self.epoch = epoch
         self.state = "RUNNING"
         self.applied = controller.metadata.end_offset
@@ -104,16 +124,30 @@ class BrokerLifecycle:
     def _register(self, backoff_ms: int) -> None:
         plane, broker = self.plane, self.broker
         incarnation = broker.incarnation
+        node = self.known
+        self._register_token += 1
+        token = self._register_token
+        cap = broker.config.broker_session_timeout_ms // 2
+
+        def again() -> None:
+            if token == self._register_token and self.epoch < 0:
+                self._register(min(2 * backoff_ms, cap))
+
+        if node is None:  # no controller known yet (a quorum between leaders)
+            broker.schedule(backoff_ms * 1000, again)
+            return
 
         def at_controller() -> None:
-            plane.controller.register(broker.id, incarnation, self.clean_epoch, lambda error,
-                                      epoch: plane.send(NODE, broker.id, MESSAGE_BYTES,
-                                                        lambda: answered(error, epoch),
-                                                        reliable=True))
+            plane.at_controller(node).register(
+                broker.id, incarnation, self.clean_epoch, lambda error, epoch: plane.send(
+                    node, broker.id, MESSAGE_BYTES, lambda: answered(error, epoch),
+                    reliable=True))
 
         def answered(error: int, epoch: int) -> None:
+            if plane.quorum and token != self._register_token:
+                return  # an answer after the timeout: the request was sent again
             if error:
-                cap = broker.config.broker_session_timeout_ms // 2
+                self._register_token += 1
                 broker.schedule(backoff_ms * 1000,
                                 lambda: self._register(min(2 * backoff_ms, cap)))
                 return
@@ -122,7 +156,9 @@ class BrokerLifecycle:
             self.state = "STARTING"
             self._heartbeat()
 
-        plane.send(broker.id, NODE, MESSAGE_BYTES, at_controller, reliable=True)
+        if plane.quorum:  # the controller may die with the request: ask again after a while
+            broker.schedule(REQUEST_TIMEOUT_MS * 1000, again)
+        plane.send(broker.id, node, MESSAGE_BYTES, at_controller, reliable=True)
 
     # -- heartbeats ----------------------------------------------------------------------------
     def _schedule_heartbeat(self, delay_ms: int) -> None:
@@ -138,11 +174,15 @@ class BrokerLifecycle:
         want_shutdown = self.state == "PENDING_CONTROLLED_SHUTDOWN"
         interval = broker.config.broker_heartbeat_interval_ms
         self._schedule_heartbeat(interval)  # a lost request or reply: the next one goes anyway
+        node = self.known
+        if node is None:
+            return  # no controller known: the next heartbeat tries again
 
         def at_controller() -> None:
-            plane.controller.heartbeat(broker.id, epoch, offset, want_fence, want_shutdown,
-                                       lambda reply: plane.send(NODE, broker.id, MESSAGE_BYTES,
-                                                                lambda: answered(reply)))
+            plane.at_controller(node).heartbeat(
+                broker.id, epoch, offset, want_fence, want_shutdown,
+                lambda reply: plane.send(node, broker.id, MESSAGE_BYTES,
+                                         lambda: answered(reply)))
 
         def answered(reply: HeartbeatReply) -> None:
             if reply.error or epoch != self.epoch:
@@ -162,13 +202,16 @@ class BrokerLifecycle:
                     self._schedule_heartbeat(CONTROLLED_SHUTDOWN_FIRST_RETRY_MS)
                 self._shutdown_answered = True
 
-        plane.send(broker.id, NODE, MESSAGE_BYTES, at_controller)
+        plane.send(broker.id, node, MESSAGE_BYTES, at_controller)
 
     # -- the metadata log ----------------------------------------------------------------------
     def _fetch(self) -> None:
         plane, broker = self.plane, self.broker
         self._fetch_token += 1
         token, offset = self._fetch_token, self.applied
+        if plane.quorum:
+            self._fetch_from_quorum(token, offset)
+            return
 
         def at_controller() -> None:
             plane.controller.metadata.fetch(offset, lambda start, records: plane.send(
@@ -187,6 +230,49 @@ class BrokerLifecycle:
 
         broker.schedule((FETCH_MAX_WAIT_MS + REQUEST_TIMEOUT_MS) * 1000, timed_out)
         plane.send(broker.id, NODE, FETCH_BYTES, at_controller)
+
+    def _fetch_from_quorum(self, token: int, offset: int) -> None:
+        """An observer's Fetch of the metadata partition (KafkaRaftClient, observer side)."""
+        plane, broker = self.plane, self.broker
+        node = self.known if self.known is not None else plane.any_voter(broker.id)
+
+        def at_node() -> None:
+            plane.raft_node(node).on_fetch(broker.id, 0, offset, 0, lambda reply: plane.send(
+                node, broker.id, FETCH_BYTES + RECORD_BYTES * len(reply.records),
+                lambda: answered(reply)), observer=True)
+
+        def answered(reply: FetchReply) -> None:
+            if token != self._fetch_token:
+                return
+            if reply.error:
+                hint = reply.leader
+                if hint is not None and hint != node and reply.epoch >= self.known_epoch:
+                    self.known, self.known_epoch = hint, reply.epoch
+                    self._fetch()
+                    return
+                self.known = None  # a live voter that knows no leader: ask again shortly
+                broker.schedule(RETRY_BACKOFF_BASE_MS * 1000,
+                                lambda: self._fetch() if token == self._fetch_token else None)
+                return
+            now = plane.sim.now_us
+            if reply.epoch != self._answered_epoch:
+                plane.log.emit(names.BROKER_METADATA_RESUMED, broker=broker.id, controller=node,
+                               quorum_epoch=reply.epoch,
+                               stale_ms=(now - self._answered_at_us) / 1000)
+                self._answered_epoch = reply.epoch
+            self.known, self.known_epoch = node, reply.epoch
+            self._answered_at_us = now
+            self._apply(reply.start, reply.records)
+            self._fetch()
+
+        def timed_out() -> None:
+            if token == self._fetch_token:
+                self.known = None
+                plane.skip_voter(broker.id, node)
+                self._fetch()
+
+        broker.schedule((FETCH_MAX_WAIT_MS + REQUEST_TIMEOUT_MS) * 1000, timed_out)
+        plane.send(broker.id, node, FETCH_BYTES, at_node)
 
     def _apply(self, start: int, records: tuple[Record, ...]) -> None:
         changed: dict[TopicPartition, None] = {}

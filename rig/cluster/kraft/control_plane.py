@@ -1,7 +1,14 @@
-"""The KRaft control plane of one variant (the `kraft` controller kind): the active controller
-and each broker's lifecycle, behind the questions the cluster asks every control plane
-(rig.strategies.controller). One active controller, node "controller"; the Raft quorum of
-several controllers and its elections are not modelled yet."""
+"""The KRaft control plane of one variant (the `kraft` controller kind): the controllers and
+each broker's lifecycle, behind the questions the cluster asks every control plane
+(rig.strategies.controller).
+
+Without cluster.controllers: one controller, node "controller", that never fails (every append
+committed at once). With it: a quorum of controller nodes (dedicated ids, or inside brokers in
+combined mode), each a Raft voter (rig.cluster.kraft.raft) with its own copy of the metadata
+log and its own QuorumController; the Raft leader's is the active one once its epoch's first
+record is committed. They can crash, restart and be cut off like any node; brokers find the
+active controller through their metadata fetches (rig.cluster.kraft.broker_lifecycle).
+"""
 
 from __future__ import annotations
 
@@ -10,23 +17,54 @@ from typing import Any, ClassVar
 
 from rig.cluster.kraft.alter_partition_manager import AlterPartitionManager
 from rig.cluster.kraft.broker_lifecycle import BrokerLifecycle
+from rig.cluster.kraft.metadata_log import MetadataLog
 from rig.cluster.kraft.partition_change_builder import PartitionRegistration
 from rig.cluster.kraft.quorum_controller import NODE, QuorumController
+from rig.cluster.kraft.raft import QuorumConfig, RaftNode
 from rig.cluster.partition import TopicPartition
+from rig.events import names
+
+INITIAL_QUORUM_EPOCH = 1
 
 
 class KRaftControlPlane:
-    nodes = (NODE,)
-
     def __init__(self, cluster: Any):
         self.cluster = cluster
         self.variant = cluster.variant
         self.sim = cluster.sim
         self.log = cluster.log
         self.topics = cluster.topics
-        self.controller = QuorumController(self)
         self.isr_writer = AlterPartitionManager(self)
         self.lifecycles: dict[int, BrokerLifecycle] = {}
+        specs = cluster.variant.controllers
+        self.quorum = bool(specs)
+        self.raft: dict[int, RaftNode] = {}
+        self.controllers: dict[int | str, QuorumController] = {}
+        if not self.quorum:
+            self.nodes: tuple[Any, ...] = (NODE,)  # the nodes besides the brokers
+            self.controller = QuorumController(self)
+            self.controllers[NODE] = self.controller
+            self.voters: tuple[int, ...] = ()
+            return
+        config = cluster.variant.config
+        quorum = QuorumConfig(config.controller_quorum_election_timeout_ms,
+                              config.controller_quorum_fetch_timeout_ms,
+                              config.raft_pre_vote, config.raft_check_quorum)
+        self.voters = tuple(c.id for c in specs)
+        self.combined = {c.id for c in specs if c.combined}
+        self.nodes = tuple(c.id for c in specs if not c.combined)
+        for spec in specs:
+            metadata = MetadataLog(cluster.sim, quorum=True)
+            self.controllers[spec.id] = QuorumController(self, spec.id, metadata)
+            self.raft[spec.id] = RaftNode(self, spec.id, self.voters, metadata, quorum,
+                                          cluster.streams.get(f"kraft/quorum/{spec.id}"))
+            if spec.rack is not None and not spec.combined:
+                cluster.network.place(spec.id, spec.rack)
+        self.controller = self.controllers[self.voters[0]]  # the active one, or the last
+        self.active: QuorumController | None = self.controller
+        self._lost_at_us: int | None = None  # when the last active controller stopped
+        self._skipped: dict[int, int] = {}  # broker → the voter its last fetch failed on
+        self._observer_rngs: dict[int, Any] = {}
 
     # -- what the controller and the lifecycles use --------------------------------------------
     @property
@@ -45,20 +83,32 @@ class KRaftControlPlane:
         return self.controller.partitions
 
     def node_alive(self, node: object) -> bool:
-        return True  # the controller node never fails in this model (no quorum yet)
+        """A dedicated controller node is up while its process is (one controller: always)."""
+        raft = self.raft.get(node) if isinstance(node, int) else None
+        return raft.alive if raft is not None and node not in self.combined else True
 
     def has_controller(self) -> bool:
-        return True
+        return not self.quorum or self.active is not None
 
     def create_partition(self, key: TopicPartition, replicas: tuple[int, ...]) -> None:
-        self.controller.partitions[key] = PartitionRegistration(tuple(replicas), tuple(replicas),
-                                                                replicas[0])
+        for controller in self.controllers.values():
+            controller.partitions[key] = PartitionRegistration(
+                tuple(replicas), tuple(replicas), replicas[0])
 
     def start(self) -> None:
         """A running cluster: every broker registered, unfenced and caught up with the log;
-        each partition led by its first replica at epoch 0 with a full ISR."""
+        each partition led by its first replica at epoch 0 with a full ISR. A quorum starts
+        with its first voter leading epoch 1, every record committed on every voter."""
         controller = self.controller
+        for other in self.controllers.values():
+            if other is not controller:
+                other.start_running(sorted(self.brokers), active=False)
         controller.start_running(sorted(self.brokers))
+        for node, raft in self.raft.items():
+            if node == controller.node:
+                raft.start_leader(INITIAL_QUORUM_EPOCH)
+            else:
+                raft.start_follower(INITIAL_QUORUM_EPOCH, int(controller.node))
         parts = controller.partitions
         leaders = {key: part.leader for key, part in parts.items()}
         isrs = {key: part.isr for key, part in parts.items()}
@@ -70,7 +120,86 @@ class KRaftControlPlane:
             life.start_running(controller.registrations[broker.id].epoch)
 
     def broker_restarted(self, broker: Any) -> None:
+        if broker.id in self.raft and broker.id in self.combined:
+            self.restart_controller(broker.id)
         self.lifecycles[broker.id].restart()
+
+    def broker_crashed(self, broker: Any) -> None:
+        """A combined controller dies with its broker's process."""
+        if broker.id in self.raft and broker.id in self.combined:
+            self.crash_controller(broker.id)
+
+    # -- the quorum -----------------------------------------------------------------------------
+    def crash_controller(self, node: int) -> None:
+        raft = self.raft[node]
+        if raft.alive:
+            self.log.emit(names.CONTROLLER_CRASH, node=node, quorum_epoch=raft.epoch,
+                          active=self.active is self.controllers[node])
+            raft.crash()
+
+    def restart_controller(self, node: int) -> None:
+        raft = self.raft[node]
+        if not raft.alive:
+            raft.restart()
+            self.log.emit(names.CONTROLLER_RESTART, node=node, quorum_epoch=raft.epoch,
+                          state=raft.state)
+
+    def active_node(self) -> int | None:
+        return self.active.node if self.active is not None else None  # type: ignore[return-value]
+
+    def at_controller(self, node: int | str) -> QuorumController:
+        return self.controllers[node]
+
+    def any_voter(self, broker: int) -> int:
+        """A voter for an observer that knows no leader, at random from the broker's stream,
+        not the one that just failed it (skip_voter)."""
+        skip = self._skipped.get(broker)
+        choices = [v for v in self.voters if v != skip] or list(self.voters)
+        rng = self._observer_rngs.get(broker)
+        if rng is None:
+            rng = self._observer_rngs[broker] = self.cluster.streams.get(
+                f"kraft/observer/{broker}")
+        return rng.choice(choices)
+
+    def skip_voter(self, broker: int, node: int | str) -> None:
+        if isinstance(node, int):
+            self._skipped[broker] = node
+
+    def raft_node(self, node: int) -> RaftNode:
+        return self.raft[node]
+
+    def election_started(self, raft: RaftNode, pre_vote: bool) -> None:
+        self.log.emit(names.QUORUM_ELECTION, node=raft.id, quorum_epoch=raft.epoch
+                      + (1 if pre_vote else 0), pre_vote=pre_vote,
+                      last_epoch=raft.log.last_epoch, end_offset=raft.log.end_offset)
+
+    def became_leader(self, raft: RaftNode) -> None:
+        """A voter won its election (KafkaRaftClient's transition to leader): logged as the
+        controller's election; it becomes the active controller once its epoch's first record
+        is committed (`committed`)."""
+        now = self.sim.now_us
+        leaderless = (now - self._lost_at_us) / 1000 if self._lost_at_us is not None else 0.0
+        self.log.emit(names.CONTROLLER_ELECTED, node=raft.id, epoch=raft.epoch,
+                      quorum_epoch=raft.epoch, votes=sorted(raft.granted),
+                      leaderless_ms=leaderless)
+
+    def committed(self, raft: RaftNode) -> None:
+        controller = self.controllers[raft.id]
+        if not controller.active and raft.state == "leader":
+            controller.claim(raft.epoch)
+            self.active = self.controller = controller
+            self._lost_at_us = None
+        controller.committed()
+
+    def stopped_leading(self, raft: RaftNode, reason: str) -> None:
+        controller = self.controllers[raft.id]
+        was_active = controller.active
+        controller.renounce()
+        if self.active is controller:
+            self.active = None
+            self._lost_at_us = self.sim.now_us
+        self.log.emit(names.CONTROLLER_RENOUNCED, node=raft.id, quorum_epoch=raft.epoch,
+                      reason=reason, was_active=was_active)
 
     def controlled_shutdown(self, broker: Any, handle: Any) -> None:
         """The `controlled-shutdown` fault: the broker asks, and stops through `handle` once

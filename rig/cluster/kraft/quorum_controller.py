@@ -1,7 +1,16 @@
-"""The active KRaft controller (Kafka's QuorumController with ClusterControlManager): broker
+"""A KRaft controller (Kafka's QuorumController with ClusterControlManager): broker
 registrations, heartbeats and fencing, AlterPartition, and the metadata log it appends to
-(docs/kafka.md §12). Requests reach it over rig's transport as messages to node
-"controller"; it answers them the same way.
+(docs/kafka.md §12). Requests reach it over rig's transport as messages to its node ("controller"
+when the variant has one controller, else its id); it answers them the same way.
+
+In a quorum (cluster.controllers) only the Raft leader's controller is active. It becomes so
+(`claim`, QuorumController.claim) once its Raft epoch's first record is committed, with its
+state rebuilt from the committed log and a fresh session for every registered broker
+(ClusterControlManager.activate → BrokerHeartbeatManager.touch with the time now: a failover
+fences nobody); it stops (`renounce`) when it stops leading, dropping what was not committed.
+A request to a controller that is not active is answered NOT_CONTROLLER, and an active one
+answers a request only once the records it wrote are committed (ControllerWriteEvent waits
+for its offset in the purgatory).
 
 Fencing follows QuorumController.rescheduleMaybeFenceStaleBrokers: the check is scheduled for
 the moment the oldest unfenced session runs out (last contact + `broker.session.timeout.ms`),
@@ -41,6 +50,7 @@ from rig.events import names
 NODE = "controller"
 DUPLICATE_BROKER_REGISTRATION = 101
 STALE_BROKER_EPOCH = 77
+NOT_CONTROLLER = 41
 
 
 @dataclass
@@ -63,14 +73,18 @@ class HeartbeatReply:
 
 
 class QuorumController:
-    """`host` is the KRaft control plane: variant, sim, log, brokers, assignment, topics."""
+    """`host` is the KRaft control plane: variant, sim, log, brokers, assignment, topics.
+    `node` is this controller's network node; `metadata` its copy of the metadata log."""
 
-    def __init__(self, host: Any):
+    def __init__(self, host: Any, node: int | str = NODE, metadata: MetadataLog | None = None):
         self.host = host
         config = host.variant.config
         self.sim = host.sim
         self.emit = host.log.emit
-        self.metadata = MetadataLog(host.sim)
+        self.node = node
+        self.metadata = metadata if metadata is not None else MetadataLog(host.sim)
+        self.active = not self.metadata.quorum  # one controller: always the active one
+        self._uncommitted: list[tuple[int, Callable[[], None]]] = []  # replies awaiting commit
         self.heartbeats = BrokerHeartbeatManager(config.broker_session_timeout_ms)
         self.registrations: dict[int, BrokerRegistration] = {}
         self.replication = ReplicationControlManager(
@@ -105,9 +119,10 @@ class QuorumController:
         return "fenced" if r.fenced else None
 
     # -- start ---------------------------------------------------------------------------------
-    def start_running(self, brokers: list[int]) -> None:
+    def start_running(self, brokers: list[int], active: bool = True) -> None:
         """A running cluster: every broker registered and unfenced, every partition in the log
-        (the records of its past, applied by every broker)."""
+        (the records of its past, applied by every broker). In a quorum every controller holds
+        these records; the `active` one logs its election and runs the sessions."""
         now = self.sim.now_us
         for broker in brokers:
             epoch = self.metadata.append(RegisterBrokerRecord(broker, self.metadata.end_offset,
@@ -116,9 +131,69 @@ class QuorumController:
             self.heartbeats.register(broker, epoch, False, now)
         for key, part in self.partitions.items():
             self.metadata.append(PartitionChangeRecord(key, part))
-        self.emit(names.CONTROLLER_ELECTED, node=NODE, epoch=self.quorum_epoch,
+        self.active = active
+        if not active:
+            return
+        self.emit(names.CONTROLLER_ELECTED, node=self.node, epoch=self.quorum_epoch,
                   quorum_epoch=self.quorum_epoch)
         self._reschedule_fencing()
+
+    # -- failover (a quorum only) --------------------------------------------------------------
+    def claim(self, quorum_epoch: int) -> None:
+        """QuorumController.claim: the Raft leader's first record of its epoch is committed,
+        so the log it replays is all committed. Its state is the log's (the standby replays
+        committed records as they come; rig replays them here), and every registered broker
+        gets a fresh session (ClusterControlManager.activate)."""
+        self.active = True
+        self.quorum_epoch = quorum_epoch
+        registrations: dict[int, BrokerRegistration] = {}
+        partitions: dict[TopicPartition, PartitionRegistration] = {}
+        for record in self.metadata.records[:self.metadata.hw]:
+            if isinstance(record, RegisterBrokerRecord):
+                registrations[record.broker] = BrokerRegistration(
+                    record.broker_epoch, record.incarnation, record.fenced)
+            elif isinstance(record, BrokerRegistrationChangeRecord):
+                registration = registrations[record.broker]
+                if record.fenced is not None:
+                    registration.fenced = record.fenced
+                    if record.fenced:
+                        registration.in_controlled_shutdown = False
+                if record.in_controlled_shutdown is not None:
+                    registration.in_controlled_shutdown = record.in_controlled_shutdown
+            elif isinstance(record, PartitionChangeRecord):
+                partitions[record.key] = record.registration
+        self.registrations = registrations
+        self.replication.partitions = partitions
+        now = self.sim.now_us
+        self.heartbeats = BrokerHeartbeatManager(self.host.variant.config
+                                                 .broker_session_timeout_ms)
+        for broker, registration in sorted(registrations.items()):
+            self.heartbeats.register(broker, registration.epoch, registration.fenced, now)
+        self._reschedule_fencing()
+
+    def renounce(self) -> None:
+        """QuorumController.renounce: no longer the active controller; what it wrote but the
+        quorum did not commit is not its state any more, and its answers are not sent."""
+        self.active = False
+        self._uncommitted = []
+        if self._fence_timer is not None:
+            self._fence_timer.cancel()
+            self._fence_timer = None
+
+    def committed(self) -> None:
+        """The quorum's HW moved: send the answers whose records it now covers."""
+        hw = self.metadata.hw
+        while self._uncommitted and self._uncommitted[0][0] <= hw:
+            _, answer = self._uncommitted.pop(0)
+            answer()
+
+    def _when_committed(self, answer: Callable[[], None]) -> None:
+        """Answer once everything appended so far is committed (one controller: now)."""
+        end = self.metadata.end_offset
+        if end <= self.metadata.hw or not self.metadata.quorum:
+            answer()
+        else:
+            self._uncommitted.append((end, answer))
 
     # -- appending -----------------------------------------------------------------------------
     def _commit(self, changed: Changed, before: dict[TopicPartition, PartitionRegistration],
@@ -195,13 +270,17 @@ class QuorumController:
                  reply: Callable[[int, int], None]) -> None:
         """BrokerRegistration: (error, broker epoch). A new process (incarnation) of a broker
         whose session is still valid is refused (DuplicateBrokerRegistrationException)."""
+        if not self.active:
+            reply(NOT_CONTROLLER, -1)
+            return
         now = self.sim.now_us
         existing = self.registrations.get(broker)
         if (existing is not None and existing.incarnation != incarnation
                 and self.heartbeats.has_valid_session(broker, existing.epoch, now)):
             reply(DUPLICATE_BROKER_REGISTRATION, -1)
             return
-        epoch = self.metadata.append(RegisterBrokerRecord(broker, self.metadata.end_offset))
+        epoch = self.metadata.append(RegisterBrokerRecord(broker, self.metadata.end_offset,
+                                                          incarnation=incarnation))
         self.registrations[broker] = BrokerRegistration(epoch, incarnation, fenced=True)
         self.heartbeats.register(broker, epoch, True, now)
         # KIP-966: a broker that did not shut down cleanly (its previous epoch is not the one
@@ -215,11 +294,14 @@ class QuorumController:
                          "unclean-shutdown")
         self.metadata.appended()
         self._reschedule_fencing()
-        reply(0, epoch)
+        self._when_committed(lambda: reply(0, epoch))
 
     def heartbeat(self, broker: int, epoch: int, metadata_offset: int, want_fence: bool,
                   want_shutdown: bool, reply: Callable[[HeartbeatReply], None]) -> None:
         """BrokerHeartbeat (processBrokerHeartbeat)."""
+        if not self.active:
+            reply(HeartbeatReply(NOT_CONTROLLER))
+            return
         registration = self.registrations.get(broker)
         if registration is None or registration.epoch != epoch:
             reply(HeartbeatReply(STALE_BROKER_EPOCH))
@@ -253,15 +335,19 @@ class QuorumController:
             self._fence(broker, "controlled-shutdown" if nxt == SHUTDOWN_NOW else "requested")
         self.metadata.appended()
         self._reschedule_fencing()
-        reply(HeartbeatReply(0, metadata_offset >= registration.epoch,
-                             nxt in (FENCED, SHUTDOWN_NOW), nxt == CONTROLLED_SHUTDOWN,
-                             nxt == SHUTDOWN_NOW))
+        answer = HeartbeatReply(0, metadata_offset >= registration.epoch,
+                                nxt in (FENCED, SHUTDOWN_NOW), nxt == CONTROLLED_SHUTDOWN,
+                                nxt == SHUTDOWN_NOW)
+        self._when_committed(lambda: reply(answer))
 
     def alter_partition(self, request: AlterPartitionRequest,
                         reply: Callable[[int, PartitionRegistration | None], None]) -> None:
+        if not self.active:
+            reply(NOT_CONTROLLER, None)
+            return
         before = dict(self.partitions)
         error, part = self.replication.alter_partition(request)
         if part is not None and part != before.get(request.key):
             self._commit([(request.key, part)], before, "alter-partition")
             self.metadata.appended()
-        reply(error, part)
+        self._when_committed(lambda: reply(error, part))

@@ -37,6 +37,8 @@ class ControlPlane(Protocol):
 
     def broker_restarted(self, broker: Any) -> None: ...
 
+    def broker_crashed(self, broker: Any) -> None: ...
+
 
 class ControllerStrategy(Strategy, Protocol):
     mode: ClassVar[str]  # "zookeeper" | "kraft": the keys and faults a variant may use
