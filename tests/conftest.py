@@ -7,6 +7,7 @@ import errno
 import fcntl
 import os
 import textwrap
+import time
 import traceback
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -96,7 +97,8 @@ class ShippedRuns(Mapping[str, ShippedRun]):
 
     Each scenario has its own lock file and result file in a folder all workers share: a worker
     that needs a scenario another is running works on another one nobody has started meanwhile
-    (a whole-suite run needs them all), then reads the result when the lock is free.
+    (a whole-suite run needs them all), the costliest first (`scenarios` comes in that order),
+    then reads the result when the lock is free.
     """
 
     def __init__(self, root: Path, scenarios: list[Path]):
@@ -132,13 +134,16 @@ class ShippedRuns(Mapping[str, ShippedRun]):
 
         from rig.cli import app
 
+        started = time.perf_counter()
         result = CliRunner().invoke(app, ["run", str(self.scenarios[stem]), "--out",
                                           str(self.root / stem), "--quiet"])
+        seconds = round(time.perf_counter() - started, 1)
         output = result.output
         if result.exc_info is not None and not isinstance(result.exception, SystemExit):
             output += "".join(traceback.format_exception(*result.exc_info))
         partial = self._result(stem).with_suffix(".partial")
-        partial.write_bytes(orjson.dumps({"exit_code": result.exit_code, "output": output}))
+        partial.write_bytes(orjson.dumps({"exit_code": result.exit_code, "output": output,
+                                          "seconds": seconds}))
         partial.replace(self._result(stem))
 
     def _get(self, stem: str) -> ShippedRun:
@@ -183,7 +188,9 @@ def shipped_results(tmp_path_factory: pytest.TempPathFactory) -> Mapping[str, Sh
         if os.environ.get("CI"):
             pytest.fail(str(problem))
         pytest.skip(str(problem))
-    return ShippedRuns(shared_dir(tmp_path_factory, "shipped"), shipped_scenarios())
+    costs = Costs.load()
+    ordered = sorted(shipped_scenarios(), key=lambda p: -costs.scenario(p.stem))
+    return ShippedRuns(shared_dir(tmp_path_factory, "shipped"), ordered)
 
 
 class ShippedDirs(Mapping[str, Path]):
@@ -213,24 +220,141 @@ def shipped(shipped_results: Mapping[str, ShippedRun]) -> Mapping[str, Path]:
 
 
 # Scheduling for pytest-xdist (`make test` runs `-n JOBS --dist loadgroup`) ----------------------
+#
+# A suite on two workers ends when its last long test ends: a two-minute test handed out last
+# costs two minutes of wall. So work is handed out longest first (LPT), by what each piece cost
+# when last measured: tests/costs.json holds the seconds of each shipped scenario's `rig run` and
+# of every test that took a second or more. `RIG_TEST_COSTS=tests/costs.json make test` measures
+# them again and rewrites the file. A scenario or slow test it does not know yet goes first.
 
+COSTS = ROOT / "tests" / "costs.json"
 SHIPPED_FIXTURES = frozenset({"shipped", "shipped_results"})
 CHEAP_MODULE_FIXTURES = frozenset({"chromium"})  # a second browser costs a second or two
+UNKNOWN_SLOW_S = 10.0  # a test marked slow or spark that costs.json has not measured yet
+MEASURED_FROM_S = 1.0  # costs.json keeps the tests that took this long or longer
+
+
+@dataclass(frozen=True)
+class Costs:
+    """tests/costs.json: {"scenarios": {stem: seconds}, "tests": {node id: seconds},
+    "modules": {test file: seconds}}: a test of a measured module that "tests" leaves out took
+    less than MEASURED_FROM_S."""
+
+    scenarios: Mapping[str, float]
+    tests: Mapping[str, float]
+    modules: Mapping[str, float]
+
+    @classmethod
+    def load(cls, path: Path = COSTS) -> Costs:
+        try:
+            data = orjson.loads(path.read_bytes())
+        except (OSError, orjson.JSONDecodeError):
+            data = {}
+        return cls(data.get("scenarios") or {}, data.get("tests") or {},
+                   data.get("modules") or {})
+
+    def scenario(self, stem: str) -> float:
+        """An unmeasured scenario counts as the costliest: it is started first, not last."""
+        known = self.scenarios.get(stem)
+        return known if known is not None else max(self.scenarios.values(), default=0.0) + 1
+
+    def test(self, item: pytest.Item) -> float:
+        known = self.tests.get(item.nodeid)
+        if known is not None:
+            return known
+        if item.nodeid.split("::")[0] in self.modules:
+            return 0.0
+        slow = item.get_closest_marker("slow") or item.get_closest_marker("spark")
+        return UNKNOWN_SLOW_S if slow else 0.0
+
+
+def _reads_shipped(item: pytest.Item) -> bool:
+    return bool(SHIPPED_FIXTURES & set(getattr(item, "fixturenames", ())))
+
+
+def _shipped_stem(item: pytest.Item) -> str | None:
+    """The one shipped scenario a test reads (its `stem` parameter); None for a test that reads
+    several or names one in its body."""
+    callspec = getattr(item, "callspec", None)
+    stem = callspec.params.get("stem") if callspec is not None else None
+    return stem if isinstance(stem, str) else None
+
+
+def _unit(item: pytest.Item) -> str:
+    """What pytest-xdist hands out as one piece: the test's xdist_group, or the test alone."""
+    group = item.get_closest_marker("xdist_group")
+    return f"group:{group.kwargs['name']}" if group is not None else item.nodeid
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # xdist's loadgroup would otherwise hand out the groups with the most tests first, whatever
+    # they cost; collection order (set below) is the order wanted.
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Tests that read the shipped scenario runs go first, so both workers start on them at once
-    and share the simulations (ShippedRuns), the longest first; the rest fill in behind.
+    """Order the tests longest piece first.
 
     A test that uses an expensive module-scoped fixture (a standalone Spark cluster, a fuzz
     session) is grouped with its module, so one worker builds that fixture once, not each.
+    A shipped scenario is a piece too: its `rig run` (ShippedRuns) costs the first test that
+    reads it, so the tests of one scenario sit together, at the place the run's cost puts them;
+    a test that reads several scenarios goes last, when they have all been run.
     """
     for item in items:
         definitions = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
         if any(name not in CHEAP_MODULE_FIXTURES and defs and defs[-1].scope == "module"
                for name, defs in definitions.items()):
             item.add_marker(pytest.mark.xdist_group(name=item.nodeid.split("::")[0]))
-    items.sort(key=lambda item: not SHIPPED_FIXTURES & set(getattr(item, "fixturenames", ())))
+    costs = Costs.load()
+    piece: dict[str, str] = {}
+    cost: dict[str, float] = {}
+    for item in items:
+        if _reads_shipped(item):
+            item.user_properties.append(("reads_shipped", True))  # for pytest_sessionfinish
+            stem = _shipped_stem(item)
+            key = f"shipped:{stem}" if stem is not None else "shipped:*"
+            cost[key] = costs.scenario(stem) if stem is not None else -1.0
+        else:
+            key = _unit(item)
+            cost[key] = cost.get(key, 0.0) + costs.test(item)
+        piece[item.nodeid] = key
+    first = {key: i for i, key in reversed(list(enumerate(piece[it.nodeid] for it in items)))}
+    items.sort(key=lambda it: (-cost[piece[it.nodeid]], first[piece[it.nodeid]]))
+
+
+_measured: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if os.environ.get("RIG_TEST_COSTS") and not dict(report.user_properties).get("reads_shipped"):
+        _measured[report.nodeid] = _measured.get(report.nodeid, 0.0) + report.duration
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """With RIG_TEST_COSTS=PATH, write what this run measured there (see Costs): on the
+    controller, which hears every worker's reports; the scenarios' seconds come from the
+    result files the workers shared. A test that reads shipped scenarios is not measured: its
+    time is mostly the run of whichever scenario it happened to read first."""
+    target = os.environ.get("RIG_TEST_COSTS")
+    if not target or hasattr(session.config, "workerinput") or session.testsfailed:
+        return
+    tests = {nodeid: round(seconds, 1) for nodeid, seconds in sorted(_measured.items())
+             if seconds >= MEASURED_FROM_S}
+    modules: dict[str, float] = {}
+    for nodeid, seconds in sorted(_measured.items()):
+        module = nodeid.split("::")[0]
+        modules[module] = round(modules.get(module, 0.0) + seconds, 1)
+    folder = shared_dir(session.config._tmp_path_factory, "shipped")  # type: ignore[attr-defined]
+    scenarios = {}
+    for result in sorted(folder.glob("*.result.json")):
+        seconds = orjson.loads(result.read_bytes()).get("seconds")
+        if seconds is not None:
+            scenarios[result.name.removesuffix(".result.json")] = seconds
+    Path(target).write_bytes(orjson.dumps({"scenarios": scenarios, "tests": tests,
+                                           "modules": modules},
+                                          option=orjson.OPT_INDENT_2) + b"\n")
 
 
 @pytest.fixture
