@@ -201,6 +201,8 @@ def _config(data: dict[str, Any], kafka: str, out: _Collector,
         "eligible_leader_replicas_enable": profile.eligible_leader_replicas_enable,
         "leader_epoch_bump_on_shrink": profile.leader_epoch_bump_on_shrink,
         "elect_fenced_last_known_leader": profile.elect_fenced_last_known_leader,
+        "unclean_leader_election_enable": profile.unclean_leader_election_enable,
+        "message_format": profile.message_format,
     }
     for key, value in raw.items():
         name, convert = _CONFIG_KEYS[key]
@@ -570,7 +572,7 @@ def _strategies(data: dict[str, Any], kafka: str, out: _Collector) -> dict[str, 
         if value is None:
             default = by_version.get(kind, registry.DEFAULTS[kind])
             if default is not None:
-                chosen[kind] = StrategyRef(default)
+                chosen[kind] = StrategyRef(default, profile.isr_options if kind == "isr" else {})
             continue
         ref = (StrategyRef(value) if isinstance(value, str)
                else StrategyRef(value["name"], dict(value.get("options", {}))))
