@@ -92,6 +92,7 @@ def _counts(events: DataFrame) -> dict[str, dict[str, Any]]:
               ).alias("max_leaderless_ms"),
         F.max(F.when(F.col("event") == names.BROKER_METADATA_RESUMED, F.col("stale_ms"))
               ).alias("max_metadata_stale_ms"),
+        count_of(names.BROKER_HALT).alias("broker_halts"),
         F.max(F.when(F.col("event") == names.RUN_END, F.col("t_ms"))).alias("end_ms"),
     ).collect()
     return {row["variant"]: row.asDict() for row in rows if row["variant"] is not None}
@@ -299,7 +300,7 @@ def _replication_stage(analysis: Analysis) -> dict[str, dict[str, Any]]:
                 **{key: int(c.get(key) or 0) for key in (
                     "leader_elections", "unclean_elections", "elr_elections",
                     "last_known_leader_elections", "isr_shrinks", "isr_expands",
-                    "truncated_records", "diverged_partitions")},
+                    "truncated_records", "diverged_partitions", "broker_halts")},
                 "under_replicated_partition_seconds": round(under, 3),
                 "offline_partition_seconds": round(offline, 3),
                 "max_recovery_seconds": round(max(recoveries), 3) if recoveries else None,

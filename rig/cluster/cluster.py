@@ -250,6 +250,18 @@ class Cluster:
         else:
             self.control.restart_controller(node)
 
+    def halt(self, broker_id: int, key: TopicPartition, leader: int, leader_leo: int,
+             log_end_offset: int) -> None:
+        """A follower found the leader's log end below its own while unclean election is off
+        for the topic: Kafka's fetcher logs a fatal error and halts the JVM
+        (ReplicaFetcherThread.handleOffsetOutOfRange, Runtime.halt(1)): no controlled shutdown,
+        no flush, its ZooKeeper session left to expire — a crash of the process, the machine
+        still up (docs/kafka.md §11)."""
+        self.log.emit(names.BROKER_HALT, broker=broker_id, topic=key[0], partition=key[1],
+                      leader=leader, leader_log_end_offset=leader_leo,
+                      log_end_offset=log_end_offset)
+        self.crash(broker_id, power_loss=False)
+
     def restart(self, broker_id: int) -> None:
         broker = self.brokers[broker_id]
         if broker.alive:

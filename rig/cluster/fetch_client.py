@@ -52,6 +52,16 @@ class ClientHost(Protocol):
     def send(self, src: Node, dst: Node, nbytes: int, deliver: Callable[[], None], *,
              reliable: bool = False, kind: str = "control") -> None: ...
 
+    def unclean_election(self, key: TopicPartition) -> bool:
+        """unclean.leader.election.enable for the partition's topic."""
+        ...
+
+    def halt(self, broker_id: int, key: TopicPartition, leader: int, leader_leo: int,
+             log_end_offset: int) -> None:
+        """The broker stops at once: its follower of `key` would have to truncate below its
+        own log end with unclean election off."""
+        ...
+
     def begin_coast(self, client: FetchClient, request: FetchRequestMsg,
                     response: FetchResponseMsg) -> bool:
         """Whether `client` coasts from here (rig.cluster.coast.begin)."""

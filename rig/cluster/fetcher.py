@@ -201,19 +201,32 @@ class ReplicaFetcher(FetchClient):
                 broker.replica_manager.follower_hw(replica, hw)
         for key, error in response.errors.items():
             if error == OFFSET_OUT_OF_RANGE and key in self.partitions:
-                self._out_of_range(key)
+                if self._out_of_range(key):
+                    return  # the broker halted: its fetchers are gone
             elif key in self.partitions:
                 self.remove_partition(key)  # not leader there: wait for LeaderAndIsr
 
-    def _out_of_range(self, key: TopicPartition) -> None:
+    def _out_of_range(self, key: TopicPartition) -> bool:
         """Our fetch offset is past the leader's log end: truncate to its end (Kafka does so,
         even though it may throw away records only this replica had). The ListOffsets round
-        trip that learns the leader's end is not modelled: the answer is taken at once."""
+        trip that learns the leader's end is not modelled: the answer is taken at once.
+
+        Unless the topic forbids unclean leader election: then truncating would throw away
+        records the ISR may have acknowledged, and the broker halts instead
+        (ReplicaFetcherThread.handleOffsetOutOfRange: "Halting because log truncation is not
+        allowed for topic …" and Runtime.halt(1) in 0.8.2, the same check ending in
+        FatalExitError later, AbstractFetcherThread's isUncleanLeaderElectionAllowed). Returns
+        whether the broker halted."""
         leader = self.cluster.brokers[self.leader_id].replicas.get(key)
         if leader is None:
-            return
+            return False
+        own = self.broker.replicas[key].leo
+        if leader.leo < own and not self.cluster.unclean_election(key):
+            self.cluster.halt(self.broker_id, key, self.leader_id, leader.leo, own)
+            return True
         self._truncate(key, leader.leo, "offset-out-of-range")
         state = self.partitions[key]
         state.fetch_offset = self.broker.replicas[key].leo
         self.dirty[key] = None
+        return False
 

@@ -88,7 +88,7 @@ _ZERO_NAMESPACE = uuid.UUID(int=0)
 
 @app.callback()
 def protocol() -> None:
-    """Kafka wire-protocol tools: build, size, dump and decode Fetch messages (v4–v18)."""
+    """Kafka wire-protocol tools: build, size, dump and decode Fetch messages (v0–v18)."""
 
 
 # -- building messages ---------------------------------------------------------------------------

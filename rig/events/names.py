@@ -64,6 +64,12 @@ LEADER_ELECTED: Final = "leader.elected"
 REPLICA_TRUNCATE: Final = "replica.truncate"
 BROKER_CRASH: Final = "broker.crash"
 BROKER_RESTART: Final = "broker.restart"
+# broker.halt: broker, topic, partition, leader, leader_log_end_offset, log_end_offset — a
+#   follower's fetch found the leader's log end below its own and unclean.leader.election.enable
+#   is off for the topic: the broker stops rather than truncate acknowledged data away
+#   (ReplicaFetcherThread.handleOffsetOutOfRange, "Halting because log truncation is not
+#   allowed", 0.8.2; "Exiting because …" later); a broker.crash follows at the same instant
+BROKER_HALT: Final = "broker.halt"
 # broker.shutdown: broker, controlled (bool: the controller let it go, leaderships moved; False:
 #   it gave up asking) — a clean stop after a controlled-shutdown fault: logs flushed, its
 #   ZooKeeper session closed (ZooKeeper mode) or its registration left fenced (KRaft)

@@ -1,4 +1,4 @@
-"""Fetch request and response bodies (api_key 1, versions 4–18): dataclasses and their codec.
+"""Fetch request and response bodies (api_key 1, versions 0–18): dataclasses and their codec.
 
 One declarative description per struct mirrors Kafka's FetchRequest.json / FetchResponse.json
 (which field exists in which versions, which is tagged); a small interpreter encodes, decodes
@@ -35,7 +35,11 @@ from rig.protocol.primitives import (
 )
 
 FETCH_API_KEY = 1
-FETCH_VERSIONS = range(4, 19)  # Kafka 4.0 dropped v0–v3 (KIP-896); v18 (4.1, KIP-1166) the newest
+# v0 (0.8), v1 (0.9: throttle_time_ms), v2 (0.10: message format v1 inside), v3 (0.10.1:
+# max_bytes): FetchRequest.json / FetchResponse.json "validVersions": "4-18" in Kafka 4.x, which
+# dropped v0–v3 (KIP-896), "0-11" and up before; the fields below carry their versions as the JSON
+# does. v18 (4.1, KIP-1166) the newest.
+FETCH_VERSIONS = range(0, 19)
 NO_HIGH_WATERMARK = 0x7FFFFFFFFFFFFFFF  # v18 HighWatermark default: the replica does not send one
 FIRST_FLEXIBLE_VERSION = 12
 

@@ -154,6 +154,7 @@ class _ResponseConstants:
     topic: int
     names: bool
     partition: int  # fixed part of a partition: all but aborted_transactions and records
+    aborted_list: bool  # aborted_transactions exists (v4+)
     idle_partition: int  # a whole idle partition: null aborted list, empty records
     aborted: int  # one aborted transaction
     diverging_epoch: int  # bytes of each tagged struct when sent, 0 before v12
@@ -168,13 +169,16 @@ def _response_constants(version: int) -> _ResponseConstants:
     check_version(version)
     flexible = is_flexible(version)
     partition = fixed_size(RESPONSE_PARTITION, version)
+    aborted_list = carries(RESPONSE_PARTITION, "aborted_transactions", version)  # v4+
     return _ResponseConstants(
         flexible=flexible,
         top=fixed_size(FETCH_RESPONSE, version),
         topic=fixed_size(RESPONSE_TOPIC, version),
         names=carries(RESPONSE_TOPIC, "topic", version),
         partition=partition,
-        idle_partition=partition + array_prefix_size(None, flexible) + bytes_size(0, flexible),
+        aborted_list=aborted_list,
+        idle_partition=(partition + (array_prefix_size(None, flexible) if aborted_list else 0)
+                        + bytes_size(0, flexible)),
         aborted=fixed_size(ABORTED_TRANSACTION, version),
         diverging_epoch=_tagged_struct(
             RESPONSE_PARTITION, "diverging_epoch", EPOCH_END_OFFSET, version
@@ -235,7 +239,8 @@ def response_body_size(shape: ResponseShape) -> int:
             size += string_size(t.topic, flex)
         for p in t.partitions:
             size += c.partition + bytes_size(p.records, flex)
-            size += array_prefix_size(p.aborted or None, flex) + p.aborted * c.aborted
+            if c.aborted_list:  # v0–v3 carry none: the encoder leaves them out too
+                size += array_prefix_size(p.aborted or None, flex) + p.aborted * c.aborted
             if p.diverging_epoch:
                 size += c.diverging_epoch
             if p.current_leader:

@@ -252,6 +252,8 @@ def _config(data: dict[str, Any], kafka: str, out: _Collector,
         "elect_fenced_last_known_leader": profile.elect_fenced_last_known_leader,
         "raft_pre_vote": profile.raft_pre_vote,
         "raft_check_quorum": profile.raft_check_quorum,
+        "unclean_leader_election_enable": profile.unclean_leader_election_enable,
+        "message_format": profile.message_format,
     }
     for key, value in raw.items():
         name, convert = _CONFIG_KEYS[key]
@@ -648,7 +650,7 @@ def _strategies(data: dict[str, Any], kafka: str, out: _Collector) -> dict[str, 
         if value is None:
             default = by_version.get(kind, registry.DEFAULTS[kind])
             if default is not None:
-                chosen[kind] = StrategyRef(default)
+                chosen[kind] = StrategyRef(default, profile.isr_options if kind == "isr" else {})
             continue
         ref = (StrategyRef(value) if isinstance(value, str)
                else StrategyRef(value["name"], dict(value.get("options", {}))))

@@ -75,7 +75,10 @@ class BrokerConfig:
     elect_fenced_last_known_leader: bool = False  # before 4.1 (KAFKA-19522)
     max_incremental_fetch_session_cache_slots: int = 1000
     min_insync_replicas: int = 1
-    unclean_leader_election_enable: bool = False
+    unclean_leader_election_enable: bool = False  # the profile's default: true before 0.11
+    # The message format (magic) the brokers write (log.message.format.version follows the
+    # inter-broker protocol by default): 0 and 1 are message sets, 2 record batches (0.11+).
+    message_format: int = 2
     log_flush_interval_messages: int | None = None  # None: never (Kafka's default)
     log_flush_interval_ms: int | None = None
     log_segment_bytes: int = 1 << 30

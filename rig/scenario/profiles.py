@@ -7,7 +7,8 @@ the two the same). A variant can still pick a strategy by hand: the profile choo
 defaults and the rules the brokers themselves follow.
 
 The follower Fetch version follows inter.broker.protocol.version exactly as Kafka's
-ReplicaFetcherThread chooses it (1.0 → v5, which is v6 on the wire; 1.1 → v7; … 3.9 → v17;
+ReplicaFetcherThread chooses it (0.8.2 → v0; 0.9 → v1; 0.10 → v2; 0.10.1 → v3; 1.0 → v5,
+which is v6 on the wire; 1.1 → v7; … 3.9 → v17;
 4.1 → v18: MetadataVersion.fetchRequestVersion, IBP_4_1_IV1).
 """
 
@@ -16,12 +17,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-VERSIONS = ("0.11", "1.0", "1.1", "2.0", "2.1", "2.3", "2.4", "2.5", "2.7", "2.8", "3.0", "3.1",
-            "3.5", "3.7", "3.8", "3.9", "4.0", "4.1", "4.2")
+VERSIONS = ("0.8.2", "0.9", "0.10", "0.11", "1.0", "1.1", "2.0", "2.1", "2.3", "2.4", "2.5",
+            "2.7", "2.8", "3.0", "3.1", "3.5", "3.7", "3.8", "3.9", "4.0", "4.1", "4.2")
 
 # inter.broker.protocol.version (lowest version that switched) → follower Fetch version.
 _FETCH_VERSION_BY_IBP = (("4.1", 18), ("3.9", 17), ("3.7", 16), ("3.5", 15), ("3.1", 13),
-                         ("2.7", 12), ("2.3", 11), ("2.1", 10), ("2.0", 8), ("1.1", 7), ("0.11", 5))
+                         ("2.7", 12), ("2.3", 11), ("2.1", 10), ("2.0", 8), ("1.1", 7), ("0.11", 5),
+                         ("0.10.1", 3), ("0.10", 2), ("0.9", 1), ("0.8.2", 0))
 
 
 def _key(version: str) -> tuple[int, ...]:
@@ -33,7 +35,7 @@ def fetch_version_for_ibp(ibp: str) -> int:
     for since, fetch_version in _FETCH_VERSION_BY_IBP:
         if _key(ibp) >= _key(since):
             return fetch_version
-    raise ValueError(f"inter.broker.protocol.version {ibp} is older than rig models (0.11)")
+    raise ValueError(f"inter.broker.protocol.version {ibp} is older than rig models (0.8.2)")
 
 
 @dataclass(frozen=True)
@@ -56,67 +58,82 @@ class VersionRule:
 
 RULES: tuple[VersionRule, ...] = (
     VersionRule("replica_lag_time_max_ms", "replica.lag.time.max.ms default",
-                (("0.11", 10_000), ("2.5", 30_000)), "KIP-537"),
+                (("0.8.2", 10_000), ("2.5", 30_000)), "KIP-537"),
     VersionRule("zookeeper_session_timeout_ms", "zookeeper.session.timeout.ms default",
-                (("0.11", 6_000), ("2.5", 18_000)), "KIP-537"),
+                (("0.8.2", 6_000), ("2.5", 18_000)), "KIP-537"),
     VersionRule("replication", "truncation on becoming follower (default replication strategy)",
-                (("0.11", "leader-epoch-once"), ("2.0", "leader-epoch")),
-                "KIP-101 (0.11: OffsetsForLeaderEpoch once, KAFKA-6361); KIP-279 (2.0: repeat "
+                (("0.8.2", "hw-truncation"), ("0.11", "leader-epoch-once"),
+                 ("2.0", "leader-epoch")),
+                "KIP-101 (before 0.11: to the own high watermark; 0.11: OffsetsForLeaderEpoch "
+                "once, KAFKA-6361); KIP-279 (2.0: repeat "
                 "with older epochs until both sides know the epoch)"),
     VersionRule("isr", "ISR expiry (default ISR strategy): is a follower at the leader's log "
                 "end that has not fetched for the lag time out of sync?",
-                (("0.11", "lag-time-only"), ("2.1", "lag-time")),
-                "KAFKA-7152 (Partition.getOutOfSyncReplicas: 0.9–2.0 the lag time alone; 2.1+ "
+                (("0.8.2", "lag-messages"), ("0.9", "lag-time-only"), ("2.1", "lag-time")),
+                "Partition.getOutOfSyncReplicas: 0.8.2 stuck (no fetch for the lag time) or "
+                "slow (replica.lag.max.messages behind), KIP-16 dropped the messages rule in "
+                "0.9; KAFKA-7152 (0.9–2.0 the lag time alone; 2.1+ "
                 "only a follower behind the leader's LEO)"),
+    VersionRule("isr_kafka_4485", "a fetch up to the leader's LEO of the previous fetch "
+                "counts as caught up, and the isr-expiration task runs every lag/2 (before: "
+                "only a fetch at the LEO, every lag)", (("0.8.2", False), ("0.10.2", True)),
+                "KAFKA-4485 (Replica.updateLogReadResult, ReplicaManager.startup)"),
+    VersionRule("unclean_leader_election_enable", "unclean.leader.election.enable default",
+                (("0.8.2", True), ("0.11", False)),
+                "KAFKA-1028 (0.8.2: the setting, default true); KIP-106 (0.11: default false)"),
+    VersionRule("message_format", "message format (magic) the brokers write and a follower "
+                "fetches: 0 and 1 are message sets (LegacyRecord), 2 record batches",
+                (("0.8.2", 0), ("0.10", 1), ("0.11", 2)),
+                "KIP-32 (0.10: magic 1, timestamps); KIP-98 (0.11: record batch v2)"),
     VersionRule("epoch_end_before_first_known", "the leader's answer for an epoch older than "
                 "every epoch it knows",
-                (("0.11", "undefined"), ("2.0", "first-start")),
+                (("0.8.2", "undefined"), ("2.0", "first-start")),
                 "LeaderEpochFileCache.endOffsetFor (1.x: UNDEFINED, the follower falls back to "
                 "its HW; 2.0, KIP-279: the start of the first known epoch)"),
     VersionRule("epoch_start_at_election", "a new leader records its epoch's start when elected "
                 "(before: at its first append)",
-                (("0.11", False), ("2.1", True)), "KAFKA-7415"),
+                (("0.8.2", False), ("2.1", True)), "KAFKA-7415"),
     VersionRule("isr_rejoin_needs_epoch_start", "a follower rejoins the ISR only past the start "
-                "of the leader's epoch", (("0.11", False), ("2.1", True)),
+                "of the leader's epoch", (("0.8.2", False), ("2.1", True)),
                 "Partition.isFollowerInSync (leaderEpochStartOffsetOpt, 2.1)"),
     VersionRule("election_order", "a clean election picks the first live replica of the ISR in",
-                (("0.11", "isr-order"), ("1.1", "assignment-order")),
+                (("0.8.2", "isr-order"), ("1.1", "assignment-order")),
                 "OfflinePartitionLeaderSelector (liveBrokersInIsr.head); 1.1's controller "
                 "rewrite (KAFKA-5642): PartitionStateMachine's offline election walks the "
                 "assignment"),
     VersionRule("controller_detects_bounce", "the controller treats a quick restart as a "
-                "failure (broker epochs)", (("0.11", False), ("2.2", True)), "KIP-380"),
+                "failure (broker epochs)", (("0.8.2", False), ("2.2", True)), "KIP-380"),
     VersionRule("rack_aware_assignment", "the consumer's range assignor gives members "
                 "partitions with a replica in their client.rack",
-                (("0.11", False), ("3.5", True)),
+                (("0.8.2", False), ("3.5", True)),
                 "KIP-881 (RangeAssignor, AbstractPartitionAssignor.useRackAwareAssignment)"),
     VersionRule("hw_holds_below_min_isr", "the HW does not advance while the ISR is smaller than "
-                "min.insync.replicas", (("0.11", False), ("3.7", True)), "KAFKA-15583"),
+                "min.insync.replicas", (("0.8.2", False), ("3.7", True)), "KAFKA-15583"),
     VersionRule("effective_min_isr", "acks=all and the HW count min.insync.replicas as at most "
-                "the replication factor", (("0.11", False), ("3.7", True)),
+                "the replication factor", (("0.8.2", False), ("3.7", True)),
                 "KAFKA-15583 (Partition.effectiveMinIsr: min(min.insync.replicas, replicas))"),
     VersionRule("controller", "default controller (strategies.controller)",
-                (("0.11", "zookeeper"), ("4.0", "kraft")),
+                (("0.8.2", "zookeeper"), ("4.0", "kraft")),
                 "KIP-500; KIP-833 (ZooKeeper removed in 4.0)"),
     VersionRule("controllers", "controllers a variant may choose",
-                (("0.11", "zookeeper"), ("3.3", "zookeeper, kraft"), ("4.0", "kraft")),
+                (("0.8.2", "zookeeper"), ("3.3", "zookeeper, kraft"), ("4.0", "kraft")),
                 "KIP-833 (KRaft production-ready in 3.3; the only mode from 4.0)"),
     VersionRule("eligible_leader_replicas_enable", "eligible.leader.replicas.enable default "
-                "(KRaft)", (("0.11", False), ("4.1", True)),
+                "(KRaft)", (("0.8.2", False), ("4.1", True)),
                 "KIP-966 (preview in 4.0, on for new clusters from 4.1)"),
     VersionRule("leader_epoch_bump_on_shrink", "a controller ISR shrink bumps the leader epoch "
-                "(KRaft; the partition epoch always moves)", (("0.11", True), ("3.6", False)),
+                "(KRaft; the partition epoch always moves)", (("0.8.2", True), ("3.6", False)),
                 "KAFKA-15021 (PartitionChangeBuilder, metadata version 3.6)"),
     VersionRule("elect_fenced_last_known_leader", "with ISR and ELR empty, the last known "
                 "leader is elected even while fenced (KRaft, ELR on)",
-                (("0.11", True), ("4.1", False)),
+                (("0.8.2", True), ("4.1", False)),
                 "PartitionChangeBuilder.canElectLastKnownLeader; KAFKA-19522 (4.1)"),
     VersionRule("raft_pre_vote", "a KRaft voter asks for pre-votes before it bumps the epoch "
-                "(cluster.controllers)", (("0.11", False), ("4.0", True)),
+                "(cluster.controllers)", (("0.8.2", False), ("4.0", True)),
                 "KIP-996 (KafkaRaftClient's ProspectiveState, 4.0)"),
     VersionRule("raft_check_quorum", "a KRaft leader without fetches from a majority for 1.5 × "
                 "controller.quorum.fetch.timeout.ms resigns (cluster.controllers)",
-                (("0.11", False), ("3.7", True)),
+                (("0.8.2", False), ("3.7", True)),
                 "KAFKA-15489 (LeaderState's checkQuorumTimer, 3.7)"),
 )
 
@@ -129,7 +146,10 @@ class Profile:
     replica_lag_time_max_ms: int
     zookeeper_session_timeout_ms: int
     replication: str  # the default replication strategy (how a new follower truncates)
-    isr: str  # the default ISR strategy (lag-time-only before 2.1, KAFKA-7152)
+    isr: str  # the default ISR strategy (lag-messages 0.8, lag-time-only 0.9–2.0, KAFKA-7152)
+    isr_kafka_4485: bool  # 0.10.2+
+    unclean_leader_election_enable: bool  # default true before 0.11 (KIP-106)
+    message_format: int  # the magic the brokers write: 0 (0.8–0.9), 1 (0.10), 2 (0.11+)
     epoch_end_before_first_known: str  # "undefined" (1.x) or "first-start" (2.0+)
     epoch_start_at_election: bool  # 2.1+ (KAFKA-7415)
     isr_rejoin_needs_epoch_start: bool  # 2.1+
@@ -149,6 +169,17 @@ class Profile:
     @property
     def fetch_version(self) -> int:
         return fetch_version_for_ibp(self.version)
+
+    @property
+    def isr_options(self) -> dict[str, Any]:
+        """The options of the default ISR strategy at this release (a strategy a variant names
+        keeps its own). 0.8.2's Partition.getOutOfSyncReplicas calls a follower stuck when its
+        LEO has not been updated for the lag time whatever its offset (0.8.0–0.8.1 asked only
+        of followers behind the leader): `lag-messages` runs with stuck_only_behind off. The
+        lag-time rules before KAFKA-4485 (0.9–0.10.1) run with kafka_4485 off."""
+        if self.isr == "lag-messages":
+            return {"stuck_only_behind": False}
+        return {} if self.isr_kafka_4485 else {"kafka_4485": False}
 
     def accepts_controller(self, kind: str) -> bool:
         """Whether a variant of this release may run controller `kind` (a plugin's name is

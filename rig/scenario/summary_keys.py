@@ -40,7 +40,8 @@ _VARIANT: dict[str, Any] = {
     "replication": dict.fromkeys((
         "leader_elections", "unclean_elections", "elr_elections", "last_known_leader_elections",
         "isr_shrinks", "isr_expands",
-        "truncated_records", "diverged_partitions", "under_replicated_partition_seconds",
+        "truncated_records", "diverged_partitions", "broker_halts",
+        "under_replicated_partition_seconds",
         "offline_partition_seconds", "max_recovery_seconds", "faults", "max_detection_seconds",
         "catch_up_bytes"), NUMBER) | {
         "max_ack_stall_ms": _SPREAD, "visibility_delay_ms": _SPREAD,

@@ -26,6 +26,7 @@ from rig.protocol.errors import (
     REQUEST_TIMED_OUT,
     RETRIABLE,
 )
+from rig.protocol.legacy_records import message_size
 from rig.protocol.records import BATCH_HEADER_BYTES, record_size
 from rig.scenario.model import ProducerSpec
 
@@ -80,6 +81,15 @@ class Producer:
         self._open_requests = {}
         self._key_partition: dict[int, int] = {}
         self._zipf_cdf: list[float] = []
+        # The bytes a batch takes in the format the brokers write (log.message.format.version):
+        # a record batch v2 (0.11+) or a message set of magic 0 / 1 (LegacyRecord), which has
+        # no header of its own and a fixed overhead per message.
+        magic = cluster.config.message_format
+        self._batch_header = BATCH_HEADER_BYTES if magic >= 2 else 0
+        self._record_size: Callable[[int, int, int | None, int | None], int] = (
+            record_size if magic >= 2
+            else lambda _offset_delta, _timestamp_delta, key, value: message_size(magic, key,
+                                                                                   value))
         if spec.keys == "zipf":
             weights = [1 / (k ** spec.zipf_s) for k in range(1, spec.key_count + 1)]
             total = sum(weights)
@@ -203,6 +213,8 @@ class Producer:
         batch_limit = spec.batch_size
         open_batches = self._open
         keep_keys = self._keep_keys
+        size_of = self._record_size
+        header = self._batch_header
         for _ in range(count):
             key = draw_key() if keyed else None
             if murmur and key is not None:
@@ -216,16 +228,15 @@ class Producer:
             batch = open_batches.get(partition)
             size = 0
             if batch is not None:
-                size = record_size(batch.records, 0, record_key, value_size)
+                size = size_of(batch.records, 0, record_key, value_size)
                 if batch.size + size > batch_limit:
                     self._close(partition, now_ms)
                     partition = self._partition(key)  # a sticky partitioner moves on
                     batch = open_batches.get(partition)
                     size = 0
             if batch is None:
-                batch = open_batches[partition] = OpenBatch(0, BATCH_HEADER_BYTES, self.sequence,
-                                                            now_ms)
-            batch.size += size or record_size(batch.records, 0, record_key, value_size)
+                batch = open_batches[partition] = OpenBatch(0, header, self.sequence, now_ms)
+            batch.size += size or size_of(batch.records, 0, record_key, value_size)
             batch.records += 1
             if key is not None and keep_keys:
                 batch.keys.append(key)

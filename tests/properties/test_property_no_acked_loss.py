@@ -100,7 +100,10 @@ def test_no_acknowledged_record_is_lost(tmp_path_factory: pytest.TempPathFactory
 # Every ZooKeeper-era profile rig models (the KRaft ones have their own property test), each
 # with its own version rules: ISR expiry, election order, the epoch cache's answers, KIP-380's
 # bounce detection, 3.7's min ISR rules. The faults are drawn as above, fewer per profile.
-ZOOKEEPER_PROFILES = tuple(v for v in VERSIONS if int(v.split(".")[0]) < 4)
+# From 0.11 (KIP-101): before it there are no leader epochs, and unclean election is on by
+# default, so acknowledged writes can be lost there (scenarios/jepsen-2013.yaml).
+ZOOKEEPER_PROFILES = tuple(v for v in VERSIONS
+                           if (0, 11) <= tuple(int(p) for p in v.split(".")) < (4,))
 
 
 @pytest.mark.slow

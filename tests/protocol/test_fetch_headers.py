@@ -91,7 +91,7 @@ def test_bad_headers_are_protocol_errors() -> None:
     with pytest.raises(ProtocolError, match="only Fetch"):
         encode_request_header(RequestHeader(7, api_key=3))
     with pytest.raises(ProtocolError, match="not supported"):
-        decode_request_header(struct.pack(">hhih", 1, 3, 1, -1))
+        decode_request_header(struct.pack(">hhih", 1, 19, 1, -1))
     with pytest.raises(ProtocolError, match="truncated"):
         decode_request_header(struct.pack(">hhi", 1, 7, 1))
     with pytest.raises(ProtocolError, match="truncated"):

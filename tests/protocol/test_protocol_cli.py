@@ -213,7 +213,7 @@ def test_decode_with_hex_prints_the_annotated_dump(tmp_path: Path) -> None:
     (["--version", 7, "--partitions", 5, "--records-bytes", 3], "add --response"),
     (["--version", 7], "--partitions is required"),
     (["--partitions", 5], "--version is required"),
-    (["--version", 3, "--partitions", 5], "rig speaks Fetch v4–v18"),
+    (["--version", 19, "--partitions", 5], "rig speaks Fetch v0–v18"),
     (["--version", 7, "--partitions", 5, "--session-epoch", 4], "add --incremental"),
     (["--version", 7, "--partitions", 5, "--incremental", "--session-id", 0],
      "names its session"),

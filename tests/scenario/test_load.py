@@ -208,3 +208,42 @@ def test_an_expectation_names_a_variant_with_a_dot_in_quotes(write_scenario: Wri
     (problem,) = problems(write_scenario(unquoted))
     assert "scenario.yaml:18: $.expect[0].metric:" in problem
     assert 'variants."zk-2.4".produce.acked' in problem
+
+
+OLD = """
+name: old
+kafka: "KAFKA"
+cluster:
+  brokers: 2
+topics: [{name: test, partitions: 1, replication_factor: 2}]
+variants: {old: {}}
+"""
+
+
+@pytest.mark.parametrize(("kafka", "fetch", "isr", "options", "magic"), [
+    ("0.8.2", 0, "lag-messages", {"stuck_only_behind": False}, 0),
+    ("0.9", 1, "lag-time-only", {"kafka_4485": False}, 0),
+    ("0.10", 2, "lag-time-only", {"kafka_4485": False}, 1),
+    ("0.11", 5, "lag-time-only", {}, 2),
+])
+def test_profiles_before_leader_epochs(write_scenario: Write, kafka: str, fetch: int, isr: str,
+                                       options: dict[str, object], magic: int) -> None:
+    # No leader epoch before 0.11 (KIP-101): a new follower truncates to its HW; unclean
+    # election on by default (KIP-106 turned it off in 0.11); Fetch v0 (0.8), v1 (0.9), v2 (0.10).
+    variant = load_scenario(write_scenario(OLD.replace("KAFKA", kafka))).variant("old")
+    assert variant.config.fetch_version == fetch
+    assert variant.config.message_format == magic
+    assert variant.config.unclean_leader_election_enable is (kafka != "0.11")
+    assert variant.config.replica_lag_time_max_ms == 10_000
+    assert variant.config.election_order == "isr-order"
+    replication = "hw-truncation" if kafka != "0.11" else "leader-epoch-once"
+    assert variant.strategies["replication"].name == replication
+    assert (variant.strategies["isr"].name, dict(variant.strategies["isr"].options)) == (
+        isr, options)
+    assert variant.strategies["fetch_session"].name == "sessionless"
+
+
+def test_ibp_0_10_1_fetches_v3(write_scenario: Write) -> None:
+    text = OLD.replace("KAFKA", "0.10").replace(
+        "brokers: 2", 'brokers: 2\n  config: {inter.broker.protocol.version: "0.10.1"}')
+    assert load_scenario(write_scenario(text)).variant("old").config.fetch_version == 3

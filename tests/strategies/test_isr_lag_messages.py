@@ -105,3 +105,20 @@ def test_the_limit_comes_from_the_scenarios_options() -> None:
 def test_a_bad_limit_is_refused_with_the_option_named(bad: object) -> None:
     with pytest.raises(PluginError, match="replica_lag_max_messages"):
         registry.instantiate("isr", "lag-messages", {"replica_lag_max_messages": bad})
+
+
+# -- 0.8.2: stuck whatever the follower's offset ------------------------------------------------
+def test_0_8_2_a_silent_follower_at_the_log_end_is_stuck() -> None:
+    # 0.8.2's Partition.getOutOfSyncReplicas filters every ISR follower on
+    # (now - logEndOffsetUpdateTimeMs) > keepInSyncTimeMs: a dead follower of an idle partition
+    # leaves the ISR after the lag time (0.8.0–0.8.1 asked only of followers behind).
+    strategy = LagMessages(stuck_only_behind=False)
+    p = progress(leo=10, last_fetch=1000.0)
+    assert not strategy.out_of_sync(p, 10, 1000.0 + LAG, LAG)
+    assert strategy.out_of_sync(p, 10, 1000.0 + LAG + 1, LAG)
+    assert not LagMessages().out_of_sync(p, 10, 1000.0 + LAG + 1, LAG)
+
+
+def test_stuck_only_behind_must_be_a_bool() -> None:
+    with pytest.raises(ValueError, match="stuck_only_behind"):
+        LagMessages(stuck_only_behind="no")  # type: ignore[arg-type]

@@ -142,3 +142,20 @@ def test_a_fetch_past_the_leaders_leo_counts_as_caught_up() -> None:
     p = progress(leo=5, caught_up=100.0, last_fetch=900.0, leader_leo_then=9)
     LagTime().on_fetch(p, fetch_offset=15, leader_leo=12, now_ms=1000.0)
     assert p.last_caught_up_ms == 1000.0
+
+
+# -- before KAFKA-4485 (0.9–0.10.1) -------------------------------------------------------------
+def test_before_kafka_4485_only_a_fetch_at_the_leaders_leo_catches_up() -> None:
+    # A follower that keeps up under steady load but is never exactly at the LEO when it
+    # fetches is not caught up: the pre-0.10.2 flapping KAFKA-4485 fixed.
+    p = progress(leo=5, caught_up=100.0, last_fetch=900.0, leader_leo_then=9)
+    LagTime(kafka_4485=False).on_fetch(p, fetch_offset=9, leader_leo=12, now_ms=1000.0)
+    assert p.last_caught_up_ms == 100.0
+    LagTime(kafka_4485=False).on_fetch(p, fetch_offset=12, leader_leo=12, now_ms=1100.0)
+    assert p.last_caught_up_ms == 1100.0
+
+
+def test_before_kafka_4485_the_expiry_task_runs_every_lag() -> None:
+    # ReplicaManager.startup: period = replicaLagTimeMaxMs (0.9–0.10.1), / 2 from 0.10.2.
+    assert LagTime(kafka_4485=False).check_interval_ms(LAG) == LAG
+    assert LagTime().check_interval_ms(LAG) == LAG // 2

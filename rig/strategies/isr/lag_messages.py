@@ -5,8 +5,11 @@ Kafka 0.8's Partition.getOutOfSyncReplicas has two rules:
 - slow: the follower's LEO (its last fetch offset) is known and the leader's LEO is more than
   `replica_lag_max_messages` ahead of it;
 - stuck: its LEO has not been updated (no fetch arrived) for `replica.lag.time.max.ms`. 0.8.0–0.8.1
-  apply this only to a follower that is behind the leader, as rig does (0.8.2 dropped that
-  condition; here an idle partition's silent follower waits for the next record to be judged).
+  apply this only to a follower that is behind the leader (`stuck_only_behind`, the default;
+  an idle partition's silent follower waits for the next record to be judged); 0.8.2 dropped
+  that condition (Partition.getOutOfSyncReplicas: `candidateReplicas.filter(r => (now -
+  r.logEndOffsetUpdateTimeMs) > keepInSyncTimeMs)`), so there a silent follower at the leader's
+  log end is stuck too: the 0.8.2 profile runs with `stuck_only_behind: false`.
 The leader's HW is the minimum LEO over the ISR (0.8 had no lastCaughtUpTimeMs, so a caught-up
 follower outside the ISR does not count). A follower that keeps fetching but makes no progress
 is never stuck, so under low throughput it stays in the ISR however old its data: the pathology
@@ -29,12 +32,17 @@ class LagMessages:
     description: ClassVar[str] = ("Out of sync when more than replica.lag.max.messages behind "
                                   "(4000) or no fetch for replica.lag.time.max.ms (Kafka 0.8)")
 
-    def __init__(self, replica_lag_max_messages: int = DEFAULT_MAX_MESSAGES):
+    def __init__(self, replica_lag_max_messages: int = DEFAULT_MAX_MESSAGES,
+                 stuck_only_behind: bool = True):
         if (not isinstance(replica_lag_max_messages, int)
                 or isinstance(replica_lag_max_messages, bool) or replica_lag_max_messages < 0):
             raise ValueError("replica_lag_max_messages must be an integer ≥ 0 (got "
                              f"{replica_lag_max_messages!r})")
+        if not isinstance(stuck_only_behind, bool):
+            raise ValueError(f"stuck_only_behind must be true or false (got "
+                             f"{stuck_only_behind!r})")
         self.max_messages = replica_lag_max_messages
+        self.stuck_only_behind = stuck_only_behind
 
     def check_interval_ms(self, lag_time_ms: int) -> int:
         return max(1, lag_time_ms)
@@ -55,7 +63,8 @@ class LagMessages:
         behind = progress.log_end_offset < leader_leo
         slow = (progress.log_end_offset >= 0
                 and leader_leo - progress.log_end_offset > self.max_messages)
-        stuck = behind and now_ms - progress.last_fetch_ms > lag_time_ms
+        stuck = ((behind or not self.stuck_only_behind)
+                 and now_ms - progress.last_fetch_ms > lag_time_ms)
         return slow or stuck
 
     def may_join(self, progress: FollowerProgress, high_watermark: int,

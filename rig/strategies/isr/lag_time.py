@@ -9,6 +9,11 @@ from rig.strategies.isr.base import FollowerProgress
 
 
 class LagTime:
+    """`kafka_4485` (KAFKA-4485, Kafka 0.10.2; on by default): a fetch that reaches the LEO the
+    leader had at the previous fetch counts as caught up, and the `isr-expiration` task runs
+    every lag/2. Off, as in 0.9–0.10.1: only a fetch at the leader's LEO catches up, and the
+    task runs every lag (ReplicaManager.startup, `period = config.replicaLagTimeMaxMs`)."""
+
     name: ClassVar[str] = "lag-time"
     description: ClassVar[str] = ("Out of sync when not caught up for replica.lag.time.max.ms "
                                   "(checked every lag/2); rejoin at the high watermark")
@@ -16,8 +21,13 @@ class LagTime:
     # (rig.cluster.isr looks at the partitions of silent fetchers only when it can).
     evicts_caught_up: ClassVar[bool] = False
 
+    def __init__(self, kafka_4485: bool = True):
+        if not isinstance(kafka_4485, bool):
+            raise ValueError(f"kafka_4485 must be true or false (got {kafka_4485!r})")
+        self.kafka_4485 = kafka_4485
+
     def check_interval_ms(self, lag_time_ms: int) -> int:
-        return max(1, lag_time_ms // 2)
+        return max(1, lag_time_ms // 2 if self.kafka_4485 else lag_time_ms)
 
     def on_fetch(self, progress: FollowerProgress, fetch_offset: int, leader_leo: int,
                  now_ms: float) -> None:
@@ -25,7 +35,7 @@ class LagTime:
         # previous fetch (0.10.2+), which keeps a steadily fetching follower caught up under load.
         if fetch_offset >= leader_leo:
             progress.last_caught_up_ms = now_ms
-        elif fetch_offset >= progress.last_fetch_leader_leo:
+        elif self.kafka_4485 and fetch_offset >= progress.last_fetch_leader_leo:
             progress.last_caught_up_ms = max(progress.last_caught_up_ms, progress.last_fetch_ms)
         progress.log_end_offset = fetch_offset
         progress.last_fetch_leader_leo = leader_leo
