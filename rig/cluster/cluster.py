@@ -231,8 +231,8 @@ class Cluster:
         self.control.broker_crashed(broker)
 
     def crash_controller(self, node: int | str) -> int | None:
-        """A KRaft controller's process dies (cluster.controllers; "active": the active
-        controller now). A combined controller is its broker's process. Returns the node."""
+        """A KRaft controller's process dies ("active": the active one; a combined one is its
+        broker's process). Returns the node."""
         control = self.control
         if node == "active":
             node = control.active_node()
@@ -245,18 +245,12 @@ class Cluster:
         return int(node)
 
     def restart_controller(self, node: int) -> None:
-        if node in self.brokers:
-            self.restart(node)
-        else:
-            self.control.restart_controller(node)
+        self.restart(node) if node in self.brokers else self.control.restart_controller(node)
 
     def halt(self, broker_id: int, key: TopicPartition, leader: int, leader_leo: int,
              log_end_offset: int) -> None:
-        """A follower found the leader's log end below its own while unclean election is off
-        for the topic: Kafka's fetcher logs a fatal error and halts the JVM
-        (ReplicaFetcherThread.handleOffsetOutOfRange, Runtime.halt(1)): no controlled shutdown,
-        no flush, its ZooKeeper session left to expire — a crash of the process, the machine
-        still up (docs/kafka.md §11)."""
+        """A follower found the leader's log end below its own, unclean election off: the JVM
+        halts (ReplicaFetcherThread.handleOffsetOutOfRange), a process crash (docs/kafka.md §11)."""
         self.log.emit(names.BROKER_HALT, broker=broker_id, topic=key[0], partition=key[1],
                       leader=leader, leader_log_end_offset=leader_leo,
                       log_end_offset=log_end_offset)

@@ -12,15 +12,12 @@ runs 5 s after a controller takes office, then every `leader.imbalance.check.int
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import Any, Protocol
 
 from rig.cluster.replica import TopicPartition
 from rig.cluster.zookeeper import PartitionState
 from rig.events import names
-
-if TYPE_CHECKING:
-    from rig.cluster.controller import Controller
 
 FIRST_CHECK_MS = 5_000  # KafkaController.onControllerFailover schedules the first run at 5 s
 
@@ -56,10 +53,29 @@ def partitions_to_move(assignments: Mapping[TopicPartition, Sequence[int]],
     return sorted(moves)
 
 
+class RebalancingController(Protocol):
+    """What the task uses of its controller (rig.cluster.controller.Controller)."""
+
+    cluster: Any  # rig.cluster.controller.ControllerHost
+    broker: int
+    active: bool
+    live: set[int]
+
+    @property
+    def electable(self) -> set[int]: ...
+
+    def write_state(self, key: TopicPartition, state: PartitionState) -> None: ...
+
+    def send_leader_and_isr(self, states: dict[TopicPartition, PartitionState],
+                            brokers: set[int]) -> None: ...
+
+    def update_metadata(self, keys: Iterable[TopicPartition] | None = None) -> None: ...
+
+
 class AutoLeaderRebalance:
     """The controller's periodic task; it dies with the controller that scheduled it."""
 
-    def __init__(self, controller: Controller):
+    def __init__(self, controller: RebalancingController):
         self.controller = controller
         cluster = controller.cluster
         config = cluster.variant.broker_config(controller.broker)

@@ -705,6 +705,13 @@ def _variant(name: str, doc: Document, out: _Collector,
                     f"incremental fetch sessions need Fetch v7 or later (KIP-227), but this "
                     f"variant sends v{config.fetch_version}: use kafka ≥ 1.1 or "
                     "protocol.fetch_version ≥ 7")
+    # A follower must be able to read the log's format: Fetch v4 brought record batches
+    # (message format 2, KIP-98), v2 message format 1 (KIP-32) (FetchRequest.json).
+    least = {2: 4, 1: 2}.get(config.message_format, 0)
+    if config_ok and config.fetch_version < least:
+        out.add(("protocol", "fetch_version"),
+                f"Fetch v{config.fetch_version} cannot carry message format "
+                f"{config.message_format}, which this profile writes: it needs v{least} or later")
     if strategies_ok and config_ok and usable("cluster", "faults") and "controller" in strategies:
         _controller_mode(data, kafka, strategies["controller"].name, out)
     broker_configs = {}
