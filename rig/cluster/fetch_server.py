@@ -63,6 +63,13 @@ class DelayedFetch:
     def expire(self) -> None:
         self.server.complete(self)
 
+    def cancel_timer(self) -> None:
+        """Its max wait no longer matters. The timer's action refers back to this fetch: let
+        go of it, so the pair is freed when answered rather than by the cycle collector."""
+        timer, self.timer = self.timer, None
+        if timer is not None:
+            timer.cancel()
+
 
 class FetchServer:
     """A broker's Fetch requests: its session cache, reads, and the fetch purgatory."""
@@ -80,8 +87,7 @@ class FetchServer:
     def reset(self) -> None:
         """The process died: parked fetches and sessions die with it."""
         for delayed in self.purgatory.clear():
-            if delayed.timer:
-                delayed.timer.cancel()
+            delayed.cancel_timer()
         self.cache.clear()
 
     def parked(self, slot: Slot) -> bool:
@@ -209,8 +215,7 @@ class FetchServer:
         if not self.purgatory.is_watched(delayed):
             return False
         self.purgatory.forget(delayed)
-        if delayed.timer:
-            delayed.timer.cancel()
+        delayed.cancel_timer()
         self._respond(delayed.request, delayed.context, delayed.arrived_us)
         return True
 

@@ -23,8 +23,13 @@ URGENT = 0
 NORMAL = 1
 
 
+def _cancelled() -> None:
+    """What a cancelled timer holds instead of its action (never run)."""
+
+
 class Timer:
-    """A scheduled action that can still be cancelled; cancelled timers are skipped lazily."""
+    """A scheduled action that can still be cancelled; cancelled timers are skipped lazily.
+    Cancelling lets go of the action at once, and whatever it refers to with it."""
 
     __slots__ = ("action", "cancelled", "time_us")
 
@@ -35,6 +40,7 @@ class Timer:
 
     def cancel(self) -> None:
         self.cancelled = True
+        self.action = _cancelled
 
 
 class Simulation:
