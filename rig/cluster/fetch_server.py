@@ -3,11 +3,10 @@
 §8).
 
 The leader reads first and then records the follower's fetch offset, so a response carries the
-HW from before that fetch and a follower learns that a record is committed one round later. A
-fetch that finds less than min_bytes is parked, watched under its client's slot, up to its max
-wait: an append that alone brings a follower's min bytes completes it, and a HW advance
-completes a consumer's once min bytes are readable below the HW; a HW change alone does not
-complete a follower's.
+HW from before that fetch (a follower learns of a commit one round later). A fetch finding less
+than min_bytes is parked under its client's slot up to its max wait: an append that alone
+brings a follower's min bytes completes it; a HW advance completes a consumer's once min bytes
+are readable below the HW (never a follower's).
 """
 
 from __future__ import annotations
@@ -46,9 +45,8 @@ class DelayedFetch:
     timer: Timer | None = None
 
     def try_complete(self) -> bool:
-        """Answer if what was just announced brings enough: for a consumer, a HW advance that
-        makes min bytes readable (Kafka's DelayedFetch); for a follower, one append of at
-        least min bytes. Before a change (nothing announced) it waits."""
+        """Answer if what was just announced brings enough: a HW advance that makes a consumer's
+        min bytes readable (DelayedFetch), one append of a follower's min bytes."""
         announced = self.server.replica_manager.announced
         if announced is None:
             return False
@@ -64,8 +62,7 @@ class DelayedFetch:
         self.server.complete(self)
 
     def cancel_timer(self) -> None:
-        """Its max wait no longer matters. The timer's action refers back to this fetch: let
-        go of it, so the pair is freed when answered rather than by the cycle collector."""
+        """Let go of the max-wait timer (its action refers back here): no cycle to collect."""
         timer, self.timer = self.timer, None
         if timer is not None:
             timer.cancel()
@@ -90,8 +87,7 @@ class FetchServer:
             delayed.cancel_timer()
         self.cache.clear()
 
-    def parked(self, slot: Slot) -> bool:
-        """Whether something waits in purgatory on `slot`."""
+    def parked(self, slot: Slot) -> bool:  # something waits in purgatory on `slot`
         return slot in self.purgatory
 
     # -- the session cache's gauges ------------------------------------------------------------
@@ -107,8 +103,7 @@ class FetchServer:
                           slots=self.config.max_incremental_fetch_session_cache_slots)
 
     def report_lost_sessions(self) -> None:
-        """After a crash: the gauge drops to what the emptied cache holds (the sessions died
-        with the process; their clients learn it from error 70 after the restart)."""
+        """After a crash the gauge drops to the emptied cache (clients learn it from error 70)."""
         if self._cache_sample[0]:
             self.sample_session_cache()
 
