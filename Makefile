@@ -7,9 +7,8 @@ VENV   ?= .venv
 PYTHON ?= python3
 BIN    := $(VENV)/bin
 SCENARIO ?= scenarios/fetch-sessions-1000-partitions.yaml
-# Test processes (pytest-xdist): one more than the cores, at most 4 (each may start a Spark JVM).
-# Workers wait on Spark and Chromium much of the time: on 2 cores, two kept 0.8-0.9 cores busy.
-JOBS   ?= $(shell n=$$(nproc 2>/dev/null || echo 1); n=$$((n + 1)); [ $$n -gt 4 ] && n=4; echo $$n)
+# Test processes (pytest-xdist): one per core, at most 4 (each may start a Spark JVM).
+JOBS   ?= $(shell n=$$(nproc 2>/dev/null || echo 2); [ $$n -gt 4 ] && n=4; echo $$n)
 PYTEST := $(BIN)/python -m pytest -n $(JOBS) --dist loadgroup
 
 .PHONY: setup demo test quick lint bench java browser clean
