@@ -57,7 +57,8 @@ class Cluster:
         # controlled shutdown) that rig validate allows only with it.
         kind = strategies.get("controller") or ZooKeeperMode()
         self.control: Any = kind.control_plane(self)
-        self.transport = Transport(sim, self.network, self.brokers, self.control.node_alive)
+        self.transport = Transport(sim, self.network, self.brokers, self.control.nodes,
+                                   self.control.node_alive)
         self.send = self.transport.send
         self.deliver_at = self.transport.deliver_at
         self.after_stall = self.transport.after_stall

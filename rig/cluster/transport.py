@@ -12,7 +12,7 @@ end of the run (`net.traffic`) for the traffic ledger (rig.analysis.traffic).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Protocol
 
 from rig.cluster.network import Network, Node
@@ -34,11 +34,14 @@ class Endpoint(Protocol):
 
 class Transport:
     def __init__(self, sim: Simulation, network: Network, brokers: Mapping[int, Endpoint],
-                 node_alive: Callable[[Node], bool]):
+                 control_nodes: Iterable[Node], node_alive: Callable[[Node], bool]):
         self.sim = sim
         self.network = network
         self._brokers = brokers
-        self._node_alive = node_alive  # the control plane's nodes: ZooKeeper, controllers
+        # The control plane's own nodes (ZooKeeper, dedicated controllers) can be down; a
+        # client's node always is up, so a client's message asks nobody.
+        self._control_nodes = frozenset(control_nodes)
+        self._node_alive = node_alive
         self._stalled_mail: dict[int, list[Callable[[], None]]] = {}
         self._stalled_outbox: dict[int, list[Callable[[], None]]] = {}
         # (src, dst, kind) → [bytes, messages] put on the wire, fetches left out.
@@ -50,7 +53,9 @@ class Transport:
 
     def _up(self, node: Node) -> bool:
         broker = self._brokers.get(node) if isinstance(node, int) else None
-        return broker.alive if broker is not None else self._node_alive(node)
+        if broker is not None:
+            return broker.alive
+        return node not in self._control_nodes or self._node_alive(node)
 
     def send(self, src: Node, dst: Node, nbytes: int, deliver: Callable[[], None], *,
              reliable: bool = False, kind: str = "control") -> None:
@@ -73,7 +78,7 @@ class Transport:
                 self._stalled_outbox.setdefault(sender.id, []).append(
                     lambda: self.send(src, dst, nbytes, deliver, reliable=reliable, kind=kind))
                 return
-        elif not self._node_alive(src):
+        elif src in self._control_nodes and not self._node_alive(src):
             return
         receiver = brokers.get(dst) if isinstance(dst, int) else None
         incarnation = receiver.incarnation if receiver is not None else 0

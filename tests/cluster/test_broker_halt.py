@@ -11,12 +11,9 @@ from pathlib import Path
 import orjson
 
 from rig.cluster.cluster import Cluster
-from rig.engine import Simulation, Streams
-from rig.events import EventLog
 from rig.protocol.records import Batch
 from rig.scenario.load import load_scenario
-from rig.strategies import registry
-from rig.strategies.guard import RunContext, guard_all
+from tests.cluster.test_cluster_start import start_cluster
 
 SCENARIO = """
 name: halt
@@ -37,18 +34,7 @@ KEY = ("t", 0)
 def started(tmp_path: Path, unclean: bool) -> tuple[Cluster, io.BytesIO]:
     path = tmp_path / "halt.yaml"
     path.write_text(SCENARIO.replace("UNCLEAN", str(unclean).lower()))
-    variant = load_scenario(path).variant("v")
-    strategies = {kind: registry.instantiate(kind, ref.name, dict(ref.options))
-                  for kind, ref in variant.strategies.items()}
-    sim = Simulation()
-    sink = io.BytesIO()
-    log = EventLog(sink, lambda: sim.now_us / 1000, variant=variant.name)
-    context = RunContext("halt", variant.name, lambda: sim.now_us / 1000, lambda: log.count)
-    cluster = Cluster(variant, sim, Streams(variant.seed), log,
-                      guard_all(strategies, variant, context))
-    cluster.build()
-    cluster.start()
-    return cluster, sink
+    return start_cluster(load_scenario(path).variant("v"), "halt")
 
 
 def all_events(sink: io.BytesIO) -> list[dict[str, object]]:

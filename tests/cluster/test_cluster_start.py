@@ -13,6 +13,7 @@ from rig.cluster.cluster import Cluster
 from rig.engine import Simulation, Streams
 from rig.events import EventLog
 from rig.scenario.load import load_scenario
+from rig.scenario.model import VariantSpec
 from rig.strategies import registry
 from rig.strategies.guard import RunContext, guard_all
 
@@ -32,16 +33,19 @@ variants:
 
 
 def started(tmp_path: Path) -> tuple[Cluster, io.BytesIO]:
-    """A cluster built and started as `simulate` does, its events written to the buffer."""
     path = tmp_path / "start.yaml"
     path.write_text(SCENARIO)
-    variant = load_scenario(path).variant("v7")
+    return start_cluster(load_scenario(path).variant("v7"), "start")
+
+
+def start_cluster(variant: VariantSpec, scenario: str) -> tuple[Cluster, io.BytesIO]:
+    """A cluster built and started as `simulate` does, its events written to the buffer."""
     strategies = {kind: registry.instantiate(kind, ref.name, dict(ref.options))
                   for kind, ref in variant.strategies.items()}
     sim = Simulation()
     sink = io.BytesIO()
     log = EventLog(sink, lambda: sim.now_us / 1000, variant=variant.name)
-    context = RunContext("start", variant.name, lambda: sim.now_us / 1000, lambda: log.count)
+    context = RunContext(scenario, variant.name, lambda: sim.now_us / 1000, lambda: log.count)
     cluster = Cluster(variant, sim, Streams(variant.seed), log,
                       guard_all(strategies, variant, context))
     cluster.build()

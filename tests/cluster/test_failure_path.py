@@ -331,9 +331,10 @@ def test_a_broker_in_controlled_shutdown_is_not_elected_by_an_ordinary_election(
     controller.shutting_down.add(1)
     controller.on_broker_change(failed=[0], started=[])
     assert host.states()[A] == (2, 4, (2,))
-    # Once it is gone for good, nothing of that rule is left behind.
+    # Once it is gone for good, nothing of that rule is left behind: restarted, it may lead.
     controller.on_broker_change(failed=[1], started=[])
-    assert controller.electable == {2}
+    controller.on_broker_change(failed=[], started=[1])
+    assert controller.shutting_down == set() and controller.electable == {1, 2}
 
 # -- timing events: hw.advance -----------------------------------------------------------------
 def test_a_leader_logs_each_rise_of_its_hw_and_nothing_when_it_stays() -> None:

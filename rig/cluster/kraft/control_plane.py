@@ -40,6 +40,7 @@ class KRaftControlPlane:
         self.quorum = bool(specs)
         self.raft: dict[int, RaftNode] = {}
         self.controllers: dict[int | str, QuorumController] = {}
+        self.combined: set[int] = set()  # voters that run inside a broker's process
         if not self.quorum:
             self.nodes: tuple[Any, ...] = (NODE,)  # the nodes besides the brokers
             self.controller = QuorumController(self)
@@ -120,13 +121,13 @@ class KRaftControlPlane:
             life.start_running(controller.registrations[broker.id].epoch)
 
     def broker_restarted(self, broker: Any) -> None:
-        if broker.id in self.raft and broker.id in self.combined:
+        if broker.id in self.combined:
             self.restart_controller(broker.id)
         self.lifecycles[broker.id].restart()
 
     def broker_crashed(self, broker: Any) -> None:
         """A combined controller dies with its broker's process."""
-        if broker.id in self.raft and broker.id in self.combined:
+        if broker.id in self.combined:
             self.crash_controller(broker.id)
 
     # -- the quorum -----------------------------------------------------------------------------

@@ -118,6 +118,11 @@ class MetadataLog:
             timer.cancel()
             reply(offset, tuple(self.records[offset:end]))
 
+    def replicate(self, records: tuple[Record, ...], epochs: tuple[int, ...]) -> None:
+        """Append what the Raft leader sent a follower, each record with its own epoch."""
+        self.records.extend(records)
+        self.epochs.extend(epochs)
+
     def truncate(self, end: int) -> None:
         """Drop the records from `end` on (a follower whose log diverged from its leader's)."""
         del self.records[end:]

@@ -560,8 +560,6 @@ class RaftNode:
             log.truncate(reply.diverging[1])
         else:
             if reply.start == log.end_offset:
-                for record, epoch in zip(reply.records, reply.epochs, strict=True):
-                    log.records.append(record)
-                    log.epochs.append(epoch)
+                log.replicate(reply.records, reply.epochs)
             log.advance_hw(min(reply.hw, log.end_offset))
         self._fetch()
