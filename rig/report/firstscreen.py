@@ -53,10 +53,13 @@ def metric_label(path: str) -> tuple[str, str]:
     unit = ""
     words = []
     for part in parts:
-        for suffix, name in (("_ms", "ms"), ("_seconds", "s"), ("_bytes", "bytes")):
+        # A duration's cells carry their own unit (ms below a second, s above: _time_text).
+        for suffix, name in (("_partition_seconds", "partition-seconds"), ("_ms", ""),
+                             ("_seconds", ""), ("_bytes", "bytes")):
             if part.endswith(suffix) and part != suffix.lstrip("_"):
                 unit = name
                 part = part[: -len(suffix)] + ("" if suffix != "_bytes" else " bytes")
+                break
         if part.startswith("usd_"):  # cost.usd_per_month → "Cost: per month", in dollars
             part = part[len("usd_"):]
         words.append(" ".join(_WORDS.get(w, w) for w in part.split("_")))
@@ -70,18 +73,26 @@ def metric_label(path: str) -> tuple[str, str]:
 STATS = ("total", "min", "max", "p50")
 
 
+def _time_text(ms: float) -> str:
+    """A duration to the microsecond, in ms below a second and in s from one, with the same
+    three decimals in every cell of a row: 15001.0 → "15.001 s" (not "15 s" beside
+    "8.001 s"), 2.5 → "2.5 ms"."""
+    if abs(ms) >= 1000:
+        return f"{ms / 1000:,.3f} s"
+    return f"{round(ms, 3):,.3f}".rstrip("0").rstrip(".") + " ms"
+
+
 def _value_text(path: str, value: Any) -> tuple[str, str]:
     """(the cell's text, its exact value for a tooltip when the text rounds it): bytes exact
     below 1 MiB, in IEC units above, so a row of six variants fits a screen."""
     if isinstance(value, str):
         return value, ""
-    if any(part.endswith("_ms") for part in path.split(".")) and _num(value) is not None:
-        ms = float(value)
-        text = f"{ms / 1000:,.3f} s" if abs(ms) >= 1000 else f"{ms:,.3f}".rstrip("0").rstrip(
-            ".") + " ms"
-        return text, f"{fmt_number(value)} ms"
-    if any(part.endswith("_seconds") for part in path.split(".")) and _num(value) is not None:
-        return f"{fmt_number(value)} s", ""
+    parts = path.split(".")
+    if _num(value) is not None and not any(p.endswith("_partition_seconds") for p in parts):
+        if any(part.endswith("_ms") for part in parts):
+            return _time_text(float(value)), f"{fmt_number(value)} ms"
+        if any(part.endswith("_seconds") for part in parts):
+            return _time_text(float(value) * 1000), f"{fmt_number(value)} s"
     if any(part.endswith("bytes") for part in path.split(".")):
         exact = _num(value)
         if exact is not None and abs(exact) < 1 << 20:

@@ -110,7 +110,12 @@ def test_the_scenarios_own_headline_comes_first(tmp_path: Path) -> None:
 
 
 def test_metric_labels_read_as_words() -> None:
-    assert metric_label("isr.shrink_delay_ms.max") == ("ISR: shrink delay, max", "ms")
+    # A duration's cells say ms or s themselves (below and above a second), so its row
+    # names no unit; partition-seconds are not seconds and keep theirs.
+    assert metric_label("isr.shrink_delay_ms.max") == ("ISR: shrink delay, max", "")
+    assert metric_label("controller.max_leaderless_ms") == ("Controller: max leaderless", "")
+    assert metric_label("replication.stale_partition_seconds") == (
+        "Replication: stale", "partition-seconds")
     assert metric_label("sessions.evicted") == ("Sessions: evicted", "")
     assert metric_label("replication.offline_partition_seconds")[0] == "Offline"
     assert metric_label("cost.usd_per_month") == ("Cost: per month", "USD")
@@ -121,6 +126,19 @@ def test_dollar_figures_read_as_dollars() -> None:
     assert _value_text("cost.usd_total", 0.00123)[0] == "$0.0012"
     assert _value_text("cost.by_class.replication", 3)[0] == "$3.00"
     assert _value_text("traffic.produce.cross_zone_bytes", 3)[0] == "3 B"
+
+
+def test_durations_in_one_row_read_alike() -> None:
+    """15.001 s beside 8.001 s, never "15 s": seconds and milliseconds to the same places."""
+    ms = "replication.max_ack_stall_ms.max"
+    assert _value_text(ms, 15_001.0)[0] == "15.001 s"
+    assert _value_text(ms, 15_000)[0] == "15.000 s"
+    assert _value_text(ms, 2)[0] == "2 ms"
+    assert _value_text(ms, 0.25)[0] == "0.25 ms"
+    assert _value_text("replication.max_recovery_seconds", 15.001)[0] == "15.001 s"
+    assert _value_text("replication.max_recovery_seconds", 8.0)[0] == "8.000 s"
+    assert _value_text("replication.max_recovery_seconds", 0.4)[0] == "400 ms"
+    assert _value_text("replication.offline_partition_seconds", 12.5)[0] == "12.5"
 
 
 def test_the_timeline_has_a_lane_per_changed_partition_and_marks_lost_records(
