@@ -301,6 +301,17 @@ def need(what: str) -> None:
     pytest.skip(message)
 
 
+def wanted_screenshots() -> Path | None:
+    """RIG_SCREENSHOT_DIR when set, else None: the pictures of every shipped scenario's report
+    are for people (CI uploads them), and a full-page screenshot re-lays the whole page out at
+    its full height, a second or more per report; nobody opens a temp folder's copy."""
+    folder = os.environ.get("RIG_SCREENSHOT_DIR")
+    if not folder:
+        return None
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    return Path(folder)
+
+
 def screenshot_dir(tmp_path: Path) -> Path:
     """RIG_SCREENSHOT_DIR when set (CI uploads it), else the test's temp folder."""
     shots = Path(os.environ.get("RIG_SCREENSHOT_DIR") or tmp_path)

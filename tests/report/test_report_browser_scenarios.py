@@ -1,5 +1,7 @@
-"""Every shipped scenario, run for real, then its report, a comparison and the index opened in
-headless Chromium: charts drawn, console clean, no network. Screenshots go to RIG_SCREENSHOT_DIR.
+"""Shipped scenarios, run for real, then sections of their reports, a comparison and the index
+opened in headless Chromium: charts drawn, console clean, no network. Every shipped report as a
+whole is opened at three widths by test_report_first_screen.py. Screenshots go to
+RIG_SCREENSHOT_DIR.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from typer.testing import CliRunner
 
 from rig.cli import app
 from tests.conftest import ROOT
-from tests.report.conftest import screenshot_dir
+from tests.report.conftest import screenshot_dir, wanted_screenshots
 
 pytestmark = [pytest.mark.browser, pytest.mark.spark]
 
@@ -35,14 +37,6 @@ def _open_and_check(chromium: Any, page: Path, *, charts: bool) -> list[dict[str
     assert chromium.console_errors() == []
     assert chromium.network_requests() == []
     return state
-
-
-@pytest.mark.parametrize("stem", [p.stem for p in SCENARIOS])
-def test_shipped_scenario_report(
-    chromium: Any, shipped: dict[str, Path], stem: str, tmp_path: Path
-) -> None:
-    _open_and_check(chromium, shipped[stem] / "report.html", charts=True)
-    chromium.screenshot(screenshot_dir(tmp_path) / f"scenario-{stem}.png")
 
 
 ISR_SCENARIOS = ("isr-flapping-high-throughput", "isr-stale-follower-low-throughput",
@@ -83,7 +77,8 @@ def test_index_of_the_shipped_scenarios(
     _open_and_check(chromium, out, charts=False)
     rows = chromium.driver.find_elements("css selector", "table.matrix > tbody > tr")
     assert len(rows) == len(SCENARIOS)
-    chromium.screenshot(screenshot_dir(tmp_path) / "scenarios-index.png")
+    if (shots := wanted_screenshots()) is not None:
+        chromium.screenshot(shots / "scenarios-index.png")
 
 
 def test_two_seeds_of_the_seed_scenario_compared(
@@ -101,7 +96,8 @@ def test_two_seeds_of_the_seed_scenario_compared(
     assert len(state) == 4
     text = chromium.driver.find_element("id", "differences").text
     assert "Seed differs" in text
-    chromium.screenshot(screenshot_dir(tmp_path) / "scenarios-compare.png")
+    if (shots := wanted_screenshots()) is not None:
+        chromium.screenshot(shots / "scenarios-compare.png")
 
 
 def test_session_pressure_reads_in_the_report(
@@ -141,7 +137,8 @@ def test_broker_crash_recovery_shows_detection_catch_up_and_consumer_lag(
     faults = driver.find_element("id", "recovery-faults").text
     assert "Detected" in faults and "Catch-up" in faults and "MiB" in faults
     driver.execute_script("document.getElementById('chart-consumer-lag').scrollIntoView()")
-    chromium.screenshot(screenshot_dir(tmp_path) / "scenario-broker-crash-recovery-lag.png")
+    if (shots := wanted_screenshots()) is not None:
+        chromium.screenshot(shots / "scenario-broker-crash-recovery-lag.png")
 
 
 @pytest.mark.parametrize(("stem", "charts", "tables"), [
