@@ -1,5 +1,7 @@
 """`rig sweep` on a standalone Spark cluster (master and worker on 127.0.0.1): two grid
-parameters × two seeds, simulated on the cluster's executors, analysed by the driver."""
+parameters × one seed, simulated on the cluster's executors, analysed by the driver. (Several
+seeds per point are tested in local mode, test_sweep_local.py: what this file proves is where
+the work runs, and four points prove it as well as eight did.)"""
 
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ def test_sweep_on_a_standalone_cluster(standalone_spark: Standalone, tmp_path: P
     proc = subprocess.run(
         [sys.executable, "-m", "rig", "sweep", "scenarios/fuzz-replication.yaml",
          "--grid", "workload.producers.0.rate=50,200", "--grid", "topics.0.partitions=1,2",
-         "--seeds", "2", "--spark-master", standalone_spark.url, "--out", str(out)],
+         "--seeds", "1", "--spark-master", standalone_spark.url, "--out", str(out)],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=1200, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert f"as Spark tasks on {standalone_spark.url}" in proc.stdout
@@ -32,7 +34,7 @@ def test_sweep_on_a_standalone_cluster(standalone_spark: Standalone, tmp_path: P
     record = json.loads((out / "sweep.json").read_text())
     assert record["spark_master"] == standalone_spark.url
     assert record["grid"] == {"workload.producers.0.rate": [50, 200], "topics.0.partitions": [1, 2]}
-    assert len(record["points"]) == 8 and record["seeds"] == [7, 8]
+    assert len(record["points"]) == 4 and record["seeds"] == [7]
     for point in record["points"]:
         run_dir = out / point["run_dir"]
         run = json.loads((run_dir / "run.json").read_text())
@@ -44,7 +46,7 @@ def test_sweep_on_a_standalone_cluster(standalone_spark: Standalone, tmp_path: P
     # More load, more records acknowledged: the grid values reached the simulations.
     by_rate = {r: sum(p["metrics"]["leader-epoch"]["produce.acked"] for p in record["points"]
                       if p["params"]["workload.producers.0.rate"] == r) for r in (50, 200)}
-    assert by_rate[200] > 3 * by_rate[50]
+    assert by_rate[200] > 3 * by_rate[50] > 0
     html = (out / "report.html").read_text()
     assert "heatmap" in html and "Sweep of fuzz-replication" in html
 
