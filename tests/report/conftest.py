@@ -348,6 +348,23 @@ class Browser:
         self.driver.get(self.url)
         return self.wait_for_charts()
 
+    def resize(self, width: int) -> list[dict]:
+        """Widen or narrow the open page's viewport, as a person resizing a window does, and
+        let every chart re-fit its box (plotly's responsive resize); return the charts' state.
+        The page keeps what it chose at load (a phone's layout below 640 px): to see a width
+        as a page loaded at it, `open` it there."""
+        self.width = width
+        self._metrics(HEIGHT)
+        self.driver.set_script_timeout(30)
+        self.driver.execute_async_script("""
+            var done = arguments[arguments.length - 1];
+            var plots = Array.from(document.querySelectorAll('[data-chart]'))
+                .filter(function (el) { return el.data; });
+            Promise.all(plots.map(function (el) { return Plotly.Plots.resize(el); }))
+                .then(function () { done(true); }, function () { done(false); });
+        """)
+        return self.wait_for_charts()
+
     def wait_for_charts(self, timeout_s: float = 30.0) -> list[dict]:
         deadline = time.monotonic() + timeout_s
         while True:
