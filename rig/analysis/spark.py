@@ -22,6 +22,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
+from rig.analysis import class_archive
 from rig.errors import EnvironmentProblem
 
 if TYPE_CHECKING:
@@ -123,6 +124,7 @@ _master: str | None = None
 _scratch: Path | None = None
 _start_seconds: float | None = None  # how long the running session took to start
 _start_claimed = False  # claim_start_seconds has reported it
+_java_started: str | None = None  # the java of a session this process started
 
 
 def _scratch_dir() -> Path:
@@ -137,6 +139,9 @@ def _scratch_dir() -> Path:
 
 def _cleanup() -> None:
     stop_spark()
+    if _java_started is not None:
+        # Spark ran here without a class archive: have one made for the next start-up.
+        class_archive.start_training(_java_started)
     if _scratch is not None:
         shutil.rmtree(_scratch, ignore_errors=True)
 
@@ -194,7 +199,7 @@ def get_spark(master: str | None = None) -> SparkSession:
 
     A session already running on another master is stopped first: one JVM per process.
     """
-    global _session, _master, _start_seconds, _start_claimed
+    global _session, _master, _start_seconds, _start_claimed, _java_started
     master = master or DEFAULT_MASTER
     with _lock:
         if _session is not None and _master == master:
@@ -202,7 +207,7 @@ def get_spark(master: str | None = None) -> SparkSession:
         if _session is not None:
             _stop_locked()
         started = time.perf_counter()
-        check_java()
+        java = check_java()
         _pin_worker_python(master)
         scratch = _scratch_dir()
         from pyspark.sql import SparkSession
@@ -215,6 +220,7 @@ def get_spark(master: str | None = None) -> SparkSession:
                 # optimising tier (C2) spent more CPU compiling Spark than its code saved, about
                 # half of the start-up and of the analysis on 2 cores (issue 19). C1 alone.
                 "-XX:TieredStopAtLevel=1",
+                *class_archive.jvm_options(java.path),
             ]
         )
         settings = [
@@ -242,6 +248,7 @@ def get_spark(master: str | None = None) -> SparkSession:
             session = builder.getOrCreate()
         session.sparkContext.setLogLevel("ERROR")
         _session, _master = session, master
+        _java_started = java.path
         _start_seconds = time.perf_counter() - started
         _start_claimed = False
         return session
