@@ -21,7 +21,7 @@ from rig.cluster.controller import Controller
 from rig.cluster.log import Batch, Log
 from rig.cluster.messages import FetchRequestMsg, topic_runs
 from rig.cluster.partition import FetchState
-from rig.cluster.replica import Replica
+from rig.cluster.replica import PendingIsr, Replica
 from rig.cluster.zookeeper import PartitionState, ZooKeeper
 from rig.engine import Simulation
 from rig.events import names
@@ -176,11 +176,11 @@ class PendingIsrWrites:
 
     def change_isr(self, broker: Any, replica: Replica, isr: tuple[int, ...],
                    shrink: list[int] | None = None, expand: list[int] | None = None) -> None:
-        replica.isr_change_pending = True
+        replica.pending_isr = PendingIsr(isr)
         self.proposed.append(isr)
 
         def apply() -> None:
-            replica.isr_change_pending = False
+            replica.pending_isr = None
             broker.replica_manager.set_isr(replica, isr)
             broker.replica_manager.maybe_advance_hw(replica)
 
