@@ -13,6 +13,7 @@ import pytest
 
 from rig.cluster.alter_isr import (
     UNKNOWN_TOPIC_OR_PARTITION,
+    AlterIsrManager,
     handle_response,
     process_alter_isr,
     propose,
@@ -253,3 +254,79 @@ def test_in_2_7_the_queue_goes_out_on_the_50_ms_tick(run: Any) -> None:
     writes = _writes(run("2.7"))
     assert len(writes) == 3 and len({t for t, _, _ in writes}) == 1
     assert round(writes[0][0], 3) % 50 == pytest.approx(0.501, abs=0.01)  # tick + the trip
+
+
+# -- the broker: AlterIsrManager and its channel to the controller -------------------------------
+class Plane:
+    """A ZooKeeper control plane as the AlterIsrManager sees it, whose wire waits for the test."""
+
+    def __init__(self, host: Host, controller: Controller) -> None:
+        self.host = host
+        self.zk = host.zk
+        self.log = host.log
+        self.controller: Controller | None = controller
+        self.brokers: dict[int, Any] = {}
+        self.wire: list[tuple[Any, Any, Callable[[], None]]] = []
+
+    def send(self, src: Any, dst: Any, nbytes: int, deliver: Callable[[], None], *,
+             reliable: bool = False) -> None:
+        self.wire.append((src, dst, deliver))
+
+    def deliver(self) -> list[tuple[Any, Any]]:
+        wire, self.wire = self.wire, []
+        for _, _, deliver in wire:
+            deliver()
+        return [(src, dst) for src, dst, _ in wire]
+
+
+def _leader_with_manager() -> tuple[Fixture, Plane, Host]:
+    host = Host({KEY: (0, 1, 2)}, live=[0, 1, 2])
+    host.zk.partitions = {KEY: PartitionState(0, 0, (0, 1, 2), 0)}
+    controller = Controller(host, 1, 1)  # type: ignore[arg-type]
+    host.controller = controller
+    plane = Plane(host, controller)
+    manager = AlterIsrManager(plane)
+    one = Fixture(isr_writer=manager, min_isr=1)  # 3.7: AlterIsr sent at once
+    plane.brokers[0] = one.broker
+    manager.broker_started(one.broker)
+    _at(one, 1000)
+    one.fetch(FakeFetcher(1), 0)
+    one.produce(acks=1)
+    one.fetch(FakeFetcher(1), 10)
+    _at(one, 40_000)  # broker 2 has not fetched for the lag time
+    return one, plane, host
+
+
+def test_an_alter_isr_in_flight_goes_again_to_the_next_controller() -> None:
+    one, plane, host = _leader_with_manager()
+    manager = one.ctx.isr_writer
+    one.broker.isr.expire()
+    replica = one.broker.replicas[KEY]
+    assert [(src, dst) for src, dst, _ in plane.wire] == [(0, 1)]  # to controller 1
+    assert replica.isr_change_pending and replica.isr == (0, 1, 2)
+    # Controller 1 loses its place before the request arrives; broker 2 is elected.
+    assert plane.controller is not None
+    plane.controller.active = False
+    plane.controller = Controller(host, 2, 2)  # type: ignore[arg-type]
+    manager.controller_moved()  # type: ignore[attr-defined]
+    assert plane.deliver() == [(0, 1), (0, 2)]  # the old one answers NOT_CONTROLLER, too late
+    assert plane.deliver() == [(1, 0), (2, 0)]
+    assert replica.isr == (0, 1) and not replica.isr_change_pending
+    assert host.zk.partitions[KEY].version == 1 and replica.zk_version == 1
+    assert one.emitted(names.ALTER_PARTITION_REJECTED) == []
+
+
+def test_with_no_controller_known_the_channel_waits_and_polls() -> None:
+    one, plane, _ = _leader_with_manager()
+    controller = plane.controller
+    plane.controller = None
+    one.broker.isr.expire()
+    assert plane.wire == [] and one.broker.replicas[KEY].isr_change_pending
+    _at(one, 40_050)
+    assert plane.wire == []  # the channel looks again every 100 ms
+    plane.controller = controller
+    _at(one, 40_300)
+    assert [(src, dst) for src, dst, _ in plane.wire] == [(0, 1)]
+    plane.deliver()
+    plane.deliver()
+    assert one.broker.replicas[KEY].isr == (0, 1)
