@@ -13,10 +13,11 @@ the broker's AlterIsrManager and the controller's KafkaController.processAlterIs
   goes to the controller the broker knows; with none, it waits (BrokerToControllerRequestThread
   polls every 100 ms); NOT_CONTROLLER or a controller gone sends it again to the next one.
 - The controller checks the broker epoch (STALE_BROKER_EPOCH), each partition's leader epoch
-  (FENCED_LEADER_EPOCH), answers an ISR already in place with the current state, writes the
-  others to ZooKeeper conditionally on their version (INVALID_UPDATE_VERSION), sends
-  UpdateMetadata for the partitions to every live broker and answers with the new ISR and
-  version. No /isr_change_notification: the controller has made the change itself.
+  (FENCED_LEADER_EPOCH), answers an ISR already in place with the current state, from 3.3
+  refuses a member not live or shutting down (INELIGIBLE_REPLICA, KIP-841), writes the rest to
+  ZooKeeper conditionally on their version (INVALID_UPDATE_VERSION), sends UpdateMetadata for
+  the partitions to every live broker and answers with the new ISR and version. No
+  /isr_change_notification: the controller has made the change itself.
 - The leader takes a confirmed ISR carrying its leader epoch and a version not older than its
   own; FENCED_LEADER_EPOCH, INVALID_UPDATE_VERSION and the like leave the change pending until
   the next LeaderAndIsr; INELIGIBLE_REPLICA resets it; other errors send it again
@@ -47,13 +48,10 @@ from rig.cluster.replica import PendingIsr, Replica, Role
 from rig.cluster.zk_client import ZkClient
 from rig.events import names
 
-UNKNOWN_TOPIC_OR_PARTITION = 3
-OPERATION_NOT_ATTEMPTED = 55
-REQUEST_BYTES = 64  # AlterIsr's header, broker id and epoch
-PARTITION_BYTES = 24  # per partition: index, leader epoch, version, ISR
+UNKNOWN_TOPIC_OR_PARTITION, OPERATION_NOT_ATTEMPTED = 3, 55
+REQUEST_BYTES, PARTITION_BYTES = 64, 24  # header, broker id and epoch; each partition
 SEND_INTERVAL_MS = 50  # 2.7's send-alter-isr task; 2.8+'s retry after a top-level error
 CONTROLLER_POLL_MS = 100  # BrokerToControllerRequestThread.doWork, no controller known
-
 # Partition.handleAlterPartitionError: what a rejected change does next.
 _RESET = frozenset({INELIGIBLE_REPLICA, OPERATION_NOT_ATTEMPTED})  # back to the committed ISR
 _GIVE_UP = frozenset({UNKNOWN_TOPIC_OR_PARTITION, FENCED_LEADER_EPOCH, INVALID_UPDATE_VERSION,
@@ -109,6 +107,7 @@ def process_alter_isr(controller: Any, broker_id: int, broker_epoch: int,
     to every live broker in UpdateMetadata before the answer goes out."""
     cluster = controller.cluster
     zk = cluster.zk
+    kip_841 = cluster.variant.broker_config(controller.broker).alter_partition_ineligible
     if not controller.active:
         return NOT_CONTROLLER, {}
     if broker_id not in controller.live or zk.sessions.get(broker_id) != broker_epoch:
@@ -124,6 +123,8 @@ def process_alter_isr(controller: Any, broker_id: int, broker_epoch: int,
         elif (request.broker, request.leader_epoch, request.new_isr) == (
                 state.leader, state.leader_epoch, state.isr):
             results[key] = (NONE, (state.leader_epoch, state.isr, state.version))
+        elif kip_841 and any(b not in controller.electable for b in request.new_isr):
+            results[key] = (INELIGIBLE_REPLICA, None)  # liveBrokerIds: live, not shutting down
         else:
             before = state.isr
             version = zk.update_isr(key, request.leader_epoch, request.new_isr,
@@ -183,7 +184,7 @@ class AlterIsrManager:
         self._channels[broker.id] = _Channel(broker.incarnation, broker.now_ms)
 
     def propagate_isr_changes(self, broker: Any, keys: tuple[TopicPartition, ...]) -> None:
-        self.zk_client.propagate_isr_changes(broker, keys)
+        self.zk_client.propagate_isr_changes(broker, keys)  # before 2.7 only
 
     def change_isr(self, broker: Any, replica: Replica, isr: tuple[int, ...],
                    shrink: list[int] | None = None, expand: list[int] | None = None) -> None:

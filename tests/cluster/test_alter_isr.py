@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import orjson
@@ -21,6 +22,7 @@ from rig.cluster.alter_isr import (
 from rig.cluster.controller import Controller
 from rig.cluster.kraft.replication_control import (
     FENCED_LEADER_EPOCH,
+    INELIGIBLE_REPLICA,
     INVALID_UPDATE_VERSION,
     NONE,
     NOT_CONTROLLER,
@@ -110,7 +112,8 @@ def test_the_hw_moves_on_the_answer_to_a_shrink_from_3_1(version: str,
 
 @pytest.mark.parametrize(("error", "stays_pending", "again"), [
     (FENCED_LEADER_EPOCH, True, False), (INVALID_UPDATE_VERSION, True, False),
-    (UNKNOWN_TOPIC_OR_PARTITION, True, False), (STALE_BROKER_EPOCH, True, True)])
+    (UNKNOWN_TOPIC_OR_PARTITION, True, False), (STALE_BROKER_EPOCH, True, True),
+    (INELIGIBLE_REPLICA, False, False)])
 def test_a_rejected_change_waits_for_the_next_leader_and_isr(error: int, stays_pending: bool,
                                                               again: bool) -> None:
     writer = Proposals()
@@ -128,7 +131,9 @@ def test_a_rejected_change_waits_for_the_next_leader_and_isr(error: int, stays_p
     assert rejected["error_code"] == error and rejected["isr"] == list(isr)
     assert (replica.pending_isr is pending) is stays_pending
     one.broker.isr.expire()
-    assert len(writer.sent) == 1  # no new change while one is pending
+    # No new change while one is pending; INELIGIBLE_REPLICA went back to the committed ISR,
+    # so the next check proposes again.
+    assert len(writer.sent) == (1 if stays_pending else 2)
     one.broker.on_leader_and_isr(2, {KEY: PartitionState(0, 1, (0, 1, 2), 3)})
     assert replica.pending_isr is None  # makeLeader: CommittedIsr
 
@@ -185,6 +190,21 @@ def test_an_isr_already_in_place_is_answered_with_the_current_state() -> None:
         AlterPartitionRequest(B, 1, 0, 2, 3, (1, 0, 2))])  # an old version, the same ISR
     assert (top, results) == (NONE, {B: (NONE, (2, (1, 0, 2), 4))})
     assert _emitted(host, names.ZK_PARTITION_STATE) == []
+
+
+@pytest.mark.parametrize("kip_841", [False, True])
+def test_from_3_3_a_member_not_live_or_shutting_down_is_ineligible(kip_841: bool) -> None:
+    host, controller, _ = _controller()
+    host.variant.broker_config = lambda b: SimpleNamespace(alter_partition_ineligible=kip_841)
+    controller.shutting_down.add(2)  # in controlled shutdown: not in liveBrokerIds
+    top, results = process_alter_isr(controller, 0, 0, [
+        AlterPartitionRequest(A, 0, 0, 3, 5, (0, 2))])
+    assert top == NONE
+    if kip_841:
+        assert results == {A: (INELIGIBLE_REPLICA, None)}
+        assert host.states()[A] == (0, 3, (0, 1, 2))
+    else:  # 2.7–3.2: any ISR the leader proposes is written
+        assert results == {A: (NONE, (3, (0, 2), 6))}
 
 
 def test_a_stale_broker_epoch_or_a_resigned_controller_answers_for_the_whole_request() -> None:
