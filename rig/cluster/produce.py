@@ -53,8 +53,9 @@ class DelayedProduce:
             if replica.high_watermark < required:
                 continue
             min_isr = topics.leader_min_isr(key, len(replica.assignment), config)
+            # Partition.checkEnoughReplicasReachOffset counts the maximal ISR (2.7+, KIP-497).
             self.errors[key] = (NOT_ENOUGH_REPLICAS_AFTER_APPEND
-                                if len(replica.isr) < min_isr else NONE)
+                                if len(replica.maximal_isr) < min_isr else NONE)
             del self.waiting[key]
         if self.waiting:
             return False

@@ -16,6 +16,18 @@ from rig.strategies.isr import FollowerProgress
 TopicPartition = tuple[str, int]
 
 
+@dataclass(frozen=True, eq=False)
+class PendingIsr:
+    """An ISR change a leader proposed and the controller has not yet answered (Kafka's
+    PendingExpandIsr / PendingShrinkIsr; compared by identity, as Partition compares
+    `isrState != proposedIsrState`). `expand` is the replica an AlterIsr expansion adds, which
+    the maximal ISR counts at once (2.7+); None for a shrink, and for the ZooKeeper write of
+    a leader before 2.7, which Kafka makes synchronously (no maximal ISR then)."""
+
+    isr: tuple[int, ...]  # the ISR proposed
+    expand: int | None = None
+
+
 class Role(enum.Enum):
     NONE = "none"  # not yet told by the controller (after a restart), or deleted
     LEADER = "leader"
@@ -37,8 +49,25 @@ class Replica:
     # Leader only:
     isr: tuple[int, ...] = ()
     followers: dict[int, FollowerProgress] = field(default_factory=dict)
-    isr_change_pending: bool = False  # an ISR write to ZooKeeper is in flight
+    # The ISR change in flight, if any (Partition.isrState: PendingExpandIsr / PendingShrinkIsr;
+    # None is CommittedIsr): no other change is proposed until it is answered or a new leader
+    # epoch replaces it.
+    pending_isr: PendingIsr | None = None
     zk_version: int = 0  # the partition state version this leader last wrote or was told
+
+    @property
+    def isr_change_pending(self) -> bool:
+        return self.pending_isr is not None
+
+    @property
+    def maximal_isr(self) -> tuple[int, ...]:
+        """The ISR the HW and acks=all go by (IsrState.maximalIsr, KIP-497, IBP 2.7+): the
+        committed ISR plus a replica whose expansion is in flight. A pending shrink still
+        counts the replicas it removes, until the controller confirms it."""
+        pending = self.pending_isr
+        if pending is None or pending.expand is None:
+            return self.isr
+        return (*self.isr, pending.expand)
 
     @property
     def leo(self) -> int:
@@ -69,9 +98,10 @@ class Replica:
         if hold_below_min_isr and len(self.isr) < min_isr:
             return self.high_watermark
         leos = [self.leo]
+        maximal = self.maximal_isr
         for broker, progress in self.followers.items():
             caught_up = now_ms - progress.last_caught_up_ms <= lag_time_ms
-            if broker in self.isr or (caught_up and progress.log_end_offset >= 0):
-                leos.append(max(progress.log_end_offset, 0) if broker in self.isr
+            if broker in maximal or (caught_up and progress.log_end_offset >= 0):
+                leos.append(max(progress.log_end_offset, 0) if broker in maximal
                             else progress.log_end_offset)
         return max(self.high_watermark, min(leos))

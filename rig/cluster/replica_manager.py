@@ -100,7 +100,7 @@ class ReplicaManager:
             replica.leader_epoch = state.leader_epoch
             replica.zk_version = state.version
             self.set_isr(replica, tuple(state.isr))
-            replica.isr_change_pending = False
+            replica.pending_isr = None
             if self.config.epoch_start_at_election:  # 2.1+ (KAFKA-7415): before, first append
                 replica.log.assign_epoch(state.leader_epoch)
             for follower in replica.assignment:
@@ -117,7 +117,7 @@ class ReplicaManager:
         replica.leader_epoch = state.leader_epoch
         replica.zk_version = state.version
         self.set_isr(replica, tuple(state.isr))
-        replica.isr_change_pending = False
+        replica.pending_isr = None
         if self.config.epoch_start_at_election:  # Partition.makeLeader, 2.1+ (KAFKA-7415)
             replica.log.assign_epoch(state.leader_epoch)
         # Follower LEOs are unknown until they fetch; those in the ISR count as caught up now.
@@ -149,6 +149,7 @@ class ReplicaManager:
             self.hw_behind.pop(key, None)
             self.set_isr(replica, ())
             replica.followers.clear()
+            replica.pending_isr = None  # makeFollower: CommittedIsr(empty)
         replica.leader_epoch = state.leader_epoch
         replica.zk_version = state.version
         if same_leader:

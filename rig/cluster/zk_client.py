@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from rig.cluster.network import Node
-from rig.cluster.replica import Replica, Role, TopicPartition
+from rig.cluster.replica import PendingIsr, Replica, Role, TopicPartition
 from rig.cluster.zookeeper import NODE as ZK
 from rig.cluster.zookeeper import ZK_MESSAGE_BYTES, ZooKeeper
 from rig.events import EventLog, names
@@ -32,7 +32,9 @@ class ZkClient:
 
     def change_isr(self, broker: Any, replica: Replica, isr: tuple[int, ...],
                    shrink: list[int] | None = None, expand: list[int] | None = None) -> None:
-        replica.isr_change_pending = True
+        # Kafka's write is synchronous (Partition.expandIsrWithZk / shrinkIsrWithZk): no
+        # maximal ISR; rig's round trip to ZooKeeper only holds the next change back.
+        replica.pending_isr = PendingIsr(isr)
         key = replica.key
         epoch = replica.leader_epoch
         version = replica.zk_version
@@ -45,7 +47,7 @@ class ZkClient:
         def applied(written: int | None) -> None:
             if broker.incarnation != incarnation or replica.leader_epoch != epoch:
                 return
-            replica.isr_change_pending = False
+            replica.pending_isr = None
             if written is None or replica.role is not Role.LEADER:
                 return  # the controller changed the partition first: its LeaderAndIsr wins
             broker.replica_manager.set_isr(replica, isr)

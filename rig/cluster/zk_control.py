@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
+from rig.cluster.alter_isr import AlterIsrManager
 from rig.cluster.controlled_shutdown import ControlledShutdown
 from rig.cluster.controller import Controller
 from rig.cluster.partition import TopicPartition
-from rig.cluster.zk_client import ZkClient
 from rig.cluster.zookeeper import NODE as ZK
 from rig.cluster.zookeeper import ZK_MESSAGE_BYTES, PartitionState, ZooKeeper
 from rig.events import names
@@ -29,7 +29,8 @@ class ZooKeeperControlPlane:
         self.log = cluster.log
         self.zk = ZooKeeper(self)
         self.controller: Controller | None = None
-        self.isr_writer = ZkClient(self)
+        # The leaders' ISR changes: their own ZooKeeper writes before IBP 2.7, AlterIsr after.
+        self.isr_writer = AlterIsrManager(self)
 
     # -- what ZooKeeper, the controller and the ZK client use of their host -------------------
     @property
@@ -95,6 +96,7 @@ class ZooKeeperControlPlane:
     def _heartbeats(self, broker: Any) -> None:
         """The broker's ZooKeeper session: register now, then heartbeat every timeout/3."""
         incarnation = broker.incarnation
+        self.isr_writer.broker_started(broker)
 
         def beat() -> None:
             self.send(broker.id, ZK, ZK_MESSAGE_BYTES,
@@ -116,6 +118,7 @@ class ZooKeeperControlPlane:
             self.controller.active = False
         self.controller = Controller(self, broker, epoch)
         self.controller.on_elected()
+        self.isr_writer.controller_moved()
 
     def controller_gone(self) -> None:
         if self.controller is not None:

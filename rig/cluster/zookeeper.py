@@ -126,14 +126,15 @@ class ZooKeeper:
         self.cluster.controller_elected(broker, self.controller_epoch)
 
     def update_isr(self, key: TopicPartition, leader_epoch: int, isr: tuple[int, ...],
-                   version: int) -> int | None:
-        """A leader's conditional ISR write; the new version, or None if it lost the race."""
+                   version: int, writer: str = "leader") -> int | None:
+        """A conditional ISR write, by the leader (before 2.7) or by the controller for it
+        (AlterIsr, 2.7+); the new version, or None if it lost the race."""
         state = self.partitions[key]
         if state.version != version or state.leader_epoch != leader_epoch:
             return None
         state.isr = isr
         state.version += 1
-        self.wrote(key, state, "leader")
+        self.wrote(key, state, writer)
         return state.version
 
     def write_state(self, key: TopicPartition, state: PartitionState) -> None:

@@ -125,7 +125,9 @@ NET_TRAFFIC: Final = "net.traffic"
 RUN_QUIESCED: Final = "run.quiesced"  # settled (bool), waited_ms
 # ISR change propagation (ZooKeeper era, docs/kafka.md §10):
 ZK_PARTITION_STATE: Final = "zk.partition_state"  # topic, partition, leader, epoch, isr,
-#   version, writer (leader | controller): a partition's /state znode as written
+#   version, writer (leader | controller): a partition's /state znode as written (a leader's
+#   own ISR change is written by the leader before IBP 2.7, by the controller for it from 2.7:
+#   AlterIsr, KIP-497)
 ISR_CHANGE_NOTIFICATION: Final = "isr.change_notification"  # broker, notification, partitions
 ISR_CHANGE_PROPAGATED: Final = "isr.change_propagated"  # broker (controller), notifications,
 #   partitions: the controller read the notifications and sent UpdateMetadata to every broker
@@ -145,7 +147,8 @@ BROKER_UNFENCED: Final = "broker.unfenced"
 PARTITION_CHANGE: Final = "partition.change"
 # alter_partition.rejected: broker (the leader), topic, partition, error_code, error (Kafka's
 #   name: INELIGIBLE_REPLICA 107, FENCED_LEADER_EPOCH 74, INVALID_UPDATE_VERSION 95, …), isr
-#   (proposed), leader_epoch, partition_epoch (both as the leader sent them)
+#   (proposed), leader_epoch, partition_epoch (both as the leader sent them; in ZooKeeper mode,
+#   IBP 2.7+, the AlterIsr answer and partition_epoch the /state version)
 ALTER_PARTITION_REJECTED: Final = "alter_partition.rejected"
 METADATA_UPDATED: Final = "metadata.updated"  # broker, topic, partition, leader, isr: a broker's
 #   metadata cache changed for a partition (UpdateMetadata)

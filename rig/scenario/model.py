@@ -112,6 +112,11 @@ class BrokerConfig:
     # (1.x: the follower falls back to its HW) or "first-start" (2.0+, KIP-279).
     epoch_end_before_first_known: str = "first-start"
     election_order: str = "assignment-order"  # 1.1+; "isr-order" before
+    # How a leader changes its ISR in ZooKeeper mode (KIP-497, by inter.broker.protocol.version):
+    # "zookeeper-write" (before 2.7), "alter-isr-every-50ms" (2.7), "alter-isr" (2.8+).
+    isr_update: str = "alter-isr"
+    hw_on_alter_isr_response: bool = True  # 3.1+ (KAFKA-13091)
+    alter_partition_ineligible: bool = True  # 3.3+ (KIP-841): INELIGIBLE_REPLICA, ZooKeeper mode
     # KIP-392 (2.4+): "rack-aware" = RackAwareReplicaSelector; "none" = consumers read leaders.
     replica_selector_class: str = "none"
 

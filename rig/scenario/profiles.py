@@ -96,6 +96,27 @@ RULES: tuple[VersionRule, ...] = (
     VersionRule("isr_rejoin_needs_epoch_start", "a follower rejoins the ISR only past the start "
                 "of the leader's epoch", (("0.8.2", False), ("2.1", True)),
                 "Partition.isFollowerInSync (leaderEpochStartOffsetOpt, 2.1)"),
+    VersionRule("isr_update", "how a leader changes its ISR in ZooKeeper mode "
+                "(inter.broker.protocol.version)",
+                (("0.8.2", "zookeeper-write"), ("2.7", "alter-isr-every-50ms"),
+                 ("2.8", "alter-isr")),
+                "KIP-497 (before 2.7: the leader writes /state and announces it through "
+                "/isr_change_notification; from IBP 2.7 it sends AlterIsr to the controller, "
+                "which writes ZooKeeper and sends UpdateMetadata, and the HW and acks=all go "
+                "by the maximal ISR while a change is pending: Partition.isrState, "
+                "KafkaController.processAlterIsr); AlterIsrManager (2.7: queued changes go "
+                "out every 50 ms; 2.8, DefaultAlterIsrManager: at once, one request in flight "
+                "per broker)"),
+    VersionRule("hw_on_alter_isr_response", "a leader recomputes its HW when the controller "
+                "confirms an ISR change it proposed (AlterIsr/AlterPartition)",
+                (("0.8.2", False), ("3.1", True)),
+                "KAFKA-13091 (Partition.handleAlterIsrResponse; before, at the next append "
+                "or follower fetch)"),
+    VersionRule("alter_partition_ineligible", "the ZooKeeper controller refuses an ISR change "
+                "that adds a replica not live or shutting down (INELIGIBLE_REPLICA)",
+                (("0.8.2", False), ("3.3", True)),
+                "KIP-841 (KafkaController.tryProcessAlterPartition; the leader goes back to "
+                "its committed ISR: Partition.handleAlterPartitionError)"),
     VersionRule("election_order", "a clean election picks the first live replica of the ISR in",
                 (("0.8.2", "isr-order"), ("1.1", "assignment-order")),
                 "OfflinePartitionLeaderSelector (liveBrokersInIsr.head); 1.1's controller "
@@ -153,6 +174,9 @@ class Profile:
     epoch_end_before_first_known: str  # "undefined" (1.x) or "first-start" (2.0+)
     epoch_start_at_election: bool  # 2.1+ (KAFKA-7415)
     isr_rejoin_needs_epoch_start: bool  # 2.1+
+    isr_update: str  # zookeeper-write before IBP 2.7, alter-isr-every-50ms 2.7, alter-isr 2.8+
+    hw_on_alter_isr_response: bool  # 3.1+ (KAFKA-13091)
+    alter_partition_ineligible: bool  # 3.3+ (KIP-841), ZooKeeper controller
     election_order: str  # "isr-order" before 1.1, "assignment-order" from 1.1
     controller_detects_bounce: bool  # 2.2+ (KIP-380 broker epochs)
     rack_aware_assignment: bool  # 3.5+ clients (KIP-881)
@@ -193,6 +217,12 @@ def profile(version: str) -> Profile:
     if version not in VERSIONS:
         raise ValueError(f"unknown kafka profile {version!r}; known: {', '.join(VERSIONS)}")
     return Profile(version=version, **{rule.field: rule.at(version) for rule in RULES})
+
+
+def ibp_rule(field: str, ibp: str) -> Any:
+    """The value of RULES' row `field` at inter.broker.protocol.version `ibp` (a rule that
+    follows the IBP, as the follower Fetch version does, not the release)."""
+    return next(rule for rule in RULES if rule.field == field).at(ibp)
 
 
 def _cell(value: Any) -> str:

@@ -21,7 +21,7 @@ from rig.cluster.controller import Controller
 from rig.cluster.log import Batch, Log
 from rig.cluster.messages import FetchRequestMsg, topic_runs
 from rig.cluster.partition import FetchState
-from rig.cluster.replica import Replica
+from rig.cluster.replica import PendingIsr, Replica
 from rig.cluster.zookeeper import PartitionState, ZooKeeper
 from rig.engine import Simulation
 from rig.events import names
@@ -176,11 +176,11 @@ class PendingIsrWrites:
 
     def change_isr(self, broker: Any, replica: Replica, isr: tuple[int, ...],
                    shrink: list[int] | None = None, expand: list[int] | None = None) -> None:
-        replica.isr_change_pending = True
+        replica.pending_isr = PendingIsr(isr)
         self.proposed.append(isr)
 
         def apply() -> None:
-            replica.isr_change_pending = False
+            replica.pending_isr = None
             broker.replica_manager.set_isr(replica, isr)
             broker.replica_manager.maybe_advance_hw(replica)
 
@@ -229,7 +229,8 @@ class Host:
         self.variant = SimpleNamespace(broker_config=lambda b: SimpleNamespace(
             auto_leader_rebalance_enable=False, leader_imbalance_check_interval_ms=300_000,
             leader_imbalance_per_broker_percentage=10, zookeeper_session_timeout_ms=6000,
-            controller_detects_bounce=True, election_order=election_order))
+            controller_detects_bounce=True, election_order=election_order,
+            alter_partition_ineligible=True))
         self.sim = Simulation()
         self.events: list[tuple[str, dict[str, Any]]] = []
         self.log = SimpleNamespace(emit=lambda event, **f: self.events.append((event, f)))

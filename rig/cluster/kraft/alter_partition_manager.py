@@ -4,8 +4,11 @@ AlterPartitionManager and Partition.sendAlterPartitionRequest; KIP-497, KIP-841,
 The leader proposes a new ISR with its leader epoch and the partition epoch it holds; the
 controller answers with the partition as it now is (the controller logs the accepted change:
 `isr.shrink` by the leader or `isr.expand`), or an error, which the leader logs
-(`alter_partition.rejected`). One change is in flight per partition. A replica that the
-leader's own image shows fenced or shutting down is not proposed at all (isReplicaIsrEligible).
+(`alter_partition.rejected`). One change is in flight per partition, and the HW and acks=all go
+by the maximal ISR meanwhile: the partition's side is ZooKeeper's AlterIsr one
+(rig.cluster.alter_isr.propose and handle_response; Kafka's Partition serves both modes). A
+replica that the leader's own image shows fenced or shutting down is not proposed at all
+(isReplicaIsrEligible).
 KRaft brokers announce nothing afterwards: the metadata log carries every change.
 
 In a quorum (cluster.controllers) the request goes to the active controller the broker knows;
@@ -18,16 +21,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from rig.cluster.alter_isr import handle_response, propose
 from rig.cluster.kraft.broker_lifecycle import REQUEST_TIMEOUT_MS
 from rig.cluster.kraft.partition_change_builder import RECOVERED, RECOVERING
-from rig.cluster.kraft.replication_control import (
-    ERROR_NAMES,
-    NOT_CONTROLLER,
-    AlterPartitionRequest,
-)
+from rig.cluster.kraft.replication_control import NOT_CONTROLLER, AlterPartitionRequest
 from rig.cluster.partition import TopicPartition
-from rig.cluster.replica import Replica, Role
-from rig.events import names
+from rig.cluster.replica import Replica
 
 REQUEST_BYTES = 120
 
@@ -45,7 +44,7 @@ class AlterPartitionManager:
         life = self.plane.lifecycles[broker.id]
         if expand and any(life.ineligible(b) for b in expand):
             return  # Partition.canAddReplicaToIsr: not ISR-eligible in this broker's image
-        self._send(broker, replica, isr, RECOVERED)
+        self._send(broker, replica, isr, RECOVERED, expand)
 
     def recover(self, broker: Any, replica: Replica) -> None:
         """KIP-704: a leader elected unclean (RECOVERING) marks the partition RECOVERED once its
@@ -56,17 +55,18 @@ class AlterPartitionManager:
         """ZooKeeper's /isr_change_notification has no KRaft counterpart: nothing to do (the
         ISR tasks call this only for changes a ZooKeeper write recorded)."""
 
-    def _send(self, broker: Any, replica: Replica, isr: tuple[int, ...], recovery: str) -> None:
+    def _send(self, broker: Any, replica: Replica, isr: tuple[int, ...], recovery: str,
+              expand: list[int] | None = None) -> None:
         plane = self.plane
         life = plane.lifecycles[broker.id]
-        replica.isr_change_pending = True
+        pending = propose(replica, isr, expand)
         key, epoch, incarnation = replica.key, replica.leader_epoch, broker.incarnation
         # rig's follower fetches carry no ReplicaState (Fetch v15, KIP-903): -1, "not known".
         request = AlterPartitionRequest(key, broker.id, life.epoch, epoch, replica.zk_version,
                                         isr, (-1,) * len(isr), recovery)
         node = life.known
         if node is None:  # a quorum between leaders: propose again later
-            replica.isr_change_pending = False
+            replica.pending_isr = None
             return
         self._sent += 1
         sent = self._sent
@@ -82,28 +82,22 @@ class AlterPartitionManager:
                 return
             if plane.quorum and inflight.get((broker.id, key)) != sent:
                 return  # timed out and proposed again since
-            replica.isr_change_pending = False
             if error == NOT_CONTROLLER and plane.quorum:
-                return  # retriable (a controller no longer active, or behind): propose again
-            if error:
-                plane.log.emit(names.ALTER_PARTITION_REJECTED, broker=broker.id, topic=key[0],
-                               partition=key[1], error_code=error, error=ERROR_NAMES[error],
-                               isr=list(isr), leader_epoch=epoch,
-                               partition_epoch=request.partition_epoch)
-                return
-            if (part is None or replica.role is not Role.LEADER
-                    or part.partition_epoch <= replica.zk_version):
-                return  # the metadata log brought this change (or a later one) first
-            rm = broker.replica_manager
-            rm.set_isr(replica, part.isr)
-            replica.zk_version = part.partition_epoch
-            rm.maybe_advance_hw(replica)
+                if replica.pending_isr is pending:
+                    replica.pending_isr = None  # retriable (a controller no longer active, or
+                return  # behind): propose again
+            answer = None if part is None else (part.leader_epoch, part.isr,
+                                                part.partition_epoch)
+            if handle_response(broker, plane.log.emit, replica, pending, request, error,
+                               answer):
+                replica.pending_isr = None  # retriable: proposed again at the next check
 
         def timed_out() -> None:
             if (inflight.get((broker.id, key)) == sent and broker.incarnation == incarnation
                     and replica.leader_epoch == epoch):
                 inflight.pop((broker.id, key))
-                replica.isr_change_pending = False
+                if replica.pending_isr is pending:
+                    replica.pending_isr = None
 
         assert recovery in (RECOVERED, RECOVERING)
         if plane.quorum:

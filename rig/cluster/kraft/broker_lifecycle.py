@@ -333,7 +333,7 @@ class BrokerLifecycle:
         # isReplicaIsrEligible); the caught-up time of the others is kept (makeLeader resets
         # it only on a new leader epoch).
         rm.set_isr(replica, part.isr)
-        replica.isr_change_pending = False
+        replica.pending_isr = None
         now = broker.now_ms
         for follower in replica.assignment:
             if follower != broker.id and follower not in part.isr and self.ineligible(follower):

@@ -1,0 +1,352 @@
+"""The leader's view of the ISR from inter.broker.protocol.version 2.7 (KIP-497, ZooKeeper mode):
+the maximal ISR while a change is pending, the controller's processAlterIsr, the HW on the
+answer from 3.1 (KAFKA-13091), and the AlterIsrManager's one request in flight per broker."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import orjson
+import pytest
+
+from rig.cluster.alter_isr import (
+    UNKNOWN_TOPIC_OR_PARTITION,
+    AlterIsrManager,
+    handle_response,
+    process_alter_isr,
+    propose,
+)
+from rig.cluster.controller import Controller
+from rig.cluster.kraft.replication_control import (
+    FENCED_LEADER_EPOCH,
+    INELIGIBLE_REPLICA,
+    INVALID_UPDATE_VERSION,
+    NONE,
+    NOT_CONTROLLER,
+    STALE_BROKER_EPOCH,
+    AlterPartitionRequest,
+)
+from rig.cluster.replica import Replica
+from rig.cluster.zookeeper import PartitionState
+from rig.events import names
+from rig.scenario.load import load_scenario
+from rig.scenario.model import BrokerConfig
+from rig.simulate import simulate
+from tests.cluster.test_broker_unit import KEY, FakeFetcher, Fixture
+from tests.cluster.test_failure_path import Host
+
+
+class Proposals:
+    """An ISR writer that does only the partition's side of AlterIsr (the controller answers
+    when the test says)."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[Replica, Any, tuple[int, ...]]] = []
+
+    def change_isr(self, broker: Any, replica: Replica, isr: tuple[int, ...],
+                   shrink: list[int] | None = None, expand: list[int] | None = None) -> None:
+        self.sent.append((replica, propose(replica, isr, expand), isr))
+
+    def propagate_isr_changes(self, broker: Any, keys: tuple[Any, ...]) -> None:
+        raise AssertionError("no /isr_change_notification with AlterIsr")
+
+
+def _at(one: Fixture, ms: int) -> None:
+    one.sim.run(ms * 1000)
+
+
+# -- the partition: the maximal ISR ------------------------------------------------------------
+def test_a_pending_expansion_holds_the_hw_for_the_replica_it_adds() -> None:
+    writer = Proposals()
+    one = Fixture(isr_writer=writer, min_isr=1)  # replica.lag.time.max.ms 30 s
+    _at(one, 1000)
+    one.fetch(FakeFetcher(1), 0)
+    one.fetch(FakeFetcher(2), 0)
+    _at(one, 2000)
+    one.broker.on_leader_and_isr(1, {KEY: PartitionState(0, 1, (0, 1), 1)})  # 2 left the ISR
+    one.produce(acks=1)
+    one.fetch(FakeFetcher(1), 10)
+    replica = one.broker.replicas[KEY]
+    assert replica.high_watermark == 10
+    one.produce(acks=1)  # LEO 20
+    _at(one, 40_000)  # broker 2's last caught-up time (2 s) is now beyond the lag time
+    one.fetch(FakeFetcher(2), 10)  # at the HW: the leader proposes to take it back
+    ((proposed, pending, isr),) = writer.sent
+    assert proposed is replica and isr == (0, 1, 2) and pending.expand == 2
+    assert replica.isr == (0, 1) and replica.maximal_isr == (0, 1, 2)
+    one.fetch(FakeFetcher(1), 20)
+    # Broker 1 has everything, but the HW waits for broker 2 too (Partition
+    # .maybeIncrementLeaderHW over isrState.maximalIsr): the committed ISR alone would give 20.
+    assert replica.high_watermark == 10
+    one.fetch(FakeFetcher(2), 20)
+    assert replica.high_watermark == 20
+
+
+@pytest.mark.parametrize(("version", "hw_on_answer"), [("3.0", False), ("3.1", True)])
+def test_the_hw_moves_on_the_answer_to_a_shrink_from_3_1(version: str,
+                                                          hw_on_answer: bool) -> None:
+    writer = Proposals()
+    config = BrokerConfig(version, 12, hw_on_alter_isr_response=hw_on_answer)
+    one = Fixture(isr_writer=writer, config=config, min_isr=1)
+    _at(one, 1000)
+    one.fetch(FakeFetcher(1), 0)
+    one.fetch(FakeFetcher(2), 0)
+    one.produce(acks=1)
+    one.fetch(FakeFetcher(1), 10)  # broker 2 stops fetching at 0
+    _at(one, 40_000)
+    one.broker.isr.expire()  # the isr-expiration task: broker 2 is out of sync
+    ((replica, pending, isr),) = writer.sent
+    assert isr == (0, 1) and pending.expand is None and replica.high_watermark == 0
+    request = AlterPartitionRequest(KEY, 0, 0, 0, 0, isr)
+    handle_response(one.broker, one.ctx.emit, replica, pending, request, NONE, (0, isr, 1))
+    assert replica.isr == (0, 1) and replica.pending_isr is None and replica.zk_version == 1
+    # KAFKA-13091: from 3.1 the leader recomputes its HW on the answer; before, only at its
+    # next append or follower fetch.
+    assert replica.high_watermark == (10 if hw_on_answer else 0)
+    one.fetch(FakeFetcher(1), 10)
+    assert replica.high_watermark == 10
+
+
+@pytest.mark.parametrize(("error", "stays_pending", "again"), [
+    (FENCED_LEADER_EPOCH, True, False), (INVALID_UPDATE_VERSION, True, False),
+    (UNKNOWN_TOPIC_OR_PARTITION, True, False), (STALE_BROKER_EPOCH, True, True),
+    (INELIGIBLE_REPLICA, False, False)])
+def test_a_rejected_change_waits_for_the_next_leader_and_isr(error: int, stays_pending: bool,
+                                                              again: bool) -> None:
+    writer = Proposals()
+    one = Fixture(isr_writer=writer, min_isr=1)
+    _at(one, 1000)
+    one.fetch(FakeFetcher(1), 0)
+    one.produce(acks=1)
+    _at(one, 40_000)
+    one.broker.isr.expire()
+    ((replica, pending, isr),) = writer.sent
+    request = AlterPartitionRequest(KEY, 0, 0, 0, 0, isr)
+    assert handle_response(one.broker, one.ctx.emit, replica, pending, request, error,
+                           None) is again
+    (rejected,) = one.emitted(names.ALTER_PARTITION_REJECTED)
+    assert rejected["error_code"] == error and rejected["isr"] == list(isr)
+    assert (replica.pending_isr is pending) is stays_pending
+    one.broker.isr.expire()
+    # No new change while one is pending; INELIGIBLE_REPLICA went back to the committed ISR,
+    # so the next check proposes again.
+    assert len(writer.sent) == (1 if stays_pending else 2)
+    one.broker.on_leader_and_isr(2, {KEY: PartitionState(0, 1, (0, 1, 2), 3)})
+    assert replica.pending_isr is None  # makeLeader: CommittedIsr
+
+
+# -- the controller: processAlterIsr -----------------------------------------------------------
+A, B = ("t", 0), ("t", 1)
+
+
+def _emitted(host: Host, name: str) -> list[dict[str, Any]]:
+    return [fields for event, fields in host.events if event == name]
+
+
+def _controller() -> tuple[Host, Controller, list[tuple[int, Any]]]:
+    host = Host({A: (0, 1, 2), B: (1, 0, 2)}, live=[0, 1, 2])
+    host.zk.partitions = {A: PartitionState(0, 3, (0, 1, 2), 5),
+                          B: PartitionState(1, 2, (1, 0, 2), 4)}
+    told: list[tuple[int, Any]] = []
+    for b, broker in host.brokers.items():
+        broker.on_update_metadata = lambda epoch, leaders, isrs, b=b: told.append((b, isrs))
+    controller = Controller(host, 1, 2)  # type: ignore[arg-type]
+    host.controller = controller
+    return host, controller, told
+
+
+def test_the_controller_writes_an_accepted_change_and_sends_update_metadata() -> None:
+    host, controller, told = _controller()
+    top, results = process_alter_isr(controller, 0, 0, [
+        AlterPartitionRequest(A, 0, 0, 3, 5, (0, 1))])
+    assert top == NONE and results == {A: (NONE, (3, (0, 1), 6))}
+    assert host.states()[A] == (0, 3, (0, 1)) and host.zk.partitions[A].version == 6
+    (write,) = _emitted(host, names.ZK_PARTITION_STATE)
+    assert write["writer"] == "controller" and write["version"] == 6
+    (shrink,) = _emitted(host, names.ISR_SHRINK)
+    assert (shrink["removed"], shrink["by"], shrink["leader"]) == ([2], "leader", 0)
+    # UpdateMetadata for the partition to every live broker; no notification znode.
+    assert told == [(b, {A: (0, 1)}) for b in (0, 1, 2)]
+    assert host.zk.isr_notifications == {}
+
+
+def test_the_controller_fences_an_old_leader_epoch_and_a_stale_version() -> None:
+    host, controller, _ = _controller()
+    top, results = process_alter_isr(controller, 0, 0, [
+        AlterPartitionRequest(A, 0, 0, 2, 5, (0, 1)),  # leader epoch 2 < 3
+        AlterPartitionRequest(B, 1, 0, 2, 3, (1, 0))])  # version 3, ZooKeeper holds 4
+    assert top == NONE
+    assert results == {A: (FENCED_LEADER_EPOCH, None), B: (INVALID_UPDATE_VERSION, None)}
+    assert host.states() == {A: (0, 3, (0, 1, 2)), B: (1, 2, (1, 0, 2))}
+    assert _emitted(host, names.ZK_PARTITION_STATE) == []
+
+
+def test_an_isr_already_in_place_is_answered_with_the_current_state() -> None:
+    host, controller, _ = _controller()
+    top, results = process_alter_isr(controller, 1, 0, [
+        AlterPartitionRequest(B, 1, 0, 2, 3, (1, 0, 2))])  # an old version, the same ISR
+    assert (top, results) == (NONE, {B: (NONE, (2, (1, 0, 2), 4))})
+    assert _emitted(host, names.ZK_PARTITION_STATE) == []
+
+
+@pytest.mark.parametrize("kip_841", [False, True])
+def test_from_3_3_a_member_not_live_or_shutting_down_is_ineligible(kip_841: bool) -> None:
+    host, controller, _ = _controller()
+    host.variant.broker_config = lambda b: SimpleNamespace(alter_partition_ineligible=kip_841)
+    controller.shutting_down.add(2)  # in controlled shutdown: not in liveBrokerIds
+    top, results = process_alter_isr(controller, 0, 0, [
+        AlterPartitionRequest(A, 0, 0, 3, 5, (0, 2))])
+    assert top == NONE
+    if kip_841:
+        assert results == {A: (INELIGIBLE_REPLICA, None)}
+        assert host.states()[A] == (0, 3, (0, 1, 2))
+    else:  # 2.7–3.2: any ISR the leader proposes is written
+        assert results == {A: (NONE, (3, (0, 2), 6))}
+
+
+def test_a_stale_broker_epoch_or_a_resigned_controller_answers_for_the_whole_request() -> None:
+    host, controller, _ = _controller()
+    request = [AlterPartitionRequest(A, 0, 1, 3, 5, (0, 1))]
+    assert process_alter_isr(controller, 0, 1, request) == (STALE_BROKER_EPOCH, {})
+    controller.active = False
+    assert process_alter_isr(controller, 0, 0, request) == (NOT_CONTROLLER, {})
+    assert host.states()[A] == (0, 3, (0, 1, 2))
+
+
+# -- the cluster: which profile changes the ISR how ---------------------------------------------
+SCENARIO = """
+name: alter-isr
+seed: 5
+duration: 30s
+cluster:
+  brokers: 3
+  config: {replica.lag.time.max.ms: 10s, zookeeper.session.timeout.ms: 30s}
+topics:
+  - {name: t, partitions: 3, replication_factor: 3, assignment: [[0, 1, 2], [0, 2, 1], [0, 1, 2]]}
+workload:
+  producers:
+    - {name: p, topic: t, rate: 100, acks: 1, linger: 50ms}
+faults:
+  - {kind: crash, broker: 2, at: 5s}
+"""
+
+
+@pytest.fixture
+def run(write_scenario: Callable[[str, str], Path],
+        tmp_path: Path) -> Callable[[str], list[dict[str, Any]]]:
+    def go(kafka: str) -> list[dict[str, Any]]:
+        path = write_scenario(SCENARIO + f'kafka: "{kafka}"\n', "s.yaml")
+        variant = load_scenario(path).variants[0]
+        simulate(variant, tmp_path / "e.jsonl")
+        return [orjson.loads(line) for line in (tmp_path / "e.jsonl").read_bytes().splitlines()]
+
+    return go
+
+
+def _writes(events: list[dict[str, Any]]) -> list[tuple[float, str, int]]:
+    """The shrinks written to ZooKeeper (the crashed broker comes back in the quiesce)."""
+    return [(e["t_ms"], e["writer"], e["partition"]) for e in events
+            if e["event"] == names.ZK_PARTITION_STATE and 2 not in e["isr"]]
+
+
+def test_before_2_7_the_leader_writes_and_announces_its_shrink(run: Any) -> None:
+    events = run("2.5")
+    assert {w for _, w, _ in _writes(events)} == {"leader"}
+    assert any(e["event"] == names.ISR_CHANGE_NOTIFICATION for e in events)
+
+
+def test_from_2_8_one_alter_isr_in_flight_per_broker_the_rest_go_with_the_next(
+        run: Any) -> None:
+    events = run("2.8")
+    writes = _writes(events)
+    assert {w for _, w, _ in writes} == {"controller"}
+    assert not any(e["event"] == names.ISR_CHANGE_NOTIFICATION for e in events)
+    # Leader 0 drops broker 2 from its three partitions in one isr-expiration run: the first
+    # goes at once, the two queued meanwhile together once the answer is back.
+    times = sorted({t for t, _, _ in writes})
+    assert len(writes) == 3 and len(times) == 2 and times[0] < times[1] < times[0] + 10
+
+
+def test_in_2_7_the_queue_goes_out_on_the_50_ms_tick(run: Any) -> None:
+    writes = _writes(run("2.7"))
+    assert len(writes) == 3 and len({t for t, _, _ in writes}) == 1
+    assert round(writes[0][0], 3) % 50 == pytest.approx(0.501, abs=0.01)  # tick + the trip
+
+
+# -- the broker: AlterIsrManager and its channel to the controller -------------------------------
+class Plane:
+    """A ZooKeeper control plane as the AlterIsrManager sees it, whose wire waits for the test."""
+
+    def __init__(self, host: Host, controller: Controller) -> None:
+        self.host = host
+        self.zk = host.zk
+        self.log = host.log
+        self.controller: Controller | None = controller
+        self.brokers: dict[int, Any] = {}
+        self.wire: list[tuple[Any, Any, Callable[[], None]]] = []
+
+    def send(self, src: Any, dst: Any, nbytes: int, deliver: Callable[[], None], *,
+             reliable: bool = False) -> None:
+        self.wire.append((src, dst, deliver))
+
+    def deliver(self) -> list[tuple[Any, Any]]:
+        wire, self.wire = self.wire, []
+        for _, _, deliver in wire:
+            deliver()
+        return [(src, dst) for src, dst, _ in wire]
+
+
+def _leader_with_manager() -> tuple[Fixture, Plane, Host]:
+    host = Host({KEY: (0, 1, 2)}, live=[0, 1, 2])
+    host.zk.partitions = {KEY: PartitionState(0, 0, (0, 1, 2), 0)}
+    controller = Controller(host, 1, 1)  # type: ignore[arg-type]
+    host.controller = controller
+    plane = Plane(host, controller)
+    manager = AlterIsrManager(plane)
+    one = Fixture(isr_writer=manager, min_isr=1)  # 3.7: AlterIsr sent at once
+    plane.brokers[0] = one.broker
+    manager.broker_started(one.broker)
+    _at(one, 1000)
+    one.fetch(FakeFetcher(1), 0)
+    one.produce(acks=1)
+    one.fetch(FakeFetcher(1), 10)
+    _at(one, 40_000)  # broker 2 has not fetched for the lag time
+    return one, plane, host
+
+
+def test_an_alter_isr_in_flight_goes_again_to_the_next_controller() -> None:
+    one, plane, host = _leader_with_manager()
+    manager = one.ctx.isr_writer
+    one.broker.isr.expire()
+    replica = one.broker.replicas[KEY]
+    assert [(src, dst) for src, dst, _ in plane.wire] == [(0, 1)]  # to controller 1
+    assert replica.isr_change_pending and replica.isr == (0, 1, 2)
+    # Controller 1 loses its place before the request arrives; broker 2 is elected.
+    assert plane.controller is not None
+    plane.controller.active = False
+    plane.controller = Controller(host, 2, 2)  # type: ignore[arg-type]
+    manager.controller_moved()  # type: ignore[attr-defined]
+    assert plane.deliver() == [(0, 1), (0, 2)]  # the old one answers NOT_CONTROLLER, too late
+    assert plane.deliver() == [(1, 0), (2, 0)]
+    assert replica.isr == (0, 1) and not replica.isr_change_pending
+    assert host.zk.partitions[KEY].version == 1 and replica.zk_version == 1
+    assert one.emitted(names.ALTER_PARTITION_REJECTED) == []
+
+
+def test_with_no_controller_known_the_channel_waits_and_polls() -> None:
+    one, plane, _ = _leader_with_manager()
+    controller = plane.controller
+    plane.controller = None
+    one.broker.isr.expire()
+    assert plane.wire == [] and one.broker.replicas[KEY].isr_change_pending
+    _at(one, 40_050)
+    assert plane.wire == []  # the channel looks again every 100 ms
+    plane.controller = controller
+    _at(one, 40_300)
+    assert [(src, dst) for src, dst, _ in plane.wire] == [(0, 1)]
+    plane.deliver()
+    plane.deliver()
+    assert one.broker.replicas[KEY].isr == (0, 1)
