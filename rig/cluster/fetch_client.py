@@ -164,7 +164,7 @@ class FetchClient:
     # -- the loop ------------------------------------------------------------------------------
     def wake(self) -> None:
         if not self.in_flight and not self.stopped and self.up():
-            self.cluster.sim.after(0, self.send)
+            self.cluster.sim.call_after(0, self.send)
 
     def send(self) -> None:
         if self.in_flight or self.stopped or not self.up() or not self.partitions:
@@ -219,7 +219,7 @@ class FetchClient:
         if not leader.alive:
             # A dead process resets the connection: the client learns it after a round trip.
             rtt_us = 2 * cluster.network.base_link(self.node, self.leader_id).latency_us
-            cluster.sim.after(rtt_us, lambda: self._timed_out(sent))
+            cluster.sim.call_after(rtt_us, lambda: self._timed_out(sent))
             return
         cluster.send(self.node, self.leader_id, wire, lambda: leader.on_fetch(request),
                      kind="fetch")
@@ -267,7 +267,7 @@ class FetchClient:
         self._retry_later()
 
     def _retry_later(self) -> None:
-        self.cluster.sim.after(self.backoff_ms * 1000, self.send)
+        self.cluster.sim.call_after(self.backoff_ms * 1000, self.send)
 
     def on_response(self, request: FetchRequestMsg, response: FetchResponseMsg) -> None:
         if request.request_id != self._sent or self.stopped or not self.up():
