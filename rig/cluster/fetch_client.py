@@ -99,6 +99,8 @@ class FetchClient:
         self._sent = 0  # requests sent; an answer to an older one is dropped
         self.sent_at_us = -1  # when the request in flight left
         self.last_sizes: tuple[int, int, int] = (0, 0, 0)  # its body, header and wire bytes
+        self._shape_key: tuple[object, ...] = ()  # the last request's shape, and its sizes
+        self._shape_sizes = self.last_sizes
         self.last_listed = 0  # how many partitions it listed
         self.coast: Wakeable | None = None  # idle rounds in closed form (rig.cluster.coast)
         cluster.clients.append(self)
@@ -186,10 +188,16 @@ class FetchClient:
             listed = len(session.listed or ())
         updates = {key: self.partitions[key] for key in self.dirty if key in self.partitions}
         self.dirty = {}
-        shape = RequestShape(self.version, runs, forgotten if self.version >= 7 else (),
-                             rack_id=self.rack_id if self.version >= 11 else "",
-                             follower=self.replica_id >= 0)
-        self.last_sizes = self.cluster.meter.request(shape, self.client_id)
+        # Idle rounds ask in the same shape round after round: its sizes are kept, and the
+        # shape is built and sized (the meter's memo, keyed by the whole shape) only on a change.
+        shape_key = (self.version, runs, forgotten, self.rack_id)
+        if shape_key != self._shape_key:
+            shape = RequestShape(self.version, runs, forgotten if self.version >= 7 else (),
+                                 rack_id=self.rack_id if self.version >= 11 else "",
+                                 follower=self.replica_id >= 0)
+            self._shape_sizes = self.cluster.meter.request(shape, self.client_id)
+            self._shape_key = shape_key
+        self.last_sizes = self._shape_sizes
         self.last_listed = listed
         self._keys_sent = True
         return FetchRequestMsg(self, self.version, session, self.keys, self._runs, updates,
