@@ -8,6 +8,7 @@ and what a response means for them (`_apply`).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any, ClassVar, Protocol
 
 from rig.cluster.context import Strategies, Wakeable
@@ -229,7 +230,7 @@ class FetchClient:
             rtt_us = 2 * cluster.network.base_link(self.node, self.leader_id).latency_us
             cluster.sim.call_after(rtt_us, lambda: self._timed_out(sent))
             return
-        cluster.send(self.node, self.leader_id, wire, lambda: leader.on_fetch(request),
+        cluster.send(self.node, self.leader_id, wire, partial(leader.on_fetch, request),
                      kind="fetch")
         self._arm_timeout(sent)
 

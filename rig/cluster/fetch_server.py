@@ -12,6 +12,7 @@ are readable below the HW (never a follower's).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from rig.cluster.context import NodeContext, Process
@@ -205,7 +206,7 @@ class FetchServer:
         answered or replaced already); True if it was answered."""
         if self.broker.stalled:
             # The purgatory reaper is paused with everything else: it fires when the stall ends.
-            self.ctx.after_stall(self.broker.id, lambda: self._complete_later(delayed))
+            self.ctx.after_stall(self.broker.id, delayed.expire)
             return False
         if not self.purgatory.is_watched(delayed):
             return False
@@ -213,9 +214,6 @@ class FetchServer:
         delayed.cancel_timer()
         self._respond(delayed.request, delayed.context, delayed.arrived_us)
         return True
-
-    def _complete_later(self, delayed: DelayedFetch) -> None:
-        self.complete(delayed)
 
     # -- the response --------------------------------------------------------------------------
     def _respond(self, request: FetchRequestMsg, context: SessionContext, arrived_us: int) -> None:
@@ -297,4 +295,4 @@ class FetchServer:
                                     records_bytes, records, hws, errors, body, header, wire,
                                     now_us, preferred)
         self.ctx.send(broker.id, fetcher.node, wire,
-                      lambda: fetcher.on_response(request, response), kind="fetch")
+                      partial(fetcher.on_response, request, response), kind="fetch")
