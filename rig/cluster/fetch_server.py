@@ -18,7 +18,7 @@ from typing import Any
 from rig.cluster.context import NodeContext, Process
 from rig.cluster.fetch_progress import fetch_offset, update_fetch_state
 from rig.cluster.log import Batch
-from rig.cluster.messages import FetchRequestMsg, FetchResponseMsg, response_shape
+from rig.cluster.messages import FetchRequestMsg, FetchResponseMsg, response_sizes
 from rig.cluster.partition import TopicPartition
 from rig.cluster.purgatory import Purgatory
 from rig.cluster.read_replica import RACK_AWARE, answers, preferred_read_replicas
@@ -278,8 +278,8 @@ class FetchServer:
             rotate = getattr(self.cache, "moved_to_end", None)
             if rotate is not None and records:
                 rotate(context, [key for key in listed_changed if key in records])
-        shape = response_shape(request, context, records, listed_changed)
-        body, header, wire = self.ctx.meter.response(shape)
+        body, header, wire = response_sizes(self.ctx.meter, request, context, records,
+                                            listed_changed)
         listed = (len(request.partitions) if context.full and context.error_code == NONE
                   else len(listed_changed))
         records_bytes = sum(size for _, size in records.values())
