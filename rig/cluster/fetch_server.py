@@ -12,12 +12,13 @@ are readable below the HW (never a follower's).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from rig.cluster.context import NodeContext, Process
 from rig.cluster.fetch_progress import fetch_offset, update_fetch_state
 from rig.cluster.log import Batch
-from rig.cluster.messages import FetchRequestMsg, FetchResponseMsg, response_shape
+from rig.cluster.messages import FetchRequestMsg, FetchResponseMsg, response_sizes
 from rig.cluster.partition import TopicPartition
 from rig.cluster.purgatory import Purgatory
 from rig.cluster.read_replica import RACK_AWARE, answers, preferred_read_replicas
@@ -205,7 +206,7 @@ class FetchServer:
         answered or replaced already); True if it was answered."""
         if self.broker.stalled:
             # The purgatory reaper is paused with everything else: it fires when the stall ends.
-            self.ctx.after_stall(self.broker.id, lambda: self._complete_later(delayed))
+            self.ctx.after_stall(self.broker.id, delayed.expire)
             return False
         if not self.purgatory.is_watched(delayed):
             return False
@@ -213,9 +214,6 @@ class FetchServer:
         delayed.cancel_timer()
         self._respond(delayed.request, delayed.context, delayed.arrived_us)
         return True
-
-    def _complete_later(self, delayed: DelayedFetch) -> None:
-        self.complete(delayed)
 
     # -- the response --------------------------------------------------------------------------
     def _respond(self, request: FetchRequestMsg, context: SessionContext, arrived_us: int) -> None:
@@ -280,8 +278,8 @@ class FetchServer:
             rotate = getattr(self.cache, "moved_to_end", None)
             if rotate is not None and records:
                 rotate(context, [key for key in listed_changed if key in records])
-        shape = response_shape(request, context, records, listed_changed)
-        body, header, wire = self.ctx.meter.response(shape)
+        body, header, wire = response_sizes(self.ctx.meter, request, context, records,
+                                            listed_changed)
         listed = (len(request.partitions) if context.full and context.error_code == NONE
                   else len(listed_changed))
         records_bytes = sum(size for _, size in records.values())
@@ -297,4 +295,4 @@ class FetchServer:
                                     records_bytes, records, hws, errors, body, header, wire,
                                     now_us, preferred)
         self.ctx.send(broker.id, fetcher.node, wire,
-                      lambda: fetcher.on_response(request, response), kind="fetch")
+                      partial(fetcher.on_response, request, response), kind="fetch")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from rig.cluster.log import Batch
 from rig.cluster.network import Node
@@ -16,6 +16,9 @@ from rig.cluster.partition import FetchState, TopicPartition
 from rig.protocol import ResponsePartitionShape, ResponseShape, ResponseTopicShape
 from rig.protocol.errors import NONE
 from rig.strategies.fetch_session import SessionContext, SessionRequest
+
+if TYPE_CHECKING:
+    from rig.cluster.wire import Meter, Sizes
 
 
 class Fetcher(Protocol):
@@ -88,6 +91,16 @@ def topic_runs(keys: object) -> tuple[tuple[str, int], ...]:
     if current is not None:
         runs.append((current, count))
     return tuple(runs)
+
+
+def response_sizes(meter: Meter, request: FetchRequestMsg, context: SessionContext,
+                   records: dict[TopicPartition, tuple[list[Batch], int]],
+                   listed: dict[TopicPartition, None]) -> Sizes:
+    """The response's body, header and wire bytes. A full response without records (an idle
+    round's, the same round after round) is sized by its topic runs, without its shape."""
+    if context.full and not records and context.error_code == NONE:
+        return meter.idle_response(request.version, request.topic_runs)
+    return meter.response(response_shape(request, context, records, listed))
 
 
 def response_shape(request: FetchRequestMsg, context: SessionContext,

@@ -70,15 +70,16 @@ class Network:
 
     def arrival_us(self, src: Node, dst: Node, wire_bytes: int, now_us: int) -> int | None:
         """When a message sent now from `src` is fully received at `dst` (None: lost)."""
-        latency_us, us_per_byte, loss = self._link(src, dst)
-        busy = max(1, round(wire_bytes * us_per_byte))
-        if self.coasting and (src, dst) in self.coasting:
-            self._wake_met((src, dst), now_us, busy)
+        key = (src, dst)
+        latency_us, us_per_byte, loss = self._links.get(key) or self._link(src, dst)
+        busy = round(wire_bytes * us_per_byte) or 1  # at least 1 µs
+        if self.coasting and key in self.coasting:
+            self._wake_met(key, now_us, busy)
         if loss and self.rng.random() < loss:
             return None
-        start = max(now_us, self._free_at.get((src, dst), 0))
-        done = start + busy
-        self._free_at[(src, dst)] = done
+        free_at = self._free_at.get(key, 0)
+        done = (now_us if now_us > free_at else free_at) + busy
+        self._free_at[key] = done
         return done + latency_us
 
     def serialization_us(self, src: Node, dst: Node, wire_bytes: int) -> int:

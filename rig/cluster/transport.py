@@ -93,7 +93,7 @@ class Transport:
                   else None)
         if arrival is None:  # lost on a lossy link
             if resend is not None:
-                self.sim.after(RESEND_MS * 1000, resend)
+                self.sim.call_after(RESEND_MS * 1000, resend)
             return
         self._arrive(arrival, src, dst, deliver, incarnation, resend)
 
@@ -130,14 +130,14 @@ class Transport:
                 return
             if network.blocked(src, dst):
                 if resend is not None:
-                    self.sim.after(RESEND_MS * 1000, resend)
+                    self.sim.call_after(RESEND_MS * 1000, resend)
                 return
             if receiver is not None and receiver.stalled:
                 self._stalled_mail.setdefault(receiver.id, []).append(deliver)
                 return
             deliver()
 
-        self.sim.at(arrival_us, arrive, scheduled_us=sent_us)
+        self.sim.call_at(arrival_us, arrive, scheduled_us=sent_us)
 
     def stall_ended(self, broker_id: int) -> None:
         """Broker `broker_id` runs again: what it sent leaves, then what it received arrives."""

@@ -11,6 +11,7 @@ from rig.errors import InternalError
 from rig.protocol import (
     RequestShape,
     ResponseShape,
+    ResponseTopicShape,
     encode_fetch_request,
     encode_fetch_response,
     materialize_request,
@@ -36,6 +37,7 @@ class Meter:
         self.verified = 0
         self._requests: dict[tuple[RequestShape, str], Sizes] = {}
         self._responses: dict[ResponseShape, Sizes] = {}
+        self._idle: dict[tuple[int, tuple[tuple[str, int], ...]], Sizes] = {}
 
     def request(self, shape: RequestShape, client_id: str) -> Sizes:
         key = (shape, client_id)
@@ -62,6 +64,19 @@ class Meter:
             if len(self._responses) >= SHAPES_KEPT:
                 self._responses.clear()
             sizes = self._responses[shape] = (body, header, wire_size(header, body))
+        return sizes
+
+    def idle_response(self, version: int, runs: tuple[tuple[str, int], ...]) -> Sizes:
+        """The sizes of a full response without records (every partition idle) to a request
+        whose partitions form topic `runs`: an idle round's, the same round after round, kept
+        here by its runs without building its shape again."""
+        key = (version, runs)
+        sizes = self._idle.get(key)
+        if sizes is None:
+            if len(self._idle) >= SHAPES_KEPT:
+                self._idle.clear()
+            sizes = self._idle[key] = self.response(ResponseShape(version, tuple(
+                ResponseTopicShape(topic, idle=n) for topic, n in runs)))
         return sizes
 
     def _check(self, what: str, shape: object, fast: int, encoded: int) -> None:

@@ -9,13 +9,16 @@ changes no order. It is what lets a model skip simulating a stretch of repetitiv
 it out in closed form afterwards: an action computed after the fact is queued where it would
 have been (`at(..., scheduled_us=)`), and `ran_before` says whether an action that was never
 queued, due now, would already have run.
+
+An entry is a plain tuple `(time, priority, scheduled at, insertion, item)`: the item is the
+action itself when nobody can cancel it (`call_at`), or a `Timer` (`at`) when someone can.
 """
 
 from __future__ import annotations
 
 import heapq
 from collections.abc import Callable
-from typing import Any
+from typing import Any, final
 
 Action = Callable[[], Any]
 
@@ -27,6 +30,7 @@ def _cancelled() -> None:
     """What a cancelled timer holds instead of its action (never run)."""
 
 
+@final
 class Timer:
     """A scheduled action that can still be cancelled; cancelled timers are skipped lazily.
     Cancelling lets go of the action at once, and whatever it refers to with it."""
@@ -52,7 +56,7 @@ class Simulation:
 
     def __init__(self) -> None:
         self.now_us = 0
-        self._queue: list[tuple[int, int, int, int, Timer]] = []
+        self._queue: list[tuple[int, int, int, int, Timer | Action]] = []
         self._inserted = 0
         self.steps = 0
         self._stopped = False
@@ -65,31 +69,47 @@ class Simulation:
 
     def at(self, time_us: int, action: Action, priority: int = NORMAL,
            scheduled_us: int | None = None) -> Timer:
-        """Run `action` at absolute time `time_us` (not before now).
+        """Run `action` at absolute time `time_us` (not before now); the Timer cancels it.
 
         `scheduled_us` (default now) is when the action counts as scheduled: an earlier time
         puts it before actions scheduled later for the same time and priority, as if it had
         been queued then."""
+        timer = Timer(time_us, action)
+        self._push(time_us, timer, priority, scheduled_us)
+        return timer
+
+    def call_at(self, time_us: int, action: Action, priority: int = NORMAL,
+                scheduled_us: int | None = None) -> None:
+        """`at` for an action nobody cancels: it is queued as it is, without a Timer."""
+        self._push(time_us, action, priority, scheduled_us)
+
+    def _push(self, time_us: int, item: Action | Timer, priority: int,
+              scheduled_us: int | None) -> None:
         now = self.now_us
         if time_us < now:
             raise ValueError(f"cannot schedule in the past: {time_us} < now {now}")
-        timer = Timer(time_us, action)
         self._inserted += 1
         heapq.heappush(self._queue, (time_us, priority,
                                      now if scheduled_us is None else scheduled_us,
-                                     self._inserted, timer))
-        return timer
+                                     self._inserted, item))
 
     def after(self, delay_us: int, action: Action, priority: int = NORMAL) -> Timer:
         """Run `action` `delay_us` microseconds from now."""
         return self.at(self.now_us + delay_us, action, priority)
 
+    def call_after(self, delay_us: int, action: Action, priority: int = NORMAL) -> None:
+        """`after` for an action nobody cancels (no Timer)."""
+        self._push(self.now_us + delay_us, action, priority, None)
+
     def peek(self) -> int | None:
         """The time of the next live action, or None when the queue is empty."""
         queue = self._queue
-        while queue and queue[0][4].cancelled:
+        while queue:
+            item = queue[0][4]
+            if type(item) is not Timer or not item.cancelled:
+                return queue[0][0]
             heapq.heappop(queue)
-        return queue[0][0] if queue else None
+        return None
 
     def ran_before(self, time_us: int, scheduled_us: int, priority: int = NORMAL) -> bool:
         """Whether an action due at `time_us`, scheduled at `scheduled_us`, would have run by
@@ -110,15 +130,19 @@ class Simulation:
         pop = heapq.heappop
         self._stopped = False
         while queue and not self._stopped:
-            time_us, priority, scheduled_us, _, timer = queue[0]
+            time_us, priority, scheduled_us, _, item = queue[0]
             if time_us > until_us:
                 break
             pop(queue)
-            if timer.cancelled:
-                continue
+            if type(item) is Timer:
+                if item.cancelled:
+                    continue
+                action = item.action
+            else:
+                action = item
             self.now_us = time_us
             self._running = (priority, scheduled_us)
-            timer.action()
+            action()
             self.steps += 1
             if on_progress is not None and self.steps % progress_every == 0:
                 on_progress(self.now_us)

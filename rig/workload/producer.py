@@ -140,7 +140,7 @@ class Producer:
             return
         if spec.stop_ms is not None and now_ms >= spec.stop_ms:
             return
-        self.cluster.sim.after(self._ticks_until_due(tick_ms) * tick_ms * 1000, self._tick)
+        self.cluster.sim.call_after(self._ticks_until_due(tick_ms) * tick_ms * 1000, self._tick)
 
     def _ticks_until_due(self, tick_ms: int) -> int:
         """How many linger ticks the next tick is away: 1, or, for a slow producer with nothing
@@ -312,7 +312,7 @@ class Producer:
             # The connection is refused (a dead process) or reset: the client sees a network
             # error after a round trip, not after request.timeout.ms.
             refused = dict.fromkeys(group, NETWORK_EXCEPTION)
-            cluster.sim.after(2 * cluster.network.base_link(self.node, leader).latency_us,
+            cluster.sim.call_after(2 * cluster.network.base_link(self.node, leader).latency_us,
                               lambda: self._on_response(leader, group, refused, answered))
             return
 
@@ -325,7 +325,7 @@ class Producer:
 
         cluster.send(self.node, leader, size, lambda: cluster.brokers[leader].on_produce(
             wire, spec.acks, spec.request_timeout_ms, reply), kind="produce")
-        cluster.sim.after(spec.request_timeout_ms * 1000, lambda: self._on_response(
+        cluster.sim.call_after(spec.request_timeout_ms * 1000, lambda: self._on_response(
             leader, group, dict.fromkeys(group, REQUEST_TIMED_OUT), answered))
 
     def connection_reset(self, broker: int) -> None:

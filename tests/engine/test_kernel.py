@@ -68,3 +68,26 @@ def test_stop_ends_the_run_after_the_current_action() -> None:
     sim.at(2, lambda: seen.append(2))
     sim.run(10)
     assert seen == [1] and sim.now_us == 1
+
+
+def test_uncancellable_actions_keep_the_same_order_as_timers() -> None:
+    """`call_at`/`call_after` queue the action without a Timer; the order is the one `at` and
+    `after` give (time, priority, scheduled at, insertion), whichever of them queued it."""
+    sim = Simulation()
+    seen: list[str] = []
+    sim.at(10, lambda: seen.append("timer-1"))
+    sim.call_at(10, lambda: seen.append("plain-2"))
+    sim.call_at(10, lambda: seen.append("urgent"), URGENT)
+    sim.after(10, lambda: seen.append("timer-3"))
+    sim.call_after(5, lambda: seen.append("plain-early"))
+    sim.run(100)
+    assert seen == ["plain-early", "urgent", "timer-1", "plain-2", "timer-3"]
+    with pytest.raises(ValueError, match="past"):
+        sim.call_at(10, lambda: None)
+
+
+def test_peek_skips_cancelled_timers_but_not_plain_actions() -> None:
+    sim = Simulation()
+    sim.at(3, lambda: None).cancel()
+    sim.call_at(7, lambda: None)
+    assert sim.peek() == 7

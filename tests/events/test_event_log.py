@@ -1,0 +1,92 @@
+"""The event log's line: stamp first, then the bound context, then the fields; observers see
+the stamped event before it is written; values orjson cannot render fall back as structlog's
+JSONRenderer renders them."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+import structlog
+
+from rig.events.log import EventLog, HashingSink
+
+
+class _Rendered:
+    def __structlog__(self) -> str:
+        return "rendered"
+
+
+class _Opaque:
+    def __repr__(self) -> str:
+        return "<opaque>"
+
+
+def test_a_line_is_stamp_then_context_then_fields() -> None:
+    sink = io.BytesIO()
+    now = [1500]
+    log = EventLog(sink, lambda: now[0] / 1000, variant="v6", broker=9)
+    log.emit("fetch.response", partition="t-0", broker=2, bytes=10)
+    now[0] = 2500
+    log.emit("hw.advance", hw=3, odd=_Rendered(), other=_Opaque())
+    lines = sink.getvalue().split(b"\n")
+    assert lines[-1] == b""
+    assert lines[0] == (b'{"t_ms":1.5,"seq":1,"event":"fetch.response","variant":"v6",'
+                        b'"broker":2,"partition":"t-0","bytes":10}')
+    assert lines[1] == (b'{"t_ms":2.5,"seq":2,"event":"hw.advance","variant":"v6","broker":9,'
+                        b'"hw":3,"odd":"rendered","other":"<opaque>"}')
+    assert log.count == 2
+
+
+def test_the_line_is_what_structlogs_generic_chain_renders() -> None:
+    """The same bytes as structlog's stock BoundLogger with a stamping processor and its
+    JSONRenderer over orjson (the chain this log replaced)."""
+    now = [0]
+    seq = [0]
+
+    def stamp(_logger: Any, _name: str, event_dict: Any) -> Any:
+        seq[0] += 1
+        name = event_dict.pop("event")
+        return {"t_ms": now[0] / 1000, "seq": seq[0], "event": name, **event_dict}
+
+    stock = io.BytesIO()
+
+    class End:
+        def msg(self, line: bytes) -> None:
+            stock.write(line + b"\n")
+
+        info = msg
+
+    reference = structlog.wrap_logger(
+        End(), processors=[stamp, structlog.processors.JSONRenderer(serializer=orjson.dumps)],
+        context_class=dict).bind(variant="v7", broker=1)
+    ours = io.BytesIO()
+    log = EventLog(ours, lambda: now[0] / 1000, variant="v7", broker=1)
+    for step, fields in enumerate([{}, {"broker": 3, "x": [1, 2]}, {"y": _Opaque(), "z": None}]):
+        now[0] = step * 1250
+        reference.msg(f"e.{step}", **fields)
+        log.emit(f"e.{step}", **fields)
+    assert ours.getvalue() == stock.getvalue()
+
+
+def test_observers_see_the_stamped_event_they_asked_for() -> None:
+    sink = HashingSink()
+    log = EventLog(sink, lambda: 0.0, variant="v6")
+    seen: list[tuple[str, dict[str, Any]]] = []
+
+    def everything(event: Mapping[str, Any]) -> None:
+        seen.append(("all", dict(event)))
+
+    def some(event: Mapping[str, Any]) -> None:
+        seen.append(("some", dict(event)))
+
+    log.observe(everything)
+    log.observe(some, ["b"])
+    log.emit("a", n=1)
+    log.emit("b", n=2)
+    assert [(who, event["event"], event["seq"]) for who, event in seen] == [
+        ("all", "a", 1), ("all", "b", 2), ("some", "b", 2)]
+    assert list(seen[0][1]) == ["t_ms", "seq", "event", "variant", "n"]
+    assert sink.last_line.endswith(b'"n":2}\n')
