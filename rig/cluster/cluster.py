@@ -101,8 +101,13 @@ class Cluster:
                 raise PluginError(f"placement {chooser.name!r} returned an invalid assignment "
                                   f"for topic {topic.name!r}: " + "; ".join(problems[:5]))
             self.assignments[topic.name] = assignment
+            # min.insync.replicas as its leaders apply it, for the analysis's under-min-ISR
+            # partition-seconds (Kafka's UnderMinIsrPartitionCount).
+            min_isr = self.topics.leader_min_isr((topic.name, 0), topic.replication_factor,
+                                                 self.config)
             self.log.emit(names.TOPIC_CREATED, topic=topic.name, partitions=topic.partitions,
-                          replication_factor=topic.replication_factor, placement=chooser.name)
+                          replication_factor=topic.replication_factor, placement=chooser.name,
+                          min_insync_replicas=min_isr)
             self._create_partitions(topic, assignment)
 
     def _create_partitions(self, topic: TopicSpec, assignment: list[tuple[int, ...]]) -> None:

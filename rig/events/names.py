@@ -17,7 +17,9 @@ RUN_END: Final = "run.end"  # events (count written before this one)
 
 # Cluster set-up ---------------------------------------------------------------------------------
 BROKER_START: Final = "broker.start"  # broker, rack
-TOPIC_CREATED: Final = "topic.created"  # topic, partitions, replication_factor, placement
+# topic.created: topic, partitions, replication_factor, placement, min_insync_replicas (as its
+#   leaders apply it: from 3.7 at most the replication factor, Partition.effectiveMinIsr)
+TOPIC_CREATED: Final = "topic.created"
 PARTITION_ASSIGNED: Final = "partition.assigned"  # topic, partition, replicas, leader
 # client.rack: client (its node name), role ("producer" | "consumer"), rack — a client with a
 #   client.rack, when it is built (clients without one are not logged and have no zone)
