@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rig import rundir
-from rig.analysis.availability import FENCING_EVENTS, fencing_delays, under_min_isr_seconds
+from rig.analysis.availability import EVENTS as AVAILABILITY_EVENTS
+from rig.analysis.availability import fencing_delays, under_min_isr_seconds
 from rig.analysis.events import spark_sorted, with_fetch_fields
 from rig.analysis.fault_reaction import (
     REACTIONS,
@@ -34,7 +35,7 @@ __all__ = ["STAGE", "analyze_replication"]
 _ISR_EVENTS = (names.ISR_SHRINK, names.ISR_EXPAND, names.LEADER_ELECTED, names.PARTITION_OFFLINE)
 _SELECTED = (names.PARTITION_ASSIGNED, *_ISR_EVENTS, names.FAULT_INJECT, names.FAULT_HEAL,
              names.ZK_PARTITION_STATE, names.PARTITION_CHANGE, names.TOPIC_CREATED,
-             *FENCING_EVENTS)
+             *AVAILABILITY_EVENTS)
 
 
 def _schema() -> StructType:

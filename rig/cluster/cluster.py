@@ -101,13 +101,10 @@ class Cluster:
                 raise PluginError(f"placement {chooser.name!r} returned an invalid assignment "
                                   f"for topic {topic.name!r}: " + "; ".join(problems[:5]))
             self.assignments[topic.name] = assignment
-            # min.insync.replicas as its leaders apply it, for the analysis's under-min-ISR
-            # partition-seconds (Kafka's UnderMinIsrPartitionCount).
-            min_isr = self.topics.leader_min_isr((topic.name, 0), topic.replication_factor,
-                                                 self.config)
             self.log.emit(names.TOPIC_CREATED, topic=topic.name, partitions=topic.partitions,
                           replication_factor=topic.replication_factor, placement=chooser.name,
-                          min_insync_replicas=min_isr)
+                          min_insync_replicas=self.topics.leader_min_isr(
+                              (topic.name, 0), topic.replication_factor, self.config))
             self._create_partitions(topic, assignment)
 
     def _create_partitions(self, topic: TopicSpec, assignment: list[tuple[int, ...]]) -> None:
@@ -148,9 +145,6 @@ class Cluster:
         self.log.emit(names.CLIENT_RACK, client=node, role=role, rack=rack)
 
     # -- configuration lookups ---------------------------------------------------------------
-    def min_isr(self, key: TopicPartition) -> int:
-        return self.topics.min_isr(key)
-
     def unclean_election(self, key: TopicPartition) -> bool:
         return self.topics.unclean_election(key)
 

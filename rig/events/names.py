@@ -149,6 +149,10 @@ PARTITION_CHANGE: Final = "partition.change"
 #   name: INELIGIBLE_REPLICA 107, FENCED_LEADER_EPOCH 74, INVALID_UPDATE_VERSION 95, …), isr
 #   (proposed), leader_epoch, partition_epoch (both as the leader sent them)
 ALTER_PARTITION_REJECTED: Final = "alter_partition.rejected"
+# config.altered: topic, config ("min.insync.replicas"), value (as set; None: an alteration
+#   undone), scope ("topic" | "cluster": the cluster-wide default), min_insync_replicas (what the
+#   topic's leaders now apply) — an alter-config fault, one event per topic it changes
+CONFIG_ALTERED: Final = "config.altered"
 METADATA_UPDATED: Final = "metadata.updated"  # broker, topic, partition, leader, isr: a broker's
 #   metadata cache changed for a partition (UpdateMetadata)
 

@@ -55,3 +55,15 @@ def test_under_min_isr_is_unknown_for_a_log_without_min_isr() -> None:
     ]
     assert under_min_isr_seconds(rows, {"old": 5_000.0, "calm": 5_000.0}) == {
         "old": None, "calm": 0.0}
+
+
+def test_under_min_isr_follows_a_min_isr_change() -> None:
+    rows = [
+        _row("v", "topic.created", 0.0, topic="t", min_insync_replicas=2),
+        _row("v", "isr.shrink", 1_000.0, topic="t", partition=0, isr=[0]),  # under from 1 s
+        _row("v", "config.altered", 3_000.0, topic="t", min_insync_replicas=1),  # not any more
+        _row("v", "config.altered", 6_000.0, topic="t", min_insync_replicas=3),
+        _row("v", "partition.offline", 7_000.0, topic="t", partition=0, isr=[0]),
+    ]
+    # 1 s → 3 s, then 6 s → 7 s (ISR 1 < 3) = 3 partition-seconds
+    assert under_min_isr_seconds(rows, {"v": 10_000.0}) == {"v": 3.0}

@@ -125,6 +125,13 @@ class KRaftControlPlane:
             self.restart_controller(broker.id)
         self.lifecycles[broker.id].restart()
 
+    def min_isr_altered(self, topic: str | None) -> None:
+        """The active controller writes the change (and clears ELRs); with none active the
+        alteration reaches no controller (an admin client would retry: not modelled)."""
+        active = self.active if self.quorum else self.controller
+        if active is not None:
+            active.min_isr_altered(topic)
+
     def broker_crashed(self, broker: Any) -> None:
         """A combined controller dies with its broker's process."""
         if broker.id in self.combined:

@@ -340,6 +340,19 @@ class QuorumController:
                                 nxt == SHUTDOWN_NOW)
         self._when_committed(lambda: reply(answer))
 
+    def min_isr_altered(self, topic: str | None) -> None:
+        """IncrementalAlterConfigs of min.insync.replicas (a topic's, or the cluster default
+        when `topic` is None). With ELR on, ConfigurationControlManager
+        .createClearElrRecordsAsNeeded adds a ClearElrRecord to the ConfigRecord's batch, even
+        when the value is unchanged (KIP-966, KAFKA-16540, Kafka 4.0): the ELR was chosen under
+        the old min ISR, and a member of it may miss what a smaller ISR commits under the new
+        one. ReplicationControlManager.replay(ClearElrRecord) merges each such partition with a
+        change of empty ELR and last known ELR; rig appends that change itself."""
+        if not self.active or not self.replication.elr_enabled:
+            return
+        self._change(lambda: self.replication.clear_elrs(topic), "min-isr-change")
+        self.metadata.appended()
+
     def alter_partition(self, request: AlterPartitionRequest,
                         reply: Callable[[int, PartitionRegistration | None], None]) -> None:
         if not self.active:
