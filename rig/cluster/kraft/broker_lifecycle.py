@@ -93,7 +93,7 @@ class BrokerLifecycle:
         self.known = controller.node
         self.known_epoch = self._answered_epoch = controller.quorum_epoch
         self._answered_at_us = self.plane.sim.now_us
-        self.epoch = epoch
+        self.epoch = self.broker.broker_epoch = epoch
         self.state = "RUNNING"
         self.applied = controller.metadata.end_offset
         self.image = dict(controller.partitions)
@@ -104,7 +104,7 @@ class BrokerLifecycle:
 
     def restart(self) -> None:
         """A new process: it registers, fetches from where its local metadata log ends."""
-        self.epoch = -1
+        self.epoch = self.broker.broker_epoch = -1
         self.state = "REGISTERING"
         self._register(FIRST_BACKOFF_MS)
         self._fetch()
@@ -151,7 +151,7 @@ class BrokerLifecycle:
                 broker.schedule(backoff_ms * 1000,
                                 lambda: self._register(min(2 * backoff_ms, cap)))
                 return
-            self.epoch = epoch
+            self.epoch = self.broker.broker_epoch = epoch
             self.clean_epoch = -1  # the clean-shutdown file is read once, at start
             self.state = "STARTING"
             self._heartbeat()
