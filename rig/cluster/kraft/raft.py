@@ -138,9 +138,10 @@ class RaftNode:
         return len(self.voters) // 2 + 1
 
     def random_election_timeout_ms(self) -> int:
-        """QuorumState.randomElectionTimeoutMs: the timeout plus nextInt(timeout)."""
+        """QuorumState.randomElectionTimeoutMs: the timeout plus nextInt(timeout). Kafka's
+        0 → 0 branch cannot happen here: validation refuses a timeout under 1 ms."""
         timeout = self.config.election_timeout_ms
-        return timeout + self.rng.randrange(timeout) if timeout > 0 else 0
+        return timeout + self.rng.randrange(timeout)
 
     def _arm(self, delay_ms: float, action: Callable[[], None]) -> None:
         if self._timer is not None:
