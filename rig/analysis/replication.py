@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rig import rundir
+from rig.analysis.availability import EVENTS as AVAILABILITY_EVENTS
+from rig.analysis.availability import fencing_delays, under_min_isr_seconds
 from rig.analysis.events import spark_sorted, with_fetch_fields
 from rig.analysis.fault_reaction import (
     REACTIONS,
@@ -32,7 +34,8 @@ __all__ = ["STAGE", "analyze_replication"]
 
 _ISR_EVENTS = (names.ISR_SHRINK, names.ISR_EXPAND, names.LEADER_ELECTED, names.PARTITION_OFFLINE)
 _SELECTED = (names.PARTITION_ASSIGNED, *_ISR_EVENTS, names.FAULT_INJECT, names.FAULT_HEAL,
-             names.ZK_PARTITION_STATE, names.PARTITION_CHANGE)
+             names.ZK_PARTITION_STATE, names.PARTITION_CHANGE, names.TOPIC_CREATED,
+             *AVAILABILITY_EVENTS)
 
 
 def _schema() -> StructType:
@@ -46,7 +49,8 @@ def _schema() -> StructType:
         ("election", text), ("fault", long), ("kind", text), ("targets", T.ArrayType(text)),
         ("duration_ms", long), ("removed", T.ArrayType(long)), ("previous", long),
         ("offset", long), ("hw", long), ("leader", T.BooleanType()),
-        ("leaderless_ms", T.DoubleType()), ("stale_ms", T.DoubleType()),
+        ("leaderless_ms", T.DoubleType()), ("stale_ms", T.DoubleType()), ("broker", long),
+        ("min_insync_replicas", long),
     ]
     # The fetch fields are for the catch-up bytes (rig.analysis.fault_reaction).
     return with_fetch_fields(T.StructType([T.StructField(n, k, nullable=True)
@@ -123,7 +127,7 @@ def _selected(analysis: Analysis) -> list[dict[str, Any]]:
     order (nulls first, as Spark orders)."""
     chosen = analysis.rare(_SELECTED, _schema(), (
         "variant", "event", "t_ms", "seq", "topic", "partition", "isr", "replicas", "fault",
-        "kind", "targets", "removed", "previous"))
+        "kind", "targets", "removed", "previous", "broker", "min_insync_replicas"))
     return spark_sorted(chosen, "variant", "seq")
 
 
@@ -258,6 +262,8 @@ def _replication_stage(analysis: Analysis) -> dict[str, dict[str, Any]]:
     partition-timeline tables."""
     variants = analysis.variants
     delays: dict[str, list[tuple[float, float]]] = {}
+    fencing: dict[str, list[float]] = {}
+    under_min: dict[str, float | None] = {}
     counts: dict[str, dict[str, Any]] = {}
     timeline: list[dict[str, Any]] = []
     recovery: list[dict[str, Any]] = []
@@ -282,6 +288,8 @@ def _replication_stage(analysis: Analysis) -> dict[str, dict[str, Any]]:
             recovery)
         delays = visibility_delays(events)
         _add_visibility(recovery, delays, end_ms)
+        fencing = fencing_delays(selected)
+        under_min = under_min_isr_seconds(selected, end_ms)
     else:
         by_variant = {}
     out: dict[str, Any] = {}
@@ -303,6 +311,8 @@ def _replication_stage(analysis: Analysis) -> dict[str, dict[str, Any]]:
                     "truncated_records", "diverged_partitions", "broker_halts")},
                 "under_replicated_partition_seconds": round(under, 3),
                 "offline_partition_seconds": round(offline, 3),
+                "under_min_isr_partition_seconds": _rounded(under_min.get(name)),
+                "fencing_delay_ms": spread(fencing.get(name, ())),
                 "max_recovery_seconds": round(max(recoveries), 3) if recoveries else None,
                 "faults": len([r for r in recovery if r["variant"] == name]),
                 "max_detection_seconds": round(max(detections), 3) if detections else None,

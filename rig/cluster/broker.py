@@ -44,6 +44,9 @@ class Broker:
         self.fetch_stuck = False  # its fetchers fetch but cannot append (a fetcher-stuck fault)
         self.incarnation = 0
         self.controller_epoch_seen = 0
+        # KRaft: the broker epoch of this process's registration (-1: none yet, or ZooKeeper
+        # mode); its follower fetches carry it in ReplicaState (Fetch v15+, KIP-903)
+        self.broker_epoch = -1
         # This incarnation's pending timers (a crash cancels them); each holds its own entry
         # and gives it up when it fires, so the set stays as small as the work pending.
         self.tasks: set[Timer] = set()

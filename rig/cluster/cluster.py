@@ -102,7 +102,9 @@ class Cluster:
                                   f"for topic {topic.name!r}: " + "; ".join(problems[:5]))
             self.assignments[topic.name] = assignment
             self.log.emit(names.TOPIC_CREATED, topic=topic.name, partitions=topic.partitions,
-                          replication_factor=topic.replication_factor, placement=chooser.name)
+                          replication_factor=topic.replication_factor, placement=chooser.name,
+                          min_insync_replicas=self.topics.leader_min_isr(
+                              (topic.name, 0), topic.replication_factor, self.config))
             self._create_partitions(topic, assignment)
 
     def _create_partitions(self, topic: TopicSpec, assignment: list[tuple[int, ...]]) -> None:
@@ -143,9 +145,6 @@ class Cluster:
         self.log.emit(names.CLIENT_RACK, client=node, role=role, rack=rack)
 
     # -- configuration lookups ---------------------------------------------------------------
-    def min_isr(self, key: TopicPartition) -> int:
-        return self.topics.min_isr(key)
-
     def unclean_election(self, key: TopicPartition) -> bool:
         return self.topics.unclean_election(key)
 

@@ -101,14 +101,41 @@ class TopicConfigs:
     def __init__(self, topic_config: Mapping[str, Mapping[str, Any]], cluster: BrokerConfig):
         self.by_topic = topic_config
         self._cluster = cluster
+        # min.insync.replicas as an alter-config fault set it: per topic, and the cluster-wide
+        # default (None: the broker config's)
+        self._min_isr: dict[str, int] = {}
+        self._default_min_isr: int | None = None
 
     def config(self, topic: str) -> Mapping[str, Any]:
         """The topic's own settings (empty for a topic that sets none)."""
         return self.by_topic.get(topic, {})
 
     def min_isr(self, key: TopicPartition) -> int:
-        value = self.by_topic[key[0]].get("min.insync.replicas")
-        return int(value) if value is not None else self._cluster.min_insync_replicas
+        topic = key[0]
+        value = self._min_isr.get(topic) if self._min_isr else None
+        if value is None:
+            value = self.by_topic[topic].get("min.insync.replicas")
+        if value is not None:
+            return int(value)
+        default = self._default_min_isr
+        return default if default is not None else self._cluster.min_insync_replicas
+
+    def explicit_min_isr(self, topic: str | None) -> int | None:
+        """The value an alter-config set for `topic` (None: the cluster default), or None."""
+        return self._default_min_isr if topic is None else self._min_isr.get(topic)
+
+    def follows_default(self, topic: str) -> bool:
+        """Does the topic take min.insync.replicas from the cluster-wide default?"""
+        return topic not in self._min_isr and "min.insync.replicas" not in self.by_topic[topic]
+
+    def alter_min_isr(self, topic: str | None, value: int | None) -> None:
+        """Set (None: drop) a topic's min.insync.replicas, or the cluster-wide default."""
+        if topic is None:
+            self._default_min_isr = value
+        elif value is None:
+            self._min_isr.pop(topic, None)
+        else:
+            self._min_isr[topic] = value
 
     def leader_min_isr(self, key: TopicPartition, replication_factor: int,
                        config: BrokerConfig) -> int:

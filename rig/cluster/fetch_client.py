@@ -117,6 +117,11 @@ class FetchClient:
         return -1
 
     @property
+    def replica_epoch(self) -> int:
+        """The broker epoch a follower sends (ReplicaState.ReplicaEpoch); -1 for a consumer."""
+        return -1
+
+    @property
     def source(self) -> Node:
         return self.node
 
@@ -204,7 +209,8 @@ class FetchClient:
         return FetchRequestMsg(self, self.version, session, self.keys, self._runs, updates,
                                self.max_wait_ms, self.min_bytes, max_bytes=self.max_bytes,
                                partition_max_bytes=self.partition_max_bytes,
-                               rack_id=self.rack_id if self.version >= 11 else "")
+                               rack_id=self.rack_id if self.version >= 11 else "",
+                               replica_epoch=self.replica_epoch if self.version >= 15 else -1)
 
     def _send_fetch(self) -> None:
         cluster = self.cluster

@@ -60,6 +60,7 @@ def update_fetch_state(rm: ReplicaManager, slot: Slot, request: FetchRequestMsg)
         if offset < 0 or offset > replica.leo:
             continue  # unknown, or out of range (answered with an error): not progress
         progress = replica.followers.setdefault(follower, FollowerProgress())
+        progress.broker_epoch = request.replica_epoch  # Replica.updateFetchStateOrThrow
         isr_strategy.on_fetch(progress, offset, replica.leo, now)
         if pending is not None and offset >= replica.leo:
             pending.pop(key, None)

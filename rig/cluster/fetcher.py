@@ -54,6 +54,10 @@ class ReplicaFetcher(FetchClient):
         return self.broker_id
 
     @property
+    def replica_epoch(self) -> int:
+        return self.broker.broker_epoch
+
+    @property
     def fetcher_id(self) -> int:
         return self.slot
 

@@ -58,6 +58,7 @@ class FetchRequestMsg:
     partition_max_bytes: int = 0
     arrived_us: int = -1  # when it reached the leader
     rack_id: str = ""  # a consumer's client.rack (Fetch v11+): its ClientMetadata
+    replica_epoch: int = -1  # a follower's broker epoch (ReplicaState, Fetch v15+, KIP-903)
 
 
 @dataclass(slots=True)

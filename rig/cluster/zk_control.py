@@ -93,6 +93,9 @@ class ZooKeeperControlPlane:
     def broker_crashed(self, broker: Any) -> None:
         """Nothing: ZooKeeper hears of it when the session expires."""
 
+    def min_isr_altered(self, topic: str | None) -> None:
+        """Nothing: the brokers read the new value from /config (no ELR before KRaft)."""
+
     def _heartbeats(self, broker: Any) -> None:
         """The broker's ZooKeeper session: register now, then heartbeat every timeout/3."""
         incarnation = broker.incarnation

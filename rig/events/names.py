@@ -17,7 +17,9 @@ RUN_END: Final = "run.end"  # events (count written before this one)
 
 # Cluster set-up ---------------------------------------------------------------------------------
 BROKER_START: Final = "broker.start"  # broker, rack
-TOPIC_CREATED: Final = "topic.created"  # topic, partitions, replication_factor, placement
+# topic.created: topic, partitions, replication_factor, placement, min_insync_replicas (as its
+#   leaders apply it: from 3.7 at most the replication factor, Partition.effectiveMinIsr)
+TOPIC_CREATED: Final = "topic.created"
 PARTITION_ASSIGNED: Final = "partition.assigned"  # topic, partition, replicas, leader
 # client.rack: client (its node name), role ("producer" | "consumer"), rack — a client with a
 #   client.rack, when it is built (clients without one are not logged and have no zone)
@@ -150,6 +152,10 @@ PARTITION_CHANGE: Final = "partition.change"
 #   (proposed), leader_epoch, partition_epoch (both as the leader sent them; in ZooKeeper mode,
 #   IBP 2.7+, the AlterIsr answer and partition_epoch the /state version)
 ALTER_PARTITION_REJECTED: Final = "alter_partition.rejected"
+# config.altered: topic, config ("min.insync.replicas"), value (as set; None: an alteration
+#   undone), scope ("topic" | "cluster": the cluster-wide default), min_insync_replicas (what the
+#   topic's leaders now apply) — an alter-config fault, one event per topic it changes
+CONFIG_ALTERED: Final = "config.altered"
 METADATA_UPDATED: Final = "metadata.updated"  # broker, topic, partition, leader, isr: a broker's
 #   metadata cache changed for a partition (UpdateMetadata)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from rig.events import names
 from rig.scenario.model import FaultSpec, LinkSpec
 
 if TYPE_CHECKING:
@@ -214,6 +215,48 @@ class ControllerFailover(Fault):
         pass
 
 
+class AlterConfig(Fault):
+    """An operator changes min.insync.replicas (IncrementalAlterConfigs) of one topic, or the
+    cluster-wide default: the leaders apply the new value at once, and the control plane
+    reacts (KRaft with ELR on clears the ELRs, KIP-966). Heal (with heal_after): the previous
+    value is set again, as a second change."""
+
+    kind = "alter-config"
+
+    def __init__(self, spec: FaultSpec):
+        super().__init__(spec)
+        self.previous: int | None = None
+
+    def targets(self, cluster: Cluster) -> list[int | str]:
+        return []  # no node: the cluster's configuration
+
+    def inject(self, cluster: Cluster) -> None:
+        topic, value = self.spec.topic, self.spec.config.get("min.insync.replicas")
+        self.previous = cluster.topics.explicit_min_isr(topic)
+        if value is not None:
+            _alter_min_isr(cluster, topic, int(value))
+
+    def heal(self, cluster: Cluster) -> None:
+        if self.spec.heal_after_ms is not None and "min.insync.replicas" in self.spec.config:
+            _alter_min_isr(cluster, self.spec.topic, self.previous)
+
+
+def _alter_min_isr(cluster: Cluster, topic: str | None, value: int | None) -> None:
+    """Set min.insync.replicas (None: drop the alteration), log what each topic's leaders now
+    apply, and tell the control plane (KRaft: ConfigurationControlManager
+    .createClearElrRecordsAsNeeded, a ClearElrRecord for the topic or for every topic)."""
+    topics = cluster.topics
+    following = [t.name for t in cluster.variant.topics
+                 if t.name == topic or (topic is None and topics.follows_default(t.name))]
+    topics.alter_min_isr(topic, value)
+    for name in following:
+        rf = len(cluster.assignments[name][0])
+        cluster.log.emit(names.CONFIG_ALTERED, topic=name, config="min.insync.replicas",
+                         value=value, scope="topic" if topic is not None else "cluster",
+                         min_insync_replicas=topics.leader_min_isr((name, 0), rf, cluster.config))
+    cluster.control.min_isr_altered(topic)
+
+
 KINDS: dict[str, type[Fault]] = {k.kind: k for k in (
     Crash, PowerLoss, ControlledShutdown, RackFailure, NetworkPartition, Link, Stall,
-    FetcherStuck, ZkSessionExpiry, ControllerFailover)}
+    FetcherStuck, ZkSessionExpiry, ControllerFailover, AlterConfig)}

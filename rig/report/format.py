@@ -10,6 +10,7 @@ __all__ = [
     "fmt_bytes",
     "fmt_change",
     "fmt_int",
+    "fmt_ms_spread",
     "fmt_number",
     "fmt_rate",
     "fmt_ratio",
@@ -98,6 +99,22 @@ def fmt_number(value: object) -> str:
     if value is None:
         return DASH
     return str(value)
+
+
+def fmt_ms_spread(spread: object) -> str:
+    """A {min, p50, max} of milliseconds in seconds: "7.000 / 8.000 / 9.000", or one value when
+    all three are equal; a dash when it is not one."""
+    if not isinstance(spread, dict):
+        return DASH
+    values = [spread.get(k) for k in ("min", "p50", "max")]
+    if not all(_is_number(x) for x in values):
+        return DASH
+    low, mid, high = (float(x) for x in values)  # type: ignore[arg-type]
+    if not all(math.isfinite(x) for x in (low, mid, high)):
+        return DASH
+    if low == high:
+        return f"{low / 1000:,.3f}"
+    return f"{low / 1000:,.3f} / {mid / 1000:,.3f} / {high / 1000:,.3f}"
 
 
 def relative_change(base: object, value: object) -> float | None:

@@ -25,7 +25,7 @@ from rig.report.charts import (
     _time_unit,
     seconds_log_axis,
 )
-from rig.report.format import DASH, fmt_int
+from rig.report.format import DASH, fmt_int, fmt_ms_spread, fmt_number
 from rig.report.inputs import RunInputs, dig
 
 __all__ = ["MAX_STRIPS", "build_isr"]
@@ -53,17 +53,6 @@ def _seconds(value: Any) -> str:
     return DASH if ms is None else f"{ms / 1000:,.3f}"
 
 
-def _spread_text(spread: Any) -> str:
-    if not isinstance(spread, Mapping):
-        return DASH
-    low, mid, high = (_num(spread.get(k)) for k in ("min", "p50", "max"))
-    if low is None or mid is None or high is None:
-        return DASH
-    if low == high:
-        return f"{low / 1000:,.3f}"
-    return f"{low / 1000:,.3f} / {mid / 1000:,.3f} / {high / 1000:,.3f}"
-
-
 def _headline(inputs: RunInputs, variants: Sequence[str]) -> list[dict[str, Any]]:
     def row(label: str, unit: str, cells: list[str]) -> dict[str, Any]:
         return {"label": label, "unit": unit, "cells": cells}
@@ -80,13 +69,22 @@ def _headline(inputs: RunInputs, variants: Sequence[str]) -> list[dict[str, Any]
              fmt_int(isr(v, "shrinks")) for v in variants]),
         row("ISR expands", "", [fmt_int(isr(v, "expands")) for v in variants]),
         row("Shrink delay", "s from the fault to the shrink, min / p50 / max",
-            [_spread_text(isr(v, "shrink_delay_ms")) for v in variants]),
+            [fmt_ms_spread(isr(v, "shrink_delay_ms")) for v in variants]),
         row("ISR change notifications", "/isr_change_notification children",
             [fmt_int(isr(v, "notifications")) for v in variants]),
         row("Propagation delay", "s from the ZooKeeper write to a broker's cache, min / p50 / max",
-            [_spread_text(isr(v, "propagation_delay_ms")) for v in variants]),
+            [fmt_ms_spread(isr(v, "propagation_delay_ms")) for v in variants]),
         row("Longest metadata staleness", "s a broker's cache disagreed with ZooKeeper",
             [_seconds(isr(v, "max_metadata_staleness_ms")) for v in variants]),
+        # The controller's side of a crash, both eras side by side (rig.analysis.availability).
+        row("Fencing delay", "s from a broker's crash to its fencing (ZooKeeper: session "
+            "expiry), min / p50 / max",
+            [fmt_ms_spread(dig(inputs.summary, "variants", v, "replication", "fencing_delay_ms"))
+             for v in variants]),
+        row("Under min ISR", "partition-seconds led with fewer in-sync replicas than "
+            "min.insync.replicas",
+            [fmt_number(dig(inputs.summary, "variants", v, "replication",
+                            "under_min_isr_partition_seconds")) for v in variants]),
     ]
 
 

@@ -27,7 +27,7 @@ from rig.report.charts import (
     _layout,
     _time_unit,
 )
-from rig.report.format import DASH, fmt_int, fmt_number, human_bytes
+from rig.report.format import DASH, fmt_int, fmt_ms_spread, fmt_number, human_bytes
 from rig.report.inputs import RunInputs, dig
 
 __all__ = [
@@ -71,6 +71,10 @@ RECOVERY_METRICS: tuple[tuple[str, str, tuple[str, ...], Fmt, bool], ...] = (
      True),
     ("Under-replicated", "partition-seconds",
      ("replication", "under_replicated_partition_seconds"), fmt_number, False),
+    ("Under min ISR", "partition-seconds, acks=all refused",
+     ("replication", "under_min_isr_partition_seconds"), fmt_number, False),
+    ("Fencing delay", "s from a crash to broker.fenced (ZooKeeper: session expiry), "
+     "min / p50 / max", ("replication", "fencing_delay_ms"), fmt_ms_spread, False),
     ("Longest detection", "s, fault injected to the first reaction",
      ("replication", "max_detection_seconds"), _fmt_seconds, False),
     ("Longest recovery", "s, fault injected to every ISR full",

@@ -497,7 +497,7 @@ _FAULT_TARGETS = {
     "crash": "brokers", "power-loss": "brokers", "controlled-shutdown": "brokers",
     "stall": "brokers", "fetcher-stuck": "brokers",
     "zk-session-expiry": "brokers", "rack-failure": "rack", "network-partition": "groups",
-    "link": "between", "controller-failover": None,
+    "link": "between", "controller-failover": None, "alter-config": "config",
 }
 
 
@@ -583,6 +583,7 @@ def _faults(data: dict[str, Any], brokers: Sequence[BrokerSpec], duration_ms: in
                     "{consumer: GROUP[, member: N]})")
         if need == "between" and "between" not in raw:
             out.add(at, "a link fault needs `between: [node, node]`")
+        _alter_config(raw, at, kind, data, out)
         groups: list[tuple[int | str, ...]] = []
         for g, group in enumerate(raw.get("groups", [])):
             nodes: list[int | str] = []
@@ -612,12 +613,32 @@ def _faults(data: dict[str, Any], brokers: Sequence[BrokerSpec], duration_ms: in
             loss=raw.get("loss", 0.0),
             restart_after_ms=u.get("restart_after", units.duration_ms),
             heal_after_ms=u.get("heal_after", units.duration_ms),
-            description=raw.get("description", "")))
+            description=raw.get("description", ""),
+            topic=raw.get("topic"), config=dict(raw.get("config", {}))))
         _never_fires(raw, at, result[-1], ids, duration_ms, out)
     return tuple(result)
 
 
 _CONTROLLER_FAULTS = ("crash", "power-loss")
+
+
+def _alter_config(raw: dict[str, Any], at: PathKey, kind: str, data: dict[str, Any],
+                  out: _Collector) -> None:
+    """`topic` and `config` belong to alter-config, which needs `config` and names a topic of
+    the scenario (or none: the cluster-wide default)."""
+    if kind != "alter-config":
+        for key in ("topic", "config"):
+            if key in raw:
+                out.add((*at, key), f"`{key}` is for an alter-config fault, not {kind}")
+        return
+    if "config" not in raw:
+        out.add(at, "an alter-config fault needs `config`, e.g. {min.insync.replicas: 1}")
+    topic = raw.get("topic")
+    names = [t.get("name") for t in data.get("topics") or [] if isinstance(t, dict)]
+    if topic is not None and topic not in names:
+        out.add((*at, "topic"), f"no topic is named {topic!r} (topics: "
+                f"{', '.join(map(str, names)) or 'none'}); leave `topic` out to change the "
+                "cluster-wide default")
 
 
 def _controller_targets(raw: dict[str, Any], at: PathKey, kind: str,

@@ -222,6 +222,10 @@ class FaultSpec:
     restart_after_ms: int | None = None
     heal_after_ms: int | None = None
     description: str = ""
+    # alter-config: the topic whose settings change (None: the cluster-wide default) and what
+    # they become (min.insync.replicas only)
+    topic: str | None = None
+    config: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -43,8 +43,10 @@ _VARIANT: dict[str, Any] = {
         "truncated_records", "diverged_partitions", "broker_halts",
         "under_replicated_partition_seconds",
         "offline_partition_seconds", "max_recovery_seconds", "faults", "max_detection_seconds",
-        "catch_up_bytes"), NUMBER) | {
+        "catch_up_bytes", "under_min_isr_partition_seconds"), NUMBER) | {
         "max_ack_stall_ms": _SPREAD, "visibility_delay_ms": _SPREAD,
+        # rig.analysis.availability: a broker's crash to its fencing (ZooKeeper: session expiry)
+        "fencing_delay_ms": _SPREAD,
         # rig.analysis.replication: per fault, by its index in the scenario's faults
         "by_fault": {ANY: {
             "kind": STRING, "inject_ms": NUMBER, "ack_stall_ms": NUMBER, "isr_exit_ms": NUMBER,

@@ -244,3 +244,38 @@ def test_controlled_shutdown_moves_leaderships_then_lets_the_broker_go() -> None
     for b in (1, 2):
         beat(c, b)
     assert beat(c, 0, shutdown=True).should_shut_down  # leads nothing, all caught up
+
+
+def test_a_min_isr_change_clears_every_elr_and_last_known_elr_of_the_topic() -> None:
+    # KIP-966 (KAFKA-16540, 4.0+): ConfigurationControlManager.createClearElrRecordsAsNeeded
+    # puts a ClearElrRecord beside the ConfigRecord; ReplicationControlManager.removeTopicElrs
+    # merges each partition that has an ELR or a last known ELR with both empty
+    # (ReplicationControlManagerTest.testClearElrs, TopicsImageTest.testClearElrRecords).
+    host, c = running([(0, 1, 2), (1, 2, 0), (2, 0, 1)], brokers=3, elr=True, min_isr=2)
+    c.partitions[("foo", 0)] = PartitionRegistration((0, 1, 2), (0,), 0, 3, 7, elr=(1,))
+    c.partitions[("foo", 1)] = PartitionRegistration((1, 2, 0), (), NO_LEADER, 4, 9,
+                                                     elr=(1, 2), last_known_elr=(1,))
+    c.partitions[("bar", 0)] = PartitionRegistration((0, 1, 2), (0,), 0, 1, 2, elr=(1, 2))
+    untouched = part(c, 2)
+    end = c.metadata.end_offset
+    c.min_isr_altered("foo")
+    assert part(c, 0) == PartitionRegistration((0, 1, 2), (0,), 0, 3, 8)
+    assert part(c, 1) == PartitionRegistration((1, 2, 0), (), NO_LEADER, 4, 10)
+    assert part(c, 2) == untouched  # nothing to clear: no record
+    assert c.partitions[("bar", 0)].elr == (1, 2)  # another topic
+    assert c.metadata.end_offset == end + 2
+    changes = host.named(names.PARTITION_CHANGE)[-2:]
+    assert [(e["partition"], e["elr"], e["last_known_elr"], e["partition_epoch"], e["reason"])
+            for e in changes] == [(0, [], [], 8, "min-isr-change"), (1, [], [], 10,
+                                                                      "min-isr-change")]
+    assert not host.named(names.LEADER_ELECTED)  # no election: an offline partition stays so
+    c.min_isr_altered(None)  # the cluster-wide default: every topic (replayClearAllElrs)
+    assert c.partitions[("bar", 0)] == PartitionRegistration((0, 1, 2), (0,), 0, 1, 3)
+
+
+def test_without_elr_a_min_isr_change_writes_no_partition_change() -> None:
+    host, c = running([(0, 1, 2)], brokers=3, elr=False, min_isr=2)
+    before = part(c, 0)
+    c.min_isr_altered("foo")
+    c.min_isr_altered(None)
+    assert part(c, 0) == before and not host.named(names.PARTITION_CHANGE)

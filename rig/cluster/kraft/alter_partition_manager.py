@@ -57,13 +57,14 @@ class AlterPartitionManager:
 
     def _send(self, broker: Any, replica: Replica, isr: tuple[int, ...], recovery: str,
               expand: list[int] | None = None) -> None:
+        """Partition.sendAlterPartitionRequest (AlterPartition v3, metadata version 3.5+)."""
         plane = self.plane
         life = plane.lifecycles[broker.id]
         pending = propose(replica, isr, expand)
         key, epoch, incarnation = replica.key, replica.leader_epoch, broker.incarnation
-        # rig's follower fetches carry no ReplicaState (Fetch v15, KIP-903): -1, "not known".
         request = AlterPartitionRequest(key, broker.id, life.epoch, epoch, replica.zk_version,
-                                        isr, (-1,) * len(isr), recovery)
+                                        isr, _isr_epochs(broker.id, life.epoch, replica, isr),
+                                        recovery)
         node = life.known
         if node is None:  # a quorum between leaders: propose again later
             replica.pending_isr = None
@@ -103,3 +104,15 @@ class AlterPartitionManager:
         if plane.quorum:
             broker.schedule(REQUEST_TIMEOUT_MS * 1000, timed_out)
         plane.send(broker.id, node, REQUEST_BYTES, at_controller, reliable=True)
+
+
+def _isr_epochs(leader: int, own_epoch: int, replica: Replica,
+                isr: tuple[int, ...]) -> tuple[int, ...]:
+    """Each proposed ISR member's broker epoch as the leader knows it (KIP-903,
+    Partition.addBrokerEpochToIsr): its own registration's, and each follower's from its
+    latest fetch (ReplicaState.brokerEpoch; -1 when none told it). The controller refuses a
+    member whose registered epoch differs: a broker that restarted since it fetched."""
+    followers = replica.followers
+    return tuple(own_epoch if b == leader else
+                 (followers[b].broker_epoch if b in followers else -1) for b in isr)
+

@@ -20,6 +20,7 @@ from rig.cluster.kraft.broker_lifecycle import BrokerLifecycle
 from rig.cluster.kraft.metadata_log import MetadataLog
 from rig.cluster.kraft.partition_change_builder import PartitionRegistration
 from rig.cluster.kraft.quorum_controller import NODE, QuorumController
+from rig.cluster.kraft.quorum_state import QuorumState
 from rig.cluster.kraft.raft import QuorumConfig, RaftNode
 from rig.cluster.partition import TopicPartition
 from rig.events import names
@@ -125,6 +126,13 @@ class KRaftControlPlane:
             self.restart_controller(broker.id)
         self.lifecycles[broker.id].restart()
 
+    def min_isr_altered(self, topic: str | None) -> None:
+        """The active controller writes the change (and clears ELRs); with none active the
+        alteration reaches no controller (an admin client would retry: not modelled)."""
+        active = self.active if self.quorum else self.controller
+        if active is not None:
+            active.min_isr_altered(topic)
+
     def broker_crashed(self, broker: Any) -> None:
         """A combined controller dies with its broker's process."""
         if broker.id in self.combined:
@@ -169,12 +177,12 @@ class KRaftControlPlane:
     def raft_node(self, node: int) -> RaftNode:
         return self.raft[node]
 
-    def election_started(self, raft: RaftNode, pre_vote: bool) -> None:
+    def election_started(self, raft: QuorumState, pre_vote: bool) -> None:
         self.log.emit(names.QUORUM_ELECTION, node=raft.id, quorum_epoch=raft.epoch
                       + (1 if pre_vote else 0), pre_vote=pre_vote,
                       last_epoch=raft.log.last_epoch, end_offset=raft.log.end_offset)
 
-    def became_leader(self, raft: RaftNode) -> None:
+    def became_leader(self, raft: QuorumState) -> None:
         """A voter won its election (KafkaRaftClient's transition to leader): logged as the
         controller's election; it becomes the active controller once its epoch's first record
         is committed (`committed`)."""
@@ -184,7 +192,7 @@ class KRaftControlPlane:
                       quorum_epoch=raft.epoch, votes=sorted(raft.granted),
                       leaderless_ms=leaderless)
 
-    def committed(self, raft: RaftNode) -> None:
+    def committed(self, raft: QuorumState) -> None:
         controller = self.controllers[raft.id]
         if not controller.active and raft.state == "leader":
             controller.claim(raft.epoch)
@@ -192,7 +200,7 @@ class KRaftControlPlane:
             self._lost_at_us = None
         controller.committed()
 
-    def stopped_leading(self, raft: RaftNode, reason: str) -> None:
+    def stopped_leading(self, raft: QuorumState, reason: str) -> None:
         controller = self.controllers[raft.id]
         was_active = controller.active
         controller.renounce()

@@ -21,15 +21,18 @@ once, so brokers that went silent together are fenced one check each.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from rig.cluster.kraft.broker_heartbeat_manager import (
-    CONTROLLED_SHUTDOWN,
-    FENCED,
-    SHUTDOWN_NOW,
-    UNFENCED,
     BrokerHeartbeatManager,
+)
+from rig.cluster.kraft.cluster_control import (
+    DUPLICATE_BROKER_REGISTRATION,
+    NOT_CONTROLLER,
+    STALE_BROKER_EPOCH,
+    BrokerRegistration,
+    ClusterControlManager,
+    HeartbeatReply,
 )
 from rig.cluster.kraft.metadata_log import (
     BrokerRegistrationChangeRecord,
@@ -48,31 +51,12 @@ from rig.engine import Timer
 from rig.events import names
 
 NODE = "controller"
-DUPLICATE_BROKER_REGISTRATION = 101
-STALE_BROKER_EPOCH = 77
-NOT_CONTROLLER = 41
+
+__all__ = ["DUPLICATE_BROKER_REGISTRATION", "NODE", "NOT_CONTROLLER", "STALE_BROKER_EPOCH",
+           "BrokerRegistration", "HeartbeatReply", "QuorumController"]
 
 
-@dataclass
-class BrokerRegistration:
-    """ClusterControlManager's BrokerRegistration (in the metadata log)."""
-
-    epoch: int
-    incarnation: int
-    fenced: bool
-    in_controlled_shutdown: bool = False
-
-
-@dataclass(frozen=True)
-class HeartbeatReply:
-    error: int
-    caught_up: bool = False
-    fenced: bool = True
-    in_controlled_shutdown: bool = False
-    should_shut_down: bool = False
-
-
-class QuorumController:
+class QuorumController(ClusterControlManager):
     """`host` is the KRaft control plane: variant, sim, log, brokers, assignment, topics.
     `node` is this controller's network node; `metadata` its copy of the metadata log."""
 
@@ -100,23 +84,6 @@ class QuorumController:
     @property
     def partitions(self) -> dict[TopicPartition, PartitionRegistration]:
         return self.replication.partitions
-
-    # -- ClusterControlManager -----------------------------------------------------------------
-    def is_active(self, broker: int) -> bool:
-        r = self.registrations.get(broker)
-        return r is not None and not r.fenced and not r.in_controlled_shutdown
-
-    def _epoch_of(self, broker: int) -> int | None:
-        r = self.registrations.get(broker)
-        return r.epoch if r is not None else None
-
-    def _ineligible(self, broker: int) -> str | None:
-        r = self.registrations.get(broker)
-        if r is None:
-            return "not registered"
-        if r.in_controlled_shutdown:
-            return "shutting down"
-        return "fenced" if r.fenced else None
 
     # -- start ---------------------------------------------------------------------------------
     def start_running(self, brokers: list[int], active: bool = True) -> None:
@@ -235,110 +202,18 @@ class QuorumController:
         before = dict(self.partitions)
         self._commit(work(), before, reason)
 
-    # -- fencing -------------------------------------------------------------------------------
-    def _reschedule_fencing(self) -> None:
-        if self._fence_timer is not None:
-            self._fence_timer.cancel()
-            self._fence_timer = None
-        at = self.heartbeats.next_check_time_us()
-        if at is not None:
-            self._fence_timer = self.sim.at(max(at, self.sim.now_us), self._maybe_fence_one)
-
-    def _maybe_fence_one(self) -> None:
-        self._fence_timer = None
-        broker = self.heartbeats.find_one_stale_broker(self.sim.now_us)
-        if broker is not None:
-            self._fence(broker, "session-timeout")
-            self.metadata.appended()
-        self._reschedule_fencing()
-
-    def _fence(self, broker: int, reason: str) -> None:
-        """handleBrokerFenced, then the BrokerRegistrationChangeRecord that fences it."""
-        state = self.heartbeats.brokers[broker]
-        registration = self.registrations[broker]
-        self._change(lambda: self.replication.handle_broker_fenced(broker), "broker-fenced")
-        registration.fenced = True
-        registration.in_controlled_shutdown = False
-        self.metadata.append(BrokerRegistrationChangeRecord(broker, registration.epoch,
-                                                            fenced=True))
-        self.heartbeats.fence(broker)
-        self.emit(names.BROKER_FENCED, broker=broker, broker_epoch=registration.epoch,
-                  reason=reason, last_contact_ms=state.last_contact_us / 1000)
-
-    # -- requests ------------------------------------------------------------------------------
-    def register(self, broker: int, incarnation: int, previous_epoch: int,
-                 reply: Callable[[int, int], None]) -> None:
-        """BrokerRegistration: (error, broker epoch). A new process (incarnation) of a broker
-        whose session is still valid is refused (DuplicateBrokerRegistrationException)."""
-        if not self.active:
-            reply(NOT_CONTROLLER, -1)
+    def min_isr_altered(self, topic: str | None) -> None:
+        """IncrementalAlterConfigs of min.insync.replicas (a topic's, or the cluster default
+        when `topic` is None). With ELR on, ConfigurationControlManager
+        .createClearElrRecordsAsNeeded adds a ClearElrRecord to the ConfigRecord's batch, even
+        when the value is unchanged (KIP-966, KAFKA-16540, Kafka 4.0): the ELR was chosen under
+        the old min ISR, and a member of it may miss what a smaller ISR commits under the new
+        one. ReplicationControlManager.replay(ClearElrRecord) merges each such partition with a
+        change of empty ELR and last known ELR; rig appends that change itself."""
+        if not self.active or not self.replication.elr_enabled:
             return
-        now = self.sim.now_us
-        existing = self.registrations.get(broker)
-        if (existing is not None and existing.incarnation != incarnation
-                and self.heartbeats.has_valid_session(broker, existing.epoch, now)):
-            reply(DUPLICATE_BROKER_REGISTRATION, -1)
-            return
-        epoch = self.metadata.append(RegisterBrokerRecord(broker, self.metadata.end_offset,
-                                                          incarnation=incarnation))
-        self.registrations[broker] = BrokerRegistration(epoch, incarnation, fenced=True)
-        self.heartbeats.register(broker, epoch, True, now)
-        # KIP-966: a broker that did not shut down cleanly (its previous epoch is not the one
-        # registered) leaves every ISR and ELR (QuorumController.registerBroker →
-        # ReplicationControlManager.handleBrokerUncleanShutdown).
-        unclean = existing is not None and previous_epoch != existing.epoch
-        self.emit(names.BROKER_REGISTERED, broker=broker, broker_epoch=epoch,
-                  incarnation=incarnation, unclean_shutdown=unclean)
-        if unclean and self.replication.elr_enabled:
-            self._change(lambda: self.replication.handle_broker_unclean_shutdown(broker),
-                         "unclean-shutdown")
+        self._change(lambda: self.replication.clear_elrs(topic), "min-isr-change")
         self.metadata.appended()
-        self._reschedule_fencing()
-        self._when_committed(lambda: reply(0, epoch))
-
-    def heartbeat(self, broker: int, epoch: int, metadata_offset: int, want_fence: bool,
-                  want_shutdown: bool, reply: Callable[[HeartbeatReply], None]) -> None:
-        """BrokerHeartbeat (processBrokerHeartbeat)."""
-        if not self.active:
-            reply(HeartbeatReply(NOT_CONTROLLER))
-            return
-        registration = self.registrations.get(broker)
-        if registration is None or registration.epoch != epoch:
-            reply(HeartbeatReply(STALE_BROKER_EPOCH))
-            return
-        heartbeats = self.heartbeats
-        heartbeats.touch(broker, metadata_offset, self.sim.now_us)
-        state = heartbeats.brokers[broker]
-        current = (CONTROLLED_SHUTDOWN if state.shutting_down else
-                   FENCED if state.fenced else UNFENCED)
-        leads = any(p.leader == broker for p in self.partitions.values())
-        nxt = heartbeats.next_state(broker, want_fence, want_shutdown, metadata_offset,
-                                    registration.epoch, leads)
-        if current == FENCED and nxt == UNFENCED:
-            registration.fenced = False
-            state.fenced = False
-            self.metadata.append(BrokerRegistrationChangeRecord(broker, epoch, fenced=False))
-            self.emit(names.BROKER_UNFENCED, broker=broker, broker_epoch=epoch,
-                      metadata_offset=metadata_offset)
-            self._change(lambda: self.replication.handle_broker_unfenced(broker),
-                         "broker-unfenced")
-        elif current == UNFENCED and nxt == CONTROLLED_SHUTDOWN:
-            registration.in_controlled_shutdown = True
-            self.metadata.append(BrokerRegistrationChangeRecord(
-                broker, epoch, in_controlled_shutdown=True))
-            self._change(lambda: self.replication.handle_broker_in_controlled_shutdown(broker),
-                         "controlled-shutdown")
-            state.controlled_shutdown_offset = self.metadata.end_offset - 1
-        elif current != FENCED and nxt in (FENCED, SHUTDOWN_NOW):
-            # processBrokerHeartbeat: FENCED and SHUTDOWN_NOW both go through
-            # handleBrokerFenced (a broker done with its controlled shutdown leaves too)
-            self._fence(broker, "controlled-shutdown" if nxt == SHUTDOWN_NOW else "requested")
-        self.metadata.appended()
-        self._reschedule_fencing()
-        answer = HeartbeatReply(0, metadata_offset >= registration.epoch,
-                                nxt in (FENCED, SHUTDOWN_NOW), nxt == CONTROLLED_SHUTDOWN,
-                                nxt == SHUTDOWN_NOW)
-        self._when_committed(lambda: reply(answer))
 
     def alter_partition(self, request: AlterPartitionRequest,
                         reply: Callable[[int, PartitionRegistration | None], None]) -> None:

@@ -8,7 +8,7 @@ the metadata log as PartitionChangeRecords.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rig.cluster.kraft.partition_change_builder import (
     NO_LEADER,
@@ -124,6 +124,19 @@ class ReplicationControlManager:
                                                unclean_shutdown=broker)
         in_elr = [k for k, p in self.partitions.items() if broker in p.elr]
         return changed + self._leader_and_isr_updates(in_elr, unclean_shutdown=broker)
+
+    def clear_elrs(self, topic: str | None) -> Changed:
+        """replay(ClearElrRecord) → removeTopicElrs, for one topic or (None) every topic: each
+        partition with an ELR or a last known ELR loses both. PartitionRegistration.merge
+        bumps the partition epoch; the leader, its epoch and the ISR stay."""
+        out: Changed = []
+        for key, part in self.partitions.items():
+            if (topic is None or key[0] == topic) and (part.elr or part.last_known_elr):
+                new = replace(part, elr=(), last_known_elr=(),
+                              partition_epoch=part.partition_epoch + 1)
+                self.partitions[key] = new
+                out.append((key, new))
+        return out
 
     def alter_partition(self, request: AlterPartitionRequest,
                         ) -> tuple[int, PartitionRegistration | None]:

@@ -39,6 +39,10 @@ class ControlPlane(Protocol):
 
     def broker_crashed(self, broker: Any) -> None: ...
 
+    def min_isr_altered(self, topic: str | None) -> None:
+        """min.insync.replicas of `topic` (None: the cluster default) was changed."""
+        ...
+
 
 class ControllerStrategy(Strategy, Protocol):
     mode: ClassVar[str]  # "zookeeper" | "kraft": the keys and faults a variant may use

@@ -23,6 +23,9 @@ class FollowerProgress:
     last_caught_up_ms: float = 0.0  # lastCaughtUpTimeMs
     last_fetch_ms: float = 0.0
     last_fetch_leader_leo: int = 0  # the leader's LEO when it handled the previous fetch
+    # The follower's broker epoch from its latest fetch (ReplicaState, Fetch v15+; -1: not
+    # known): the ISR a KRaft leader proposes carries it (KIP-903, ReplicaState.brokerEpoch)
+    broker_epoch: int = -1
 
     def reset_caught_up(self, leader_leo: int, now_ms: float, last_caught_up_ms: float) -> None:
         """The leader took a new ISR from the controller (Kafka's

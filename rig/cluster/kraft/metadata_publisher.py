@@ -1,0 +1,213 @@
+"""A KRaft broker's metadata: the long-poll fetch of `__cluster_metadata` from the active
+controller (or, in a quorum, as an observer of the Raft leader it knows), the records applied in
+order to the broker's image, and the image published to its replicas (Kafka's MetadataLoader
+and BrokerMetadataPublisher, ReplicaManager.applyDelta; docs/kafka.md §12). The module
+docstring of broker_lifecycle describes the whole broker side."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rig.cluster.kraft.metadata_log import (
+    FETCH_BYTES,
+    FETCH_MAX_WAIT_MS,
+    RECORD_BYTES,
+    BrokerRegistrationChangeRecord,
+    PartitionChangeRecord,
+    Record,
+    RegisterBrokerRecord,
+)
+from rig.cluster.kraft.partition_change_builder import RECOVERING, PartitionRegistration
+from rig.cluster.kraft.quorum_controller import NODE
+from rig.cluster.kraft.raft import RETRY_BACKOFF_BASE_MS, FetchReply
+from rig.cluster.partition import TopicPartition
+from rig.cluster.replica import Replica, Role
+from rig.events import names
+from rig.protocol.errors import NOT_LEADER_OR_FOLLOWER
+from rig.strategies.isr import FollowerProgress
+from rig.strategies.isr.base import NEVER_CAUGHT_UP
+
+REQUEST_TIMEOUT_MS = 2000  # controller.quorum.request.timeout.ms
+
+
+class BrokerMetadataPublisher:
+    """The broker's image of the metadata log and its publication (BrokerLifecycle adds the
+    registration and the heartbeats)."""
+
+    epoch: int  # the broker epoch of this process's registration (BrokerLifecycle)
+
+    def __init__(self, plane: Any, broker: Any):
+        self.plane = plane
+        self.broker = broker
+        self.applied = 0  # records [0, applied) are in the image
+        self.image: dict[TopicPartition, PartitionRegistration] = {}
+        self.epochs: dict[int, int] = {}
+        self.fenced: set[int] = set()
+        self.shutting_down: set[int] = set()
+        self._published = -1  # the incarnation whose replicas the image was published to
+        self._fetch_token = 0
+        # The controller this broker talks to: node "controller", or in a quorum the Raft
+        # leader it knows (None: none known), with its epoch and when it last answered a fetch.
+        self.known: int | str | None = NODE
+        self.known_epoch = 0
+        self._answered_epoch = 0
+        self._answered_at_us = 0
+
+    # -- the broker's view of other brokers ----------------------------------------------------
+    def ineligible(self, broker: int) -> bool:
+        """Not ISR-eligible in this broker's image (Partition.isReplicaIsrEligible, KIP-841)."""
+        return broker in self.fenced or broker in self.shutting_down or broker not in self.epochs
+
+
+    # -- the metadata log ----------------------------------------------------------------------
+    def _fetch(self) -> None:
+        plane, broker = self.plane, self.broker
+        self._fetch_token += 1
+        token, offset = self._fetch_token, self.applied
+        if plane.quorum:
+            self._fetch_from_quorum(token, offset)
+            return
+
+        def at_controller() -> None:
+            plane.controller.metadata.fetch(offset, lambda start, records: plane.send(
+                NODE, broker.id, FETCH_BYTES + RECORD_BYTES * len(records),
+                lambda: answered(start, records)))
+
+        def answered(start: int, records: tuple[Record, ...]) -> None:
+            if token != self._fetch_token:
+                return
+            self._apply(start, records)
+            self._fetch()
+
+        def timed_out() -> None:
+            if token == self._fetch_token:
+                self._fetch()
+
+        broker.schedule((FETCH_MAX_WAIT_MS + REQUEST_TIMEOUT_MS) * 1000, timed_out)
+        plane.send(broker.id, NODE, FETCH_BYTES, at_controller)
+
+    def _fetch_from_quorum(self, token: int, offset: int) -> None:
+        """An observer's Fetch of the metadata partition (KafkaRaftClient, observer side)."""
+        plane, broker = self.plane, self.broker
+        node = self.known if self.known is not None else plane.any_voter(broker.id)
+
+        def at_node() -> None:
+            plane.raft_node(node).on_fetch(broker.id, 0, offset, 0, lambda reply: plane.send(
+                node, broker.id, FETCH_BYTES + RECORD_BYTES * len(reply.records),
+                lambda: answered(reply)), observer=True)
+
+        def answered(reply: FetchReply) -> None:
+            if token != self._fetch_token:
+                return
+            if reply.error:
+                hint = reply.leader
+                if hint is not None and hint != node and reply.epoch >= self.known_epoch:
+                    self.known, self.known_epoch = hint, reply.epoch
+                    self._fetch()
+                    return
+                self.known = None  # a live voter that knows no leader: ask again shortly
+                broker.schedule(RETRY_BACKOFF_BASE_MS * 1000,
+                                lambda: self._fetch() if token == self._fetch_token else None)
+                return
+            now = plane.sim.now_us
+            if reply.epoch != self._answered_epoch:
+                plane.log.emit(names.BROKER_METADATA_RESUMED, broker=broker.id, controller=node,
+                               quorum_epoch=reply.epoch,
+                               stale_ms=(now - self._answered_at_us) / 1000)
+                self._answered_epoch = reply.epoch
+            self.known, self.known_epoch = node, reply.epoch
+            self._answered_at_us = now
+            self._apply(reply.start, reply.records)
+            self._fetch()
+
+        def timed_out() -> None:
+            if token == self._fetch_token:
+                self.known = None
+                plane.skip_voter(broker.id, node)
+                self._fetch()
+
+        broker.schedule((FETCH_MAX_WAIT_MS + REQUEST_TIMEOUT_MS) * 1000, timed_out)
+        plane.send(broker.id, node, FETCH_BYTES, at_node)
+
+    def _apply(self, start: int, records: tuple[Record, ...]) -> None:
+        changed: dict[TopicPartition, None] = {}
+        for record in records[self.applied - start:]:
+            if isinstance(record, PartitionChangeRecord):
+                self.image[record.key] = record.registration
+                changed[record.key] = None
+            elif isinstance(record, RegisterBrokerRecord):
+                self.epochs[record.broker] = record.broker_epoch
+                (self.fenced.add if record.fenced else self.fenced.discard)(record.broker)
+                self.shutting_down.discard(record.broker)
+            elif isinstance(record, BrokerRegistrationChangeRecord):
+                if record.fenced is not None:
+                    (self.fenced.add if record.fenced else self.fenced.discard)(record.broker)
+                if record.in_controlled_shutdown:
+                    self.shutting_down.add(record.broker)
+        self.applied = max(self.applied, start + len(records))
+        if self.epoch < 0:
+            return  # not registered yet: the replicas wait for the first publication
+        if self._published != self.broker.incarnation:
+            self._published = self.broker.incarnation
+            changed = dict.fromkeys(self.image)
+        self._publish(changed)
+
+    def _publish(self, keys: dict[TopicPartition, None]) -> None:
+        broker, image = self.broker, self.image
+        if not keys:
+            return
+        broker.metadata_cache.update({k: image[k].leader for k in keys},
+                                     {k: image[k].isr for k in keys})
+        for key in keys:
+            replica = broker.replicas.get(key)
+            if replica is not None:
+                self._publish_partition(replica, image[key])
+
+    def _publish_partition(self, replica: Replica, part: PartitionRegistration) -> None:
+        """ReplicaManager.applyDelta for one partition this broker holds."""
+        broker = self.broker
+        rm = broker.replica_manager
+        if part.leader_epoch > replica.leader_epoch:
+            if part.leader == broker.id:
+                rm.become_leader(replica, part)
+                if part.leader_recovery_state == RECOVERING:
+                    self.plane.isr_writer.recover(broker, replica)
+            elif part.leader >= 0:
+                rm.become_follower(replica, part)
+            else:
+                self._lose_leader(replica, part)
+            return
+        if part.partition_epoch <= replica.zk_version:
+            return
+        replica.zk_version = part.partition_epoch
+        if replica.role is not Role.LEADER:
+            return
+        # The same leader epoch, a newer partition epoch: the ISR changed (an AlterPartition
+        # of this leader's, or the controller's fencing). A follower the image no longer
+        # counts as ISR-eligible stops holding the HW back (maybeIncrementLeaderHW asks
+        # isReplicaIsrEligible); the caught-up time of the others is kept (makeLeader resets
+        # it only on a new leader epoch).
+        rm.set_isr(replica, part.isr)
+        replica.pending_isr = None
+        now = broker.now_ms
+        for follower in replica.assignment:
+            if follower != broker.id and follower not in part.isr and self.ineligible(follower):
+                replica.followers.setdefault(follower, FollowerProgress()).reset_caught_up(
+                    replica.leo, now, NEVER_CAUGHT_UP)
+        rm.maybe_advance_hw(replica)
+
+    def _lose_leader(self, replica: Replica, part: PartitionRegistration) -> None:
+        """No leader at a new leader epoch: stop leading or following (makeFollower with no
+        leader): waiting acks=all produces are answered NOT_LEADER_OR_FOLLOWER."""
+        rm = self.broker.replica_manager
+        if replica.role is Role.LEADER:
+            rm.produce_purgatory.abort(replica.key, NOT_LEADER_OR_FOLLOWER)
+            rm.hw_behind.pop(replica.key, None)
+            rm.set_isr(replica, ())
+            replica.followers.clear()
+        elif replica.role is Role.FOLLOWER:
+            rm.fetcher_manager.stop_fetching(replica)
+        replica.role = Role.FOLLOWER
+        replica.leader = -1
+        replica.leader_epoch = part.leader_epoch
+        replica.zk_version = part.partition_epoch

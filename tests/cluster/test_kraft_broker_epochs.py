@@ -1,0 +1,82 @@
+"""KIP-903 (AlterPartition v3, metadata version 3.5+): the ISR a KRaft leader proposes carries
+each member's broker epoch, and the controller refuses a member whose registered epoch is no
+longer that one (a broker that restarted since the leader last heard from it) with
+INELIGIBLE_REPLICA (ReplicationControlManagerTest.testAlterPartitionShouldRejectBrokersWith
+StaleEpoch; Partition.addBrokerEpochToIsr)."""
+
+from __future__ import annotations
+
+from rig.cluster.kraft.alter_partition_manager import _isr_epochs
+from rig.cluster.kraft.replication_control import (
+    INELIGIBLE_REPLICA,
+    NONE,
+    AlterPartitionRequest,
+)
+from rig.cluster.log import Log
+from rig.cluster.messages import FetchRequestMsg, topic_runs
+from rig.cluster.partition import FetchState
+from rig.cluster.replica import Replica
+from rig.cluster.zookeeper import PartitionState
+from rig.events import names
+from rig.strategies.isr.base import FollowerProgress
+from tests.cluster.test_broker_unit import KEY, FakeFetcher, Fixture
+from tests.cluster.test_kraft_controller import beat, part, running
+
+
+def test_a_replica_that_restarted_since_the_leader_saw_its_epoch_is_ineligible() -> None:
+    host, c = running([(0, 1, 2)], brokers=3)
+    key = ("foo", 0)
+    stale = c.registrations[2].epoch  # what leader 0 saw in 2's fetches before it died
+    while not c.registrations[2].fenced:  # 2 goes silent and is fenced: ISR (0, 1)
+        host.sim.run(host.sim.now_us + 2000_000)
+        beat(c, 0)
+        beat(c, 1)
+    assert part(c, 0).isr == (0, 1)
+    got: list[tuple[int, int]] = []
+    c.register(2, 1, stale, lambda error, epoch: got.append((error, epoch)))
+    fresh = got[0][1]
+    assert got[0][0] == NONE and fresh > stale
+    beat(c, 2)  # caught up with the log: unfenced
+    assert not c.registrations[2].fenced
+
+    def alter(epoch_of_2: int) -> int:
+        now = part(c, 0)
+        answers: list[int] = []
+        c.alter_partition(AlterPartitionRequest(
+            key, 0, c.registrations[0].epoch, now.leader_epoch, now.partition_epoch, (0, 1, 2),
+            (c.registrations[0].epoch, c.registrations[1].epoch, epoch_of_2)),
+            lambda error, p: answers.append(error))
+        return answers[0]
+
+    changes = len(host.named(names.PARTITION_CHANGE))
+    assert alter(stale) == INELIGIBLE_REPLICA  # 107: the old incarnation's epoch
+    assert part(c, 0).isr == (0, 1) and len(host.named(names.PARTITION_CHANGE)) == changes
+    assert alter(fresh) == NONE  # its fetches since the restart carry the new one
+    assert part(c, 0).isr == (0, 1, 2)
+
+
+def test_the_leader_sends_its_own_epoch_and_each_followers_from_its_latest_fetch() -> None:
+    replica = Replica(("t", 0), 0, (0, 1, 2), Log(), 0)
+    replica.followers[1] = FollowerProgress(broker_epoch=7)
+    replica.followers[2] = FollowerProgress()  # fetched without ReplicaState: not known
+    assert _isr_epochs(0, 5, replica, (0, 1, 2)) == (5, 7, -1)
+    assert _isr_epochs(0, 5, replica, (0, 3)) == (5, -1)  # never fetched
+
+
+def test_the_leader_keeps_each_followers_broker_epoch_from_its_fetches() -> None:
+    # Partition.updateFollowerFetchState → Replica.updateFetchStateOrThrow(brokerEpoch)
+    one = Fixture()
+    one.broker.on_leader_and_isr(1, {KEY: PartitionState(0, 0, (0, 1, 2))})
+    keys = {KEY: None}
+
+    def fetch(epoch: int) -> None:
+        client = one.sessions.new_client()
+        one.broker.on_fetch(FetchRequestMsg(
+            FakeFetcher(1), 15, client.next_request(keys, keys, 15), keys, topic_runs(keys),
+            {KEY: FetchState(0)}, 0, 1, replica_epoch=epoch))
+
+    fetch(4)
+    replica = one.broker.replica_manager.replicas[KEY]
+    assert replica.followers[1].broker_epoch == 4
+    fetch(11)  # restarted and registered again
+    assert replica.followers[1].broker_epoch == 11
