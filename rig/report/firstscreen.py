@@ -103,6 +103,18 @@ def _value_text(path: str, value: Any) -> tuple[str, str]:
     return fmt_number(value), ""
 
 
+def _target_text(path: str, target: str) -> str:
+    """An expectation's number written as its cell's figure is ("<= 9500" on a row of seconds
+    reads "<= 9.500 s"); the expectation itself, as written, is the mark's tooltip."""
+    try:
+        value = float(target)
+    except ValueError:
+        return target
+    if not math.isfinite(value):
+        return target
+    return _value_text(path, int(value) if value == int(value) else value)[0]
+
+
 def _one_variant_ratio(variant: str, over: str, under: str) -> str:
     """"v · Traffic: replication, cross zone bytes / consumer fetch, same zone bytes": the
     variant once, and the words the two labels start with once (a phone has 390 px)."""
@@ -149,7 +161,7 @@ def _figures(inputs: RunInputs, variants: Sequence[str]) -> dict[str, Any]:
             variant, rest = located[0]
             target = row(rest, False)
             target["cells"][list(variants).index(variant)]["marks"].append(
-                {**mark, "target": f"{subject.op} {subject.target}"})
+                {**mark, "target": f"{subject.op} {_target_text(rest, subject.target)}"})
             continue
         if subject and subject.is_ratio and all(located):
             for found in located:

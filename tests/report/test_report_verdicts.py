@@ -9,7 +9,7 @@ from typing import Any
 import orjson
 
 from rig.report.charts import FaultMark
-from rig.report.firstscreen import _value_text, build_first_screen, metric_label
+from rig.report.firstscreen import _target_text, _value_text, build_first_screen, metric_label
 from rig.report.inputs import load_inputs
 from rig.report.verdicts import EXPECTED_WORD, expectation_subject, variant_of, variant_verdicts
 from tests.report.conftest import write_report_run
@@ -126,6 +126,16 @@ def test_dollar_figures_read_as_dollars() -> None:
     assert _value_text("cost.usd_total", 0.00123)[0] == "$0.0012"
     assert _value_text("cost.by_class.replication", 3)[0] == "$3.00"
     assert _value_text("traffic.produce.cross_zone_bytes", 3)[0] == "3 B"
+
+
+def test_a_mark_states_its_target_as_its_row_reads() -> None:
+    """A row in seconds gets a target in seconds ("<= 9.500 s", not "<= 9500"), exact bytes
+    below 1 MiB, a count as a count; what is not a number stays as written."""
+    assert _target_text("replication.fencing_delay_ms.max", "9500") == "9.500 s"
+    assert _target_text("replication.max_ack_stall_ms.max", "100") == "100 ms"
+    assert _target_text("fetch.follower.request_bytes.min", "12031") == "12,031 B"
+    assert _target_text("produce.acked_all_lost", "0") == "0"
+    assert _target_text("checks.ok", "true") == "true"
 
 
 def test_durations_in_one_row_read_alike() -> None:
