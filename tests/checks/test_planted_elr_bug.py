@@ -20,32 +20,16 @@ from rig.cluster.kraft.partition_change_builder import PartitionRegistration, ch
 from rig.events import names
 from rig.scenario.load import load_scenario
 from rig.simulate import simulate
-
-CUT = {0: [[0], [1, 2, "controller"]], 1: [[1], [0, 2, "controller"]],
-       2: [[2], [0, 1, "controller"]]}
+from tests.checks.elr_schedule import cut, elr_scenario
 
 
 def _document() -> dict[str, Any]:
-    def cut(broker: int, at: str, heal: str | None = None) -> dict[str, Any]:
-        fault: dict[str, Any] = {"kind": "network-partition", "groups": CUT[broker], "at": at}
-        if heal:
-            fault["heal_after"] = heal
-        return fault
-
-    return {
-        "name": "planted-elr", "seed": 3, "duration": "80s", "kafka": "4.1", "quiesce": "60s",
-        "cluster": {"brokers": 3, "config": {"min.insync.replicas": 2}},
-        "topics": [{"name": "t", "partitions": 1, "replication_factor": 3,
-                    "assignment": [[0, 1, 2]]}],
-        "workload": {"producers": [{"topic": "t", "rate": 200, "acks": "all",
-                                    "keys": {"uniform": 50}, "linger": "20ms"}]},
-        "faults": [
-            cut(2, "5s", "20s"),   # 2 fenced at ~14 s: ISR (0, 1); back at 25 s
-            cut(1, "10s", "55s"),  # 1 fenced at ~19 s: ISR (0), ELR (1); back alone at 65 s
-            cut(0, "40s"),         # with 2 in the ISR again (the ELR cleared), 0 goes
-            cut(2, "50s"),         # and then 2: ISR empty; only 1 may come back
-        ],
-    }
+    return elr_scenario("planted-elr", [
+        cut(2, "5s", "20s"),   # 2 fenced at ~14 s: ISR (0, 1); back at 25 s
+        cut(1, "10s", "55s"),  # 1 fenced at ~19 s: ISR (0), ELR (1); back alone at 65 s
+        cut(0, "40s"),         # with 2 in the ISR again (the ELR cleared), 0 goes
+        cut(2, "50s"),         # and then 2: ISR empty; only 1 may come back
+    ])
 
 
 def _forgetful(part: PartitionRegistration, request: Any, **rules: Any,

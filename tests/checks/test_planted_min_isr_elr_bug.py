@@ -20,34 +20,17 @@ from rig.cluster.kraft.replication_control import ReplicationControlManager
 from rig.events import names
 from rig.scenario.load import load_scenario
 from rig.simulate import simulate
-
-CUT = {0: [[0], [1, 2, "controller"]], 1: [[1], [0, 2, "controller"]],
-       2: [[2], [0, 1, "controller"]]}
+from tests.checks.elr_schedule import cut, elr_scenario
 
 
 def _document() -> dict[str, Any]:
-    def cut(broker: int, at: str, heal: str | None = None) -> dict[str, Any]:
-        fault: dict[str, Any] = {"kind": "network-partition", "groups": CUT[broker], "at": at}
-        if heal:
-            fault["heal_after"] = heal
-        return fault
-
-    return {
-        "name": "planted-min-isr-elr", "seed": 3, "duration": "80s", "kafka": "4.1",
-        "quiesce": "60s",
-        "cluster": {"brokers": 3, "config": {"min.insync.replicas": 2}},
-        "topics": [{"name": "t", "partitions": 1, "replication_factor": 3,
-                    "assignment": [[0, 1, 2]]}],
-        "workload": {"producers": [{"topic": "t", "rate": 200, "acks": "all",
-                                    "keys": {"uniform": 50}, "linger": "20ms"}]},
-        "faults": [
-            cut(2, "5s"),          # 2 fenced at ~14 s: ISR (0, 1)
-            cut(1, "10s", "45s"),  # 1 fenced at ~19 s: ISR (0), ELR (1); back alone at 55 s
-            {"kind": "alter-config", "topic": "t", "config": {"min.insync.replicas": 1},
-             "at": "25s"},         # acks=all is taken again, committed by 0 alone
-            cut(0, "40s"),         # 0 fenced at ~49 s: the ISR empties
-        ],
-    }
+    return elr_scenario("planted-min-isr-elr", [
+        cut(2, "5s"),          # 2 fenced at ~14 s: ISR (0, 1)
+        cut(1, "10s", "45s"),  # 1 fenced at ~19 s: ISR (0), ELR (1); back alone at 55 s
+        {"kind": "alter-config", "topic": "t", "config": {"min.insync.replicas": 1},
+         "at": "25s"},         # acks=all is taken again, committed by 0 alone
+        cut(0, "40s"),         # 0 fenced at ~49 s: the ISR empties
+    ])
 
 
 def _run(tmp_path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:

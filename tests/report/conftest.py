@@ -301,6 +301,16 @@ def need(what: str) -> None:
     pytest.skip(message)
 
 
+def assert_charts_drawn(charts: list[dict]) -> None:
+    """Every chart of a shipped report drawn: an SVG with traces, a usable width, points in every
+    trace, and the SIMULATED mark in its title."""
+    assert charts, "no charts on the page"
+    for chart in charts:
+        assert chart["svg"] and chart["traces"] and chart["width"] > 200, chart
+        assert all(n > 0 for n in chart["points"]), chart
+        assert "SIMULATED" in chart["title"], chart
+
+
 def wanted_screenshots() -> Path | None:
     """RIG_SCREENSHOT_DIR when set, else None: the pictures of every shipped scenario's report
     are for people (CI uploads them), and a full-page screenshot re-lays the whole page out at

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from rig.cli import app
 from tests.conftest import ROOT
-from tests.report.conftest import screenshot_dir, wanted_screenshots
+from tests.report.conftest import assert_charts_drawn, screenshot_dir, wanted_screenshots
 
 pytestmark = [pytest.mark.browser, pytest.mark.spark]
 
@@ -29,11 +29,7 @@ def _rig(*args: str) -> Any:
 def _open_and_check(chromium: Any, page: Path, *, charts: bool) -> list[dict[str, Any]]:
     state = chromium.open(page)
     if charts:
-        assert state, "no charts on the page"
-        for chart in state:
-            assert chart["svg"] and chart["traces"] and chart["width"] > 200, chart
-            assert all(n > 0 for n in chart["points"]), chart
-            assert "SIMULATED" in chart["title"], chart
+        assert_charts_drawn(state)
     assert chromium.console_errors() == []
     assert chromium.network_requests() == []
     return state

@@ -16,7 +16,7 @@ import orjson
 import pytest
 
 from tests.conftest import ROOT
-from tests.report.conftest import wanted_screenshots
+from tests.report.conftest import assert_charts_drawn, wanted_screenshots
 
 pytestmark = [pytest.mark.browser, pytest.mark.spark]
 
@@ -126,11 +126,7 @@ def test_the_first_screen_answers_the_scenario(
 def _answers(chromium: Any, charts: list[dict[str, Any]], run: dict[str, Any],
              summary: dict[str, Any]) -> None:
     driver = chromium.driver
-    assert charts, "no charts on the page"
-    for chart in charts:
-        assert chart["svg"] and chart["traces"] and chart["width"] > 200, chart
-        assert all(n > 0 for n in chart["points"]), chart
-        assert "SIMULATED" in chart["title"], chart
+    assert_charts_drawn(charts)
     assert chromium.network_requests() == []
 
     assert driver.execute_script(_WIDE) == []

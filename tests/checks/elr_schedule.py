@@ -1,0 +1,29 @@
+"""The cluster both planted-ELR tests run (KRaft 4.1, ELR on, RF 3, min ISR 2, acks=all) and the
+network cut that isolates one broker (and so fences it): the schedules differ, nothing else."""
+
+from __future__ import annotations
+
+from typing import Any
+
+CUT = {0: [[0], [1, 2, "controller"]], 1: [[1], [0, 2, "controller"]],
+       2: [[2], [0, 1, "controller"]]}
+
+
+def cut(broker: int, at: str, heal: str | None = None) -> dict[str, Any]:
+    """Broker `broker` cut off from the others and the controller at `at` (until `heal`)."""
+    fault: dict[str, Any] = {"kind": "network-partition", "groups": CUT[broker], "at": at}
+    if heal:
+        fault["heal_after"] = heal
+    return fault
+
+
+def elr_scenario(name: str, faults: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "name": name, "seed": 3, "duration": "80s", "kafka": "4.1", "quiesce": "60s",
+        "cluster": {"brokers": 3, "config": {"min.insync.replicas": 2}},
+        "topics": [{"name": "t", "partitions": 1, "replication_factor": 3,
+                    "assignment": [[0, 1, 2]]}],
+        "workload": {"producers": [{"topic": "t", "rate": 200, "acks": "all",
+                                    "keys": {"uniform": 50}, "linger": "20ms"}]},
+        "faults": faults,
+    }
