@@ -1,4 +1,5 @@
-"""A run's analysis: the event logs parsed once into a columnar table, then the stages in order.
+"""A run's analysis: the event logs parsed once into a columnar table, then the stages, side by
+side on a few threads (what they add to summary.json merged in their order).
 
 A stage is a small object (`Stage`): its name, the event fields it reads (a Spark schema), the
 metric tables it writes under RUN_DIR/metrics/, and `run`, which computes them from an
@@ -17,19 +18,21 @@ import gc
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from rig import rundir
 from rig.analysis.columnar import ParsedLogs, column_name, parse_event_logs
+from rig.analysis.side_by_side import STAGE_THREADS, VariantEntries, run_side_by_side
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
-__all__ = ["STAGES", "Analysis", "FunctionStage", "Stage", "Timings", "analyse", "load_stages",
-           "run_stage", "run_stages"]
+__all__ = ["STAGES", "STAGE_THREADS", "Analysis", "FunctionStage", "Stage", "Timings", "analyse",
+           "load_stages", "run_stage", "run_stages"]
 
 # In order: the summary keys of a variant come in the order the stages add them.
 STAGES: tuple[str, ...] = (
@@ -43,9 +46,6 @@ STAGES: tuple[str, ...] = (
     "rig.analysis.lost_records:STAGE",
     "rig.analysis.traffic:STAGE",
 )
-
-# What a stage adds to summary.json: {variant: {key: value}}, merged into `variants.<name>`.
-VariantEntries = dict[str, dict[str, Any]]
 
 
 class Stage(Protocol):
@@ -90,13 +90,15 @@ class Timings:
 
     spark_start: float = 0.0
     parse: float = 0.0
-    stages: dict[str, float] = field(default_factory=dict)
+    stages: dict[str, float] = field(default_factory=dict)  # each stage's own wall time
+    stages_wall: float | None = None  # all stages, run side by side (None: never run)
 
     def as_json(self) -> dict[str, Any]:
+        wall = self.stages_wall if self.stages_wall is not None else sum(self.stages.values())
         return {"spark_start_seconds": round(self.spark_start, 3),
                 "parse_seconds": round(self.parse, 3),
                 "stages": {name: round(s, 3) for name, s in self.stages.items()},
-                "analysis_seconds": round(self.parse + sum(self.stages.values()), 3)}
+                "analysis_seconds": round(self.parse + wall, 3)}
 
 
 @dataclass
@@ -145,15 +147,22 @@ class Analysis:
             return None
         from pyspark.sql import functions as F
 
-        from rig.analysis.events import hadoop_path
+        return self.open_table().select(*(F.col(column).alias(name)
+                                          for column, name in self._columns(schema)))
 
+    def open_table(self) -> DataFrame:
+        """The whole event table as one DataFrame, read once; every stage selects from it.
+        The analysis opens it before its stages run side by side, so none of them races to."""
+        assert self.parsed is not None
+        self._table_kinds()
         if self._table is None:
-            self._table = self.spark().read.parquet(hadoop_path(self.parsed.table))
-        return self._table.select(*(F.col(column).alias(name)
-                                    for column, name in self._columns(schema)))
+            from rig.analysis.events import hadoop_path
 
-    def _columns(self, schema: StructType) -> list[tuple[str, str]]:
-        """(the table's column, the field's name) for each field of `schema`."""
+            self._table = self.spark().read.parquet(hadoop_path(self.parsed.table))
+        return self._table
+
+    def _table_kinds(self) -> dict[str, str]:
+        """The table's columns and their Spark types, from the file's schema (no Spark)."""
         assert self.parsed is not None
         if self._kinds is None:
             import pyarrow.parquet as pq
@@ -162,11 +171,16 @@ class Analysis:
 
             self._kinds = {f.name: spark_kind(f.type)
                            for f in pq.read_schema(self.parsed.table)}
+        return self._kinds
+
+    def _columns(self, schema: StructType) -> list[tuple[str, str]]:
+        """(the table's column, the field's name) for each field of `schema`."""
+        kinds = self._table_kinds()
         picked = []
         for wanted in schema.fields:
             kind = wanted.dataType.simpleString()
             column = next((c for c in (column_name(wanted.name, kind, True), wanted.name)
-                           if self._kinds.get(c) == kind), None)
+                           if kinds.get(c) == kind), None)
             if column is None:
                 raise ValueError(f"no stage declares the event field {wanted.name} ({kind})")
             picked.append((column, wanted.name))
@@ -249,11 +263,6 @@ def prepare(run_dir: Path, stages: Sequence[Stage], *,
     return analysis
 
 
-def _merge(into: VariantEntries, entries: VariantEntries) -> None:
-    for name, extra in entries.items():
-        into.setdefault(name, {}).update(extra)
-
-
 @contextlib.contextmanager
 def _cyclic_gc_paused() -> Iterator[None]:
     """Python's cycle collector off for the block (back on after, if it was on).
@@ -276,10 +285,10 @@ def analyse(run_dir: Path, *, spark_master: str | None = None,
             say: Callable[[str], None] | None = None,
             begin: Callable[[str], None] | None = None,
             stages: Sequence[Stage] | None = None) -> tuple[VariantEntries, Timings]:
-    """Parse the logs once, run every stage in order, write their tables; return the variants'
-    summary entries (fetch first, then each stage's keys) and the timings. `say` hears one line
-    per step as it ends (the parse, Spark's start-up, each stage), `begin` the name of each step
-    as it starts (a terminal's live line)."""
+    """Parse the logs once, run the stages side by side, write their tables; return the
+    variants' summary entries (fetch first, then each stage's keys, as if one by one) and the
+    timings. `say` hears one line per step as it ends (the parse, Spark's start-up, each
+    stage), `begin` what is running as that changes (a terminal's live line)."""
     with _cyclic_gc_paused():
         return _analyse(run_dir, spark_master=spark_master, say=say, begin=begin, stages=stages)
 
@@ -297,15 +306,12 @@ def _analyse(run_dir: Path, *, spark_master: str | None,
             f"(Spark started meanwhile, in {timings.spark_start:.2f} s)")
         for warning in analysis.parsed.warnings():
             say(f"  warning: {warning}")
-    merged: VariantEntries = {}
-    for stage in chosen:
-        if begin is not None:
-            begin(stage.name)
-        started = time.perf_counter()
-        _merge(merged, stage.run(analysis))
-        timings.stages[stage.name] = time.perf_counter() - started
-        if say is not None:
-            say(f"  {stage.name}: {timings.stages[stage.name]:.2f} s")
+    if analysis.parsed is not None:
+        analysis.open_table()  # before the threads: every stage then shares one table
+    began = time.perf_counter()
+    merged = run_side_by_side([(stage.name, partial(stage.run, analysis)) for stage in chosen],
+                              timings.stages, say=say, begin=begin)
+    timings.stages_wall = time.perf_counter() - began
     return merged, timings
 
 
