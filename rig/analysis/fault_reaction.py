@@ -28,7 +28,11 @@ from rig.events import names
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-__all__ = ["REACTIONS", "add_detection_and_catch_up", "add_isr_exit", "visibility_delays"]
+__all__ = ["REACTIONS", "CatchUpWindow", "add_catch_up", "add_detection", "add_isr_exit",
+           "catch_up_sums", "first_acks_all", "visibility_delays"]
+
+# (recovery entry index, variant, faulted broker, from ms, until ms): whose fetches catch up.
+CatchUpWindow = tuple[int, str, str, float, float]
 
 # The events that may be a fault's first reaction.
 REACTIONS = (names.ISR_SHRINK, names.LEADER_ELECTED, names.PARTITION_OFFLINE)
@@ -54,18 +58,14 @@ def _first_reaction(reactions: Sequence[Mapping[str, Any]], variant: str, start:
     return None
 
 
-def add_detection_and_catch_up(events: DataFrame, reactions: Sequence[Mapping[str, Any]],
-                               entries: list[dict[str, Any]],
-                               end_ms: dict[str, float | None]) -> None:
-    """Add `detected_ms`, `detection_seconds`, `catch_up_bytes` and `catch_up_record_bytes` to
-    each recovery entry (in place). `events` is read with rig.analysis.events.with_fetch_fields;
-    `reactions` are its REACTIONS events (variant, t_ms, event, removed, previous, isr) in
-    (variant, seq) order; `end_ms` is each variant's last event time."""
-    from pyspark.sql import functions as F
-
-    if not entries:
-        return
-    windows: list[tuple[int, str, str, float, float]] = []
+def add_detection(reactions: Sequence[Mapping[str, Any]], entries: list[dict[str, Any]],
+                  end_ms: dict[str, float | None]) -> list[CatchUpWindow]:
+    """Add `detected_ms`, `detection_seconds`, and `catch_up_bytes` and `catch_up_record_bytes`
+    at 0, to each recovery entry (in place); return the windows whose follower fetches make the
+    catch-up (`catch_up_sums` counts them). `reactions` are the REACTIONS events (variant, t_ms,
+    event, removed, previous, isr) in (variant, seq) order; `end_ms` is each variant's last
+    event time."""
+    windows: list[CatchUpWindow] = []
     for i, entry in enumerate(entries):
         brokers = _brokers(entry.get("targets"))
         detected = _first_reaction(reactions, entry["variant"], entry["inject_ms"], brokers)
@@ -80,11 +80,21 @@ def add_detection_and_catch_up(events: DataFrame, reactions: Sequence[Mapping[st
         if start is None or stop is None:
             continue
         windows.extend((i, entry["variant"], b, float(start), float(stop)) for b in brokers)
+    return windows
+
+
+def catch_up_sums(events: DataFrame, windows: Sequence[CatchUpWindow]
+                  ) -> dict[int, tuple[int, int]]:
+    """Per recovery entry (its index), the wire and record bytes of the follower fetch
+    responses sent to its faulted brokers inside its window. `events` is read with
+    rig.analysis.events.with_fetch_fields. One Spark job; none without windows."""
+    from pyspark.sql import functions as F
+
     if not windows:
-        return
+        return {}
     spark = events.sparkSession
-    frame = spark.createDataFrame(windows, "i int, variant string, source string, "
-                                           "start double, stop double")
+    frame = spark.createDataFrame(list(windows), "i int, variant string, source string, "
+                                                 "start double, stop double")
     responses = (fetch_runs(events, only=names.FETCH_RESPONSE)
                  .where(F.col("role") == "follower")
                  .select("variant", "source", "t_ms", "first_us", "period_us", "count",
@@ -98,9 +108,32 @@ def add_detection_and_catch_up(events: DataFrame, reactions: Sequence[Mapping[st
             .groupBy("i").agg(F.sum(F.col("n") * F.col("wire_bytes")).alias("wire"),
                               F.sum(F.col("n") * F.col("records_bytes")).alias("records"))
             .collect())
-    for row in sums:
-        entries[row["i"]]["catch_up_bytes"] = int(row["wire"] or 0)
-        entries[row["i"]]["catch_up_record_bytes"] = int(row["records"] or 0)
+    return {row["i"]: (int(row["wire"] or 0), int(row["records"] or 0)) for row in sums}
+
+
+def add_catch_up(entries: list[dict[str, Any]], sums: Mapping[int, tuple[int, int]]) -> None:
+    """Set `catch_up_bytes` and `catch_up_record_bytes` from catch_up_sums (in place)."""
+    for i, (wire, records) in sums.items():
+        entries[i]["catch_up_bytes"] = wire
+        entries[i]["catch_up_record_bytes"] = records
+
+
+def first_acks_all(events: DataFrame, entries: Sequence[Mapping[str, Any]]) -> dict[int, float]:
+    """Per recovery entry (its index), the time of the first acks=all acknowledgement of its
+    variant at or after its injection (none: no such acknowledgement came). One Spark job."""
+    from pyspark.sql import functions as F
+
+    if not entries:
+        return {}
+    spark = events.sparkSession
+    faults = spark.createDataFrame([(i, e["variant"], float(e["inject_ms"]))
+                                    for i, e in enumerate(entries)],
+                                   "i int, variant string, inject double")
+    acks = (events.where((F.col("event") == names.PRODUCE_ACK) & (F.col("acks") == -1))
+            .select("variant", "t_ms"))
+    return {row["i"]: row["first"] for row in (
+        acks.join(F.broadcast(faults), "variant").where(F.col("t_ms") >= F.col("inject"))
+        .groupBy("i").agg(F.min("t_ms").alias("first")).collect())}
 
 
 def add_isr_exit(rows: Sequence[Mapping[str, Any]], entries: list[dict[str, Any]]) -> None:

@@ -18,11 +18,15 @@ from rig.analysis.availability import fencing_delays, under_min_isr_seconds
 from rig.analysis.events import spark_sorted, with_fetch_fields
 from rig.analysis.fault_reaction import (
     REACTIONS,
-    add_detection_and_catch_up,
+    add_catch_up,
+    add_detection,
     add_isr_exit,
+    catch_up_sums,
+    first_acks_all,
     visibility_delays,
 )
 from rig.analysis.isr import spread
+from rig.analysis.side_by_side import side_by_side
 from rig.analysis.stages import Analysis, FunctionStage, run_stage
 from rig.events import names
 
@@ -121,6 +125,15 @@ def _diverged(analysis: Analysis) -> dict[str, int]:
     return {variant: len(found) for variant, found in seen.items()}
 
 
+def _end_ms(analysis: Analysis) -> dict[str, float | None]:
+    """Per variant, the time of its run.end (the last event), from the few run.end events."""
+    ends: dict[str, float | None] = {}
+    for row in analysis.rare((names.RUN_END,), _schema(), ("variant", "t_ms")):
+        if row["variant"] is not None and row["t_ms"] is not None:
+            ends[row["variant"]] = max(row["t_ms"], ends.get(row["variant"]) or row["t_ms"])
+    return ends
+
+
 def _selected(analysis: Analysis) -> list[dict[str, Any]]:
     """The few events the timeline, the recovery and the reactions read (assignments, ISR
     changes, elections, offline partitions, fault steps), read once, in (variant, seq)
@@ -216,27 +229,6 @@ def _recovery(rows: list[dict[str, Any]],
     return result
 
 
-def _add_ack_stalls(events: DataFrame, entries: list[dict[str, Any]]) -> None:
-    """Add `ack_stall_ms` to each fault entry: the first acks=all acknowledgement at or after
-    the injection, less the injection time (None when none came)."""
-    from pyspark.sql import functions as F
-
-    if not entries:
-        return
-    spark = events.sparkSession
-    faults = spark.createDataFrame([(i, e["variant"], float(e["inject_ms"]))
-                                    for i, e in enumerate(entries)],
-                                   "i int, variant string, inject double")
-    acks = (events.where((F.col("event") == names.PRODUCE_ACK) & (F.col("acks") == -1))
-            .select("variant", "t_ms"))
-    first = {row["i"]: row["first"] for row in (
-        acks.join(F.broadcast(faults), "variant").where(F.col("t_ms") >= F.col("inject"))
-        .groupBy("i").agg(F.min("t_ms").alias("first")).collect())}
-    for i, entry in enumerate(entries):
-        at = first.get(i)
-        entry["ack_stall_ms"] = round(at - entry["inject_ms"], 3) if at is not None else None
-
-
 # summary.json's replication.by_fault.<fault index>: what expectations say of one fault.
 _PER_FAULT = ("kind", "inject_ms", "ack_stall_ms", "isr_exit_ms", "visibility_delay_ms",
               "detection_seconds", "recovery_seconds")
@@ -269,24 +261,31 @@ def _replication_stage(analysis: Analysis) -> dict[str, dict[str, Any]]:
     recovery: list[dict[str, Any]] = []
     events = analysis.events(_schema())
     if events is not None:
-        counts = _counts(events)
-        diverged = _diverged(analysis)
-        for name, entry in counts.items():
-            entry["diverged_partitions"] = diverged.get(name, 0)
         selected = _selected(analysis)
         timeline = _timeline(selected)
         by_variant: dict[str, list[dict[str, Any]]] = {}
         for point in timeline:
             by_variant.setdefault(point["variant"], []).append(point)
         recovery = _recovery(selected, by_variant)
-        _add_ack_stalls(events, recovery)
-        reactions = [r for r in selected if r["event"] in REACTIONS]
-        end_ms = {name: c.get("end_ms") for name, c in counts.items()}
-        add_detection_and_catch_up(events, reactions, recovery, end_ms)
+        end_ms = _end_ms(analysis)
+        for entry in recovery:  # its place in the entry: before the detection's keys
+            entry["ack_stall_ms"] = None
+        windows = add_detection([r for r in selected if r["event"] in REACTIONS], recovery,
+                                end_ms)
+        # The stage's four Spark jobs, side by side (issue 19): on a busy run they are most of
+        # its time, and the stage is the analysis' longest.
+        counts, first_acks, catch_up, delays = side_by_side(
+            lambda: _counts(events), lambda: first_acks_all(events, recovery),
+            lambda: catch_up_sums(events, windows), lambda: visibility_delays(events))
+        for i, at in first_acks.items():
+            recovery[i]["ack_stall_ms"] = round(at - recovery[i]["inject_ms"], 3)
+        add_catch_up(recovery, catch_up)
+        diverged = _diverged(analysis)
+        for name, entry in counts.items():
+            entry["diverged_partitions"] = diverged.get(name, 0)
         add_isr_exit([r for r in selected if r["event"] in (
             names.PARTITION_ASSIGNED, names.ZK_PARTITION_STATE, names.PARTITION_CHANGE)],
             recovery)
-        delays = visibility_delays(events)
         _add_visibility(recovery, delays, end_ms)
         fencing = fencing_delays(selected)
         under_min = under_min_isr_seconds(selected, end_ms)
