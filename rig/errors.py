@@ -16,6 +16,7 @@ User errors carry everything needed for their one-line message; nothing here pri
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 
 class RigError(Exception):
@@ -77,12 +78,23 @@ class StrategyFailure(UserError, RuntimeError):
         self.partial_run: object | None = None  # a Path, set by the pipeline when it keeps one
         super().__init__(problem)
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled by its fields: a variant simulated in a worker process raises it there."""
+        fields = {name: getattr(self, name) for name in (
+            "kind", "plugin", "origin", "scenario", "variant", "t_ms", "during", "last_seq",
+            "problem")}
+        return (_strategy_failure, (fields,))
+
     def __str__(self) -> str:
         kept = (f"; the run so far is kept in {self.partial_run}"
                 if self.partial_run is not None else "")
         return (f"{self.kind} strategy {self.plugin!r} (from {self.origin}) broke its contract in "
                 f"scenario {self.scenario!r}, variant {self.variant!r}, at t={self.t_ms:g} ms "
                 f"(after event #{self.last_seq}), {self.during}: {self.problem}{kept}")
+
+
+def _strategy_failure(fields: dict[str, Any]) -> StrategyFailure:
+    return StrategyFailure(**fields)
 
 
 class RunDirError(UserError, FileExistsError):

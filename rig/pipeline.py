@@ -30,8 +30,9 @@ from rig.scenario.load import load_scenario
 from rig.scenario.model import Expectation, Scenario
 from rig.scenario.resolve import resolved_yaml
 from rig.scenario.summary_keys import path_parts
-from rig.simulate import SimulationResult, simulate
+from rig.simulate import SimulationResult
 from rig.strategies import guard
+from rig.variant_pool import default_workers, simulate_variants
 
 RUN_MARKER = rundir.RUN_JSON
 
@@ -47,6 +48,9 @@ class RunOptions:
     allow_plugin_paths: bool = False
     command: str = ""
     price_profile: str | None = None  # --price-profile: every variant's traffic at these prices
+    # Processes simulating the variants side by side (rig.variant_pool); None: one per variant,
+    # up to the cores. 1, the default for callers in Python, simulates them here.
+    workers: int | None = 1
 
 
 @dataclass
@@ -157,14 +161,11 @@ def run(file: Path, options: RunOptions, progress: Progress) -> RunOutcome:
         rundir.write_scenario(staging, resolved_yaml(scenario, __version__))
         rundir.write_command(staging, options.command)
         rundir.write_run(staging, run_info)
-        results: dict[str, SimulationResult] = {}
-        for variant in scenario.variants:
-            progress.start(f"simulating {variant.name}", variant.duration_ms * 1000)
-            results[variant.name] = simulate(
-                variant, rundir.event_log(staging, variant.name), scenario=scenario.name,
-                allow_plugin_paths=options.allow_plugin_paths, progress=progress.update)
-            r = results[variant.name]
-            progress.say(f"  {variant.name}: {r.events:,} events in {r.wall_s:.2f} s")
+        workers = (options.workers if options.workers is not None
+                   else default_workers(len(scenario.variants)))
+        results = simulate_variants(scenario, staging, workers=workers,
+                                    allow_plugin_paths=options.allow_plugin_paths,
+                                    progress=progress)
         progress.say("analysing the event logs with Spark …")
         summary = summarise(staging, scenario, results, spark_master=options.spark_master,
                             say=progress.say, begin=progress.begin)

@@ -32,6 +32,10 @@ def run(
         "--price-profile", metavar="PROFILE",
         help="Price every variant's cross-zone traffic with this profile (aws, gcp, azure, "
              "msk, none) instead of the scenario's `cost:`.")] = None,
+    workers: Annotated[int | None, typer.Option(
+        "--workers", min=1, metavar="N",
+        help="Simulate the variants on N processes side by side (default: one per variant, "
+             "up to the cores; 1: one after another). The event logs are the same.")] = None,
 ) -> None:
     """Simulate a scenario, analyse it with Spark, write summary.json and report.html."""
     from rig.pipeline import RunOptions
@@ -42,6 +46,7 @@ def run(
     options = RunOptions(out=out, seed=seed, sets=set_ or [], variants=variant or [],
                          report=not no_report, spark_master=spark_master,
                          allow_plugin_paths=allow_plugin_paths, price_profile=price_profile,
+                         workers=workers,
                          command=command or f"rig run {shlex.quote(str(file))}")
     progress = Progress(quiet=quiet)
     from rig.cost import PROFILES

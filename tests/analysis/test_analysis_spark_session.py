@@ -145,7 +145,7 @@ _BOOT_BESIDE_A_FAILING_SIMULATION = """
 import sys, threading, time
 from pathlib import Path
 from pyspark import SparkContext
-from rig import pipeline
+from rig import pipeline, variant_pool
 from rig.analysis import spark
 from rig.progress import Progress
 ticks = 0
@@ -157,7 +157,7 @@ def simulate(*args, **kwargs):
         ticks += 1
         time.sleep(0.1)
     raise RuntimeError("the simulation broke")
-pipeline.simulate = simulate
+variant_pool.simulate = simulate
 try:
     pipeline.run(Path(sys.argv[1]), pipeline.RunOptions(out=Path(sys.argv[2]), report=False),
                  Progress(quiet=True))

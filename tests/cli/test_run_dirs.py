@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from rig import pipeline, rundir
+from rig import pipeline, rundir, variant_pool
 from rig.errors import RunDirError
 from rig.pipeline import RunOptions, is_run_dir, run
 from rig.progress import Progress
@@ -200,14 +200,15 @@ def test_runs_finishing_together_never_strand_one(write_scenario: Any, tmp_path:
 _STUCK = """
 import sys, time
 from pathlib import Path
-import rig.analysis.spark, rig.pipeline
+import rig.analysis.spark, rig.variant_pool
 def simulate(variant, path, **kw):
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("{}\\n")
     time.sleep(600)
-rig.pipeline.simulate = simulate
+rig.variant_pool.simulate = simulate  # simulated here: --workers 1
 rig.analysis.spark.check_java = lambda: None
-sys.argv = ["rig", "run", sys.argv[1], "--out", sys.argv[2], "--no-report", "--quiet"]
+sys.argv = ["rig", "run", sys.argv[1], "--out", sys.argv[2], "--no-report", "--quiet",
+            "--workers", "1"]
 from rig.cli import main
 main()
 """
@@ -303,8 +304,9 @@ def test_a_file_system_that_refuses_the_run_is_one_line(write_scenario: Any, tmp
     def simulate(variant: Any, path: Path, **kw: Any) -> Any:
         raise OSError(code, os.strerror(code), str(path))
 
-    monkeypatch.setattr(pipeline, "simulate", simulate)
-    _one_line(_cli("run", str(scenario), "--out", str(tmp_path / "out")), os.strerror(code))
+    monkeypatch.setattr(variant_pool, "simulate", simulate)
+    _one_line(_cli("run", str(scenario), "--out", str(tmp_path / "out"), "--workers", "1"),
+              os.strerror(code))
     assert not (tmp_path / "out").exists() and _hidden(tmp_path) == []
 
 

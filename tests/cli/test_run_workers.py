@@ -1,0 +1,155 @@
+"""`rig run` simulates a scenario's variants side by side (rig.variant_pool): the same event logs
+and results as one after another, a plugin's failure in a worker still names it, and a run
+stopped meanwhile leaves neither workers nor a staging folder behind."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from rig.errors import StrategyFailure
+from rig.progress import Progress
+from rig.scenario.load import load_scenario
+from rig.strategies import registry
+from rig.variant_pool import default_workers, simulate_variants
+from tests.conftest import ROOT, SMALL
+
+Write = Callable[..., Path]
+
+THREE = SMALL.replace("""  v7:
+    strategies: {fetch_session: incremental}
+""", """  v7:
+    strategies: {fetch_session: incremental}
+  v7-rf:
+    kafka: "2.4"
+    strategies: {fetch_session: incremental}
+workload:
+  producers:
+    - {topic: test, rate: 500, keys: {uniform: 100}, acks: all}
+""")
+
+
+def _logs(run_dir: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted((run_dir / "events").glob("*.jsonl"))}
+
+
+def test_side_by_side_writes_the_logs_and_results_one_by_one_would(write_scenario: Write,
+                                                                    tmp_path: Path) -> None:
+    scenario = load_scenario(write_scenario(THREE))
+    quiet = Progress(quiet=True)
+    here = simulate_variants(scenario, tmp_path / "here", workers=1, allow_plugin_paths=False,
+                             progress=quiet)
+    pooled = simulate_variants(scenario, tmp_path / "pool", workers=2, allow_plugin_paths=False,
+                               progress=quiet)
+    assert list(pooled) == ["v6", "v7", "v7-rf"]  # the scenario's order, whichever ended first
+    assert _logs(tmp_path / "pool") == _logs(tmp_path / "here")
+    assert len(_logs(tmp_path / "here")) == 3
+    for name in here:
+        assert dataclasses.replace(pooled[name], wall_s=0) == dataclasses.replace(
+            here[name], wall_s=0)
+        assert here[name].events > 1000
+
+
+def test_a_plugin_failing_in_a_worker_is_the_runs_strategy_failure(write_scenario: Write,
+                                                                   tmp_path: Path) -> None:
+    # Named by path, so a worker can import it (a class registered by rig.testing cannot be).
+    path = "tests.plugins.test_plugins_guard:CrashingSessions"
+    scenario = load_scenario(write_scenario(SMALL.replace(
+        "strategies: {fetch_session: incremental}",
+        "strategies: {fetch_session: '" + path + "'}")))
+    assert scenario.variant("v7").strategies["fetch_session"].name == path
+    with pytest.raises(StrategyFailure) as failure:
+        simulate_variants(scenario, tmp_path / "run", workers=2, allow_plugin_paths=True,
+                          progress=Progress(quiet=True))
+    assert (failure.value.variant, failure.value.plugin) == ("v7", path)
+    assert "raised ZeroDivisionError: division by zero" in str(failure.value)
+
+
+def test_a_strategy_registered_in_this_process_runs_here(write_scenario: Write,
+                                                         tmp_path: Path) -> None:
+    from tests.plugins.test_plugins_guard import CrashingSessions
+
+    with registry.temporarily("fetch_session", CrashingSessions, "crashing-here") as name:
+        scenario = load_scenario(write_scenario(SMALL.replace(
+            "strategies: {fetch_session: incremental}",
+            "strategies: {fetch_session: " + name + "}")))
+        with pytest.raises(StrategyFailure) as failure:  # found, so it ran in this process
+            simulate_variants(scenario, tmp_path / "run", workers=2, allow_plugin_paths=False,
+                              progress=Progress(quiet=True))
+    assert failure.value.origin == registry.TEST
+
+
+def test_workers_are_one_per_variant_up_to_the_cores() -> None:
+    cores = len(os.sched_getaffinity(0))
+    assert default_workers(1) == 1
+    assert default_workers(2) == min(2, cores)
+    assert default_workers(1000) == cores
+
+
+LONG = SMALL.replace("duration: 5s", "duration: 2h").replace("partitions: 10", "partitions: 300")
+
+
+def _children(pid: int) -> set[int]:
+    """Every descendant of `pid` (Linux /proc)."""
+    found: set[int] = set()
+    todo = [pid]
+    while todo:
+        here = todo.pop()
+        for task in Path(f"/proc/{here}/task").glob("*"):
+            try:
+                kids = (task / "children").read_text().split()
+            except OSError:
+                continue
+            for kid in map(int, kids):
+                if kid not in found:
+                    found.add(kid)
+                    todo.append(kid)
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
+def test_a_run_stopped_while_its_workers_simulate_leaves_nothing_behind(
+        write_scenario: Write, tmp_path: Path, stop: signal.Signals) -> None:
+    out = tmp_path / "out"
+    env = {**os.environ, "RIG_SPARK_CDS": "off"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rig.cli", "run", str(write_scenario(LONG)), "--out", str(out),
+         "--no-report", "--workers", "2"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
+    deadline = time.monotonic() + 60
+    workers: set[int] = set()
+    while time.monotonic() < deadline:
+        staging = [p for p in tmp_path.glob(".out.staging-*") if any(p.glob("events/*.jsonl"))]
+        workers = _children(proc.pid)
+        if staging and len(workers) >= 3:  # the forkserver and its two workers (and the JVM)
+            break
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    else:
+        proc.kill()
+        raise AssertionError("the workers never started simulating")
+    proc.send_signal(stop)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode in (130, 128 + signal.SIGTERM), err
+    assert "Traceback" not in err, err
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(map(_alive, workers)):
+        time.sleep(0.1)
+    assert not [pid for pid in workers if _alive(pid)], "a worker outlived the run"
+    assert not out.exists() and not list(tmp_path.glob(".out*"))
