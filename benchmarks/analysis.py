@@ -37,7 +37,8 @@ CASES = {
     # 12.5 million fetches an hour: only sensible aggregated.
     "idle-100k-partitions-1h-v7": (ROOT / "benchmarks" / "scenarios" /
                                    "idle-100k-partitions.yaml", [], ("fetch-aggregated",)),
-    # The whole `rig run` of the seed scenario, report included (its own events setting).
+    # The whole `rig run` of the seed scenario, report included (its own events setting), its
+    # variants side by side as the command line runs them.
     "seed-rig-run": (ROOT / "scenarios" / "fetch-sessions-1000-partitions.yaml", [], ("full",)),
 }
 
@@ -84,7 +85,7 @@ started = time.perf_counter()
 from pathlib import Path
 from rig.pipeline import RunOptions, run
 from rig.progress import Progress
-outcome = run(Path(sys.argv[1]), RunOptions(out=Path(sys.argv[2]) / "run", command="bench"),
+outcome = run(Path(sys.argv[1]), RunOptions(out=Path(sys.argv[2]) / "run", command="bench", workers=None),
               Progress(quiet=True))
 timings = outcome.summary.get("timings") or {"spark_start_seconds": float("nan"),
                                              "parse_seconds": float("nan"), "stages": {}}
