@@ -28,11 +28,10 @@ import time
 from importlib import metadata
 from pathlib import Path
 
-__all__ = ["TRAINING", "archive_path", "jvm_options", "start_training"]
+__all__ = ["archive_path", "jvm_options", "start_training", "train_into"]
 
 _ENV = "RIG_SPARK_CDS"
 _TRAIN = "train:"  # RIG_SPARK_CDS=train:PATH, set for the training process: write PATH
-TRAINING = (_ENV, _TRAIN)
 _STALE_LOCK_S = 30 * 60
 # The JVM's own log lines (CDS warnings among them) go to its stderr, which rig keeps in the
 # JVM's log file, not to the stdout of the user's terminal (unified logging's default).
@@ -80,6 +79,12 @@ def jvm_options(java: str) -> list[str]:
     return [f"-XX:SharedArchiveFile={path}", *_QUIET] if path.is_file() else []
 
 
+def train_into(partial: Path) -> None:
+    """Make the JVMs this process starts from now on write their class archive to `partial`
+    as they exit (the training process calls it before starting Spark)."""
+    os.environ[_ENV] = f"{_TRAIN}{partial}"
+
+
 def _lock_is_stale(lock: Path) -> bool:
     try:
         pid_text, _, started = lock.read_text(encoding="utf-8").partition(" ")
@@ -110,6 +115,8 @@ def start_training(java: str) -> bool:
         handle = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
     except OSError:
         return False  # another process trains, or the cache is not writable: run without
+    # Claimed for this process first (O_EXCL: one trainer per archive), then handed to the
+    # trainer below once it has a pid; a lock whose pid is gone is stale either way.
     with os.fdopen(handle, "w", encoding="utf-8") as out:
         out.write(f"{os.getpid()} {time.time()}")
     log = path.with_suffix(".log")

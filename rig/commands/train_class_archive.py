@@ -9,7 +9,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from rig.analysis.class_archive import TRAINING
+from rig.analysis.class_archive import train_into
 
 # The training run: a small scenario through simulation and every analysis stage, so the archive
 # holds the classes a real analysis loads, not only the start-up's.
@@ -41,8 +41,7 @@ def _train(path: Path) -> int:
 
     lock = path.with_suffix(".training")
     partial = path.with_name(f"{path.stem}.{os.getpid()}.partial")
-    variable, train = TRAINING
-    os.environ[variable] = train + str(partial)
+    train_into(partial)
     try:
         with tempfile.TemporaryDirectory(prefix="rig-cds-") as folder:
             scenario = Path(folder) / "training.yaml"
