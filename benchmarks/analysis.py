@@ -85,7 +85,8 @@ started = time.perf_counter()
 from pathlib import Path
 from rig.pipeline import RunOptions, run
 from rig.progress import Progress
-outcome = run(Path(sys.argv[1]), RunOptions(out=Path(sys.argv[2]) / "run", command="bench", workers=None),
+outcome = run(Path(sys.argv[1]),
+              RunOptions(out=Path(sys.argv[2]) / "run", command="bench", workers=None),
               Progress(quiet=True))
 timings = outcome.summary.get("timings") or {"spark_start_seconds": float("nan"),
                                              "parse_seconds": float("nan"), "stages": {}}
