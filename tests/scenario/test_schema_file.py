@@ -34,3 +34,25 @@ def test_no_duplicate_keys(path: Path) -> None:
 def test_a_duplicate_key_is_caught() -> None:
     with pytest.raises(ValueError, match="duplicate keys"):
         json.loads('{"a": {"b": 1}, "a": {"b": 1}}', object_pairs_hook=_refuse_duplicates)
+
+
+def _repeated_enum_values(node: Any, where: str = "$") -> list[str]:
+    found = []
+    if isinstance(node, dict):
+        values = node.get("enum")
+        if isinstance(values, list):
+            texts = [json.dumps(v) for v in values]
+            found += [f"{where}: {t}" for t in sorted({t for t in texts if texts.count(t) > 1})]
+        for key, value in node.items():
+            found += _repeated_enum_values(value, f"{where}.{key}")
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            found += _repeated_enum_values(value, f"{where}[{i}]")
+    return found
+
+
+def test_every_enum_of_the_schema_lists_each_value_once() -> None:
+    # A repeated value is harmless to jsonschema but doubles a choice in editors and docs
+    # (`controlled-shutdown` was listed twice among the fault kinds).
+    schema = json.loads((ROOT / "rig" / "scenario" / "scenario.schema.json").read_text("utf-8"))
+    assert _repeated_enum_values(schema) == []
