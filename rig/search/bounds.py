@@ -1,5 +1,13 @@
 """What `rig fuzz` may draw for one scenario: its optional `fuzz:` block, with defaults taken from
-the scenario's own faults, brokers and duration. Problems are located like any scenario error.
+the scenario's own faults, brokers, controller and duration. Problems are located like any
+scenario error.
+
+The control plane decides which nodes a partition or a link may cut and what a controller fault
+is (docs/kafka.md §10, §12): with ZooKeeper, node "zk", `zk-session-expiry`, and
+`controller-failover` (the controller broker resigns); with KRaft, the quorum's dedicated
+controllers by id (or its one implicit node "controller", which never fails), no ZooKeeper
+session, and `controller-failover` drawn as a crash of the active controller (a quorum is
+needed for that: `cluster.controllers`).
 """
 
 from __future__ import annotations
@@ -10,12 +18,16 @@ from typing import Any
 from rig import units
 from rig.errors import ScenarioError
 from rig.scenario.load import DEFAULT_DURATION
+from rig.scenario.model import VariantSpec
 from rig.scenario.source import Document
 
 # Power loss is left out unless asked for: Kafka does not fsync by default, so losing
 # acknowledged data to a power loss on several replicas is within its contract.
 DEFAULT_KINDS = ("crash", "stall", "network-partition", "zk-session-expiry",
                  "controller-failover")
+# KRaft: no ZooKeeper session; a controller failover only where a quorum can lose its leader.
+KRAFT_DEFAULT_KINDS = ("crash", "stall", "network-partition", "controller-failover")
+_ZOOKEEPER_ONLY_KINDS = ("zk-session-expiry",)
 DEFAULT_MAX_FAULTS = 3
 DEFAULT_HOLD = ("100ms", "15s")
 
@@ -31,6 +43,10 @@ class FuzzBounds:
     brokers: tuple[int, ...]
     racks: tuple[str, ...]
     cluster: tuple[int, ...]  # every broker, for the far side of a network partition
+    # The control plane's nodes a partition or a link may cut: ("zk",) with ZooKeeper; KRaft's
+    # dedicated controllers, or ("controller",) for its one implicit node.
+    control_nodes: tuple[int | str, ...] = ("zk",)
+    kraft: bool = False  # controller-failover is a crash of the active KRaft controller
 
 
 def _broker_ids(data: dict[str, Any]) -> tuple[tuple[int, ...], tuple[str, ...]]:
@@ -41,16 +57,36 @@ def _broker_ids(data: dict[str, Any]) -> tuple[tuple[int, ...], tuple[str, ...]]
     return tuple(b["id"] for b in raw), tuple(racks)
 
 
-def fuzz_bounds(doc: Document, data: dict[str, Any]) -> FuzzBounds:
-    """The bounds of `data` (a variant's merged document, already valid against the schema).
+def _control_plane(variant: VariantSpec | None) -> tuple[str, tuple[int | str, ...], bool]:
+    """(controller kind, the nodes a fault may cut, whether a controller can fail)."""
+    ref = variant.strategies.get("controller") if variant is not None else None
+    kind = ref.name if ref is not None else "zookeeper"
+    if kind == "zookeeper":
+        return kind, ("zk",), True
+    if kind != "kraft":
+        return kind, (), False  # a plugin's control plane: its nodes are its own business
+    assert variant is not None
+    if not variant.controllers:
+        return kind, ("controller",), False  # the one implicit controller never fails
+    return kind, tuple(c.id for c in variant.controllers if not c.combined), True
 
-    `doc` locates problems in the file: a window outside the run, brokers not in the cluster.
+
+def fuzz_bounds(doc: Document, data: dict[str, Any],
+                variant: VariantSpec | None = None) -> FuzzBounds:
+    """The bounds of `data` (a variant's merged document, already valid against the schema);
+    `variant`, the same variant loaded, says which control plane it runs (default ZooKeeper).
+
+    `doc` locates problems in the file: a window outside the run, brokers not in the cluster,
+    a kind the variant's controller cannot take.
     """
     raw: dict[str, Any] = data.get("fuzz") or {}
     problems = []
     own_faults = data.get("faults") or []
     own_kinds = tuple(dict.fromkeys(f["kind"] for f in own_faults))
-    kinds = tuple(raw.get("kinds") or own_kinds or DEFAULT_KINDS)
+    controller, control_nodes, can_fail = _control_plane(variant)
+    defaults = (DEFAULT_KINDS if controller == "zookeeper" else tuple(
+        k for k in KRAFT_DEFAULT_KINDS if k != "controller-failover" or can_fail))
+    kinds = tuple(raw.get("kinds") or own_kinds or defaults)
     duration = units.duration_ms(data.get("duration", DEFAULT_DURATION))
     window = tuple(units.duration_ms(v) for v in raw.get("window", (0, duration)))
     hold = tuple(units.duration_ms(v) for v in raw.get("hold", DEFAULT_HOLD))
@@ -68,9 +104,24 @@ def fuzz_bounds(doc: Document, data: dict[str, Any]) -> FuzzBounds:
                                     f"cluster (brokers: {list(ids)})"))
     if "rack-failure" in kinds and not racks:
         problems.append(doc.problem(("fuzz", "kinds"), "rack-failure needs brokers with racks"))
+    if controller != "zookeeper":
+        for kind in kinds:
+            if kind in _ZOOKEEPER_ONLY_KINDS:
+                problems.append(doc.problem(("fuzz", "kinds"), f"{kind} acts on ZooKeeper, but "
+                                            f"this variant runs the {controller} controller: "
+                                            "draw network-partition instead (it cuts brokers "
+                                            "off from the controller too)"))
+            elif kind == "controller-failover" and not can_fail:
+                problems.append(doc.problem(("fuzz", "kinds"), "controller-failover needs a "
+                                            "controller that can fail: declare the KRaft "
+                                            "quorum (cluster.controllers: 3)"
+                                            if controller == "kraft" else
+                                            f"controller-failover is not defined for the "
+                                            f"{controller} controller"))
     if problems:
         raise ScenarioError(problems)
     return FuzzBounds(kinds=kinds,
                       max_faults=raw.get("max_faults", max(DEFAULT_MAX_FAULTS, len(own_faults))),
                       window_ms=(window[0], window[1]), hold_ms=(hold[0], hold[1]),
-                      brokers=brokers, racks=racks, cluster=ids)
+                      brokers=brokers, racks=racks, cluster=ids, control_nodes=control_nodes,
+                      kraft=controller == "kraft")

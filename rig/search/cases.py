@@ -97,8 +97,10 @@ class CaseCompiler:
     def variant(self, faults: list[Fault], seed: int) -> VariantSpec:
         written = as_yaml_faults(faults)
         problems = _Collector(self._document)
-        compiled = _faults({"faults": written}, self.template.brokers, self.template.duration_ms,
-                           problems)
+        template = self.template
+        compiled = _faults({"faults": written}, template.brokers, template.duration_ms,
+                           problems, template.producers, template.consumers,
+                           template.controllers)
         if problems.problems:
             raise ScenarioError(problems.problems)
         document = {**self.template.document, "seed": seed, "faults": written}

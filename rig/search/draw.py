@@ -37,16 +37,20 @@ def draw_fault(rng: random.Random, bounds: FuzzBounds) -> Fault:
     elif kind == "zk-session-expiry":
         fault.update(broker=broker)
     elif kind == "network-partition":
-        nodes: list[int | str] = [*bounds.cluster, "zk"]
-        alone = rng.choice([*bounds.brokers, "zk"])
+        nodes: list[int | str] = [*bounds.cluster, *bounds.control_nodes]
+        alone = rng.choice([*bounds.brokers, *bounds.control_nodes])
         rest = [b for b in nodes if b != alone]
         fault.update(groups=[[alone], rest], heal_after=hold)
     elif kind == "link":
-        nodes = [*bounds.cluster, "zk"]
+        nodes = [*bounds.cluster, *bounds.control_nodes]
         others = [b for b in nodes if b != broker]
         other = rng.choice(others)
         fault.update(between=[broker, other], loss=rng.choice([0.5, 1.0]), heal_after=hold)
-    return fault  # controller-failover needs nothing more
+    elif kind == "controller-failover" and bounds.kraft:
+        # KRaft's failover: the active controller's process dies (KafkaRaftClient: the voters
+        # elect another after the fetch timeout) and starts again after the hold.
+        fault.update(kind="crash", controller="active", restart_after=hold)
+    return fault  # ZooKeeper's controller-failover needs nothing more
 
 
 def draw_schedule(rng: random.Random, bounds: FuzzBounds) -> list[Fault]:

@@ -310,7 +310,8 @@ def fuzz(file: Path, options: FuzzOptions, echo: Echo) -> FuzzOutcome:
     data: dict[str, Any] = doc.data
     names: list[str | None] = ([v.name for v in scenario.variants] if data.get("variants")
                                else [None])
-    bounds = {name: fuzz_bounds(doc, _merged(data, name)) for name in names}
+    bounds = {name: fuzz_bounds(doc, _merged(data, name), variant)
+              for name, variant in zip(names, scenario.variants, strict=True)}
     durations = {name: v.duration_ms for name, v in zip(names, scenario.variants, strict=True)}
     options.out = options.out or Path("reports") / f"{scenario.name}-fuzz"
     previous = prepare_out(options.out, MARKER, "fuzz")

@@ -88,3 +88,78 @@ def test_a_controlled_shutdown_is_drawn_like_a_crash() -> None:
     fault = draw_fault(random.Random(0), bounds)
     assert fault["kind"] == "controlled-shutdown" and fault["broker"] == 1
     assert 100 <= fault["restart_after"] <= 200
+
+
+def test_zookeeper_draws_are_the_same_as_before_kraft_had_its_own() -> None:
+    """The digest of 400 schedules drawn with the ZooKeeper bounds, taken on the checkout before
+    the draws learnt KRaft's nodes (76f89db): a session seeded as before runs the same faults."""
+    import hashlib
+    import json
+
+    from rig.search.bounds import FuzzBounds
+    from rig.search.draw import draw_run
+    from rig.search.fuzz import _merged
+    from tests.conftest import ROOT
+
+    doc = load_yaml_file(ROOT / "scenarios" / "fuzz-replication.yaml")
+    every = FuzzBounds(kinds=("crash", "power-loss", "controlled-shutdown", "rack-failure",
+                              "stall", "zk-session-expiry", "network-partition", "link",
+                              "controller-failover"),
+                       max_faults=5, window_ms=(1000, 11000), hold_ms=(100, 10000),
+                       brokers=(0, 1, 2, 3), racks=("a", "b"), cluster=(0, 1, 2, 3))
+    draws = [draw_run(fuzz_bounds(doc, _merged(doc.data, v)), 0, i)
+             for v in ("hw-truncation", "leader-epoch") for i in range(100)]
+    draws += [draw_run(every, 3, i) for i in range(200)]
+    assert hashlib.sha256(json.dumps(draws).encode()).hexdigest() == (
+        "8cb9a317ac1e628f0bae5bb8819dbbc4a0cd1c29e573ba214c427b07f31f93a1")
+
+
+KRAFT = BASE.replace("duration: 20s", 'duration: 20s\nkafka: "4.1"')
+
+
+def _kraft_bounds(write: Callable[[str, str], Path], text: str) -> object:
+    path = write(text, "fz.yaml")
+    doc = load_yaml_file(path)
+    return fuzz_bounds(doc, doc.data, load_scenario(path).variants[0])
+
+
+def test_kraft_draws_cut_the_quorum_s_controllers_and_fail_over_the_active_one(
+        write_scenario: Callable[[str, str], Path], tmp_path: Path) -> None:
+    text = KRAFT.replace("  brokers: 3\n", "  brokers: 3\n  controllers: 3\n")
+    bounds = _kraft_bounds(write_scenario, text)
+    assert bounds.kinds == ("crash", "stall", "network-partition", "controller-failover")
+    faults = [f for i in range(60) for f in draw_schedule(run_rng(1, i), bounds)]
+    partitioned = {n for f in faults if f["kind"] == "network-partition"
+                   for g in f["groups"] for n in g}
+    assert partitioned == {0, 1, 2, 3, 4, 5}  # the voters are nodes 3-5; no "zk"
+    failovers = [f for f in faults if f.get("controller") == "active"]
+    assert failovers and all(f["kind"] == "crash" and "broker" not in f and f["restart_after"]
+                             for f in failovers)
+    assert not [f for f in faults if f["kind"] in ("zk-session-expiry", "controller-failover")]
+    doc = load_yaml_file(write_scenario(text, "fz.yaml"))
+    case = tmp_path / "case.yaml"
+    case.write_text(dump_case(case_document(doc.data, None, faults[:12], 9)), encoding="utf-8")
+    assert len(load_scenario(case).variants[0].faults) == 12
+
+
+def test_kraft_without_a_quorum_cuts_its_one_controller_node_and_never_fails_it(
+        write_scenario: Callable[[str, str], Path]) -> None:
+    bounds = _kraft_bounds(write_scenario, KRAFT)
+    assert bounds.kinds == ("crash", "stall", "network-partition")
+    nodes = {n for i in range(40) for f in draw_schedule(run_rng(2, i), bounds)
+             if f["kind"] == "network-partition" for g in f["groups"] for n in g}
+    assert nodes == {0, 1, 2, "controller"}
+
+
+@pytest.mark.parametrize(("kinds", "message"), [
+    ("[crash, zk-session-expiry]", "zk-session-expiry acts on ZooKeeper, but this variant runs "
+                                   "the kraft controller"),
+    ("[controller-failover]", "controller-failover needs a controller that can fail: declare "
+                              "the KRaft quorum"),
+])
+def test_a_kind_the_kraft_controller_cannot_take_is_located(
+        write_scenario: Callable[[str, str], Path], kinds: str, message: str) -> None:
+    text = KRAFT + f"fuzz:\n  kinds: {kinds}\n"
+    with pytest.raises(ScenarioError) as error:
+        _kraft_bounds(write_scenario, text)
+    assert "fz.yaml:9: $.fuzz.kinds: " + message in str(error.value), str(error.value)

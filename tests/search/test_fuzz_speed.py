@@ -26,17 +26,28 @@ from tests.conftest import ROOT
 SCENARIO = ROOT / "scenarios" / "fuzz-replication.yaml"
 
 
-@pytest.mark.parametrize("variant", ["hw-truncation", "leader-epoch"])
-def test_a_compiled_case_equals_the_case_written_and_loaded(variant: str,
+KRAFT = ROOT / "scenarios" / "fuzz-kraft.yaml"
+
+
+@pytest.mark.parametrize(("scenario", "variant"), [
+    (SCENARIO, "hw-truncation"), (SCENARIO, "leader-epoch"),
+    (KRAFT, "kraft-4.1-elr"), (KRAFT, "kraft-3.9")])
+def test_a_compiled_case_equals_the_case_written_and_loaded(scenario: Path, variant: str,
                                                             tmp_path: Path) -> None:
-    doc = load_yaml_file(SCENARIO)
-    bounds = fuzz_bounds(doc, _merged(doc.data, variant))
+    doc = load_yaml_file(scenario)
+    loaded = load_scenario(scenario, only_variants=[variant]).variants[0]
+    bounds = fuzz_bounds(doc, _merged(doc.data, variant), loaded)
     compiled = compiler(doc.data, variant)
+    drawn = []
     for index in range(40):
         faults, seed = draw_run(bounds, 5, index)
+        drawn += faults
         path = tmp_path / f"case-{index}.yaml"
         path.write_text(dump_case(case_document(doc.data, variant, faults, seed)), "utf-8")
         assert compiled.variant(faults, seed) == load_scenario(path).variants[0], index
+    if scenario == KRAFT:  # the quorum's nodes and its failover were among the cases
+        assert any(f.get("controller") == "active" for f in drawn)
+        assert any(n in (3, 4, 5) for f in drawn for g in f.get("groups", ()) for n in g)
 
 
 def test_a_hashing_sink_digests_the_bytes_of_the_written_log(tmp_path: Path) -> None:
