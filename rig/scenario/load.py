@@ -829,12 +829,15 @@ def _controller_mode(data: dict[str, Any], kafka: str, kind: str, out: _Collecto
     for i, raw in enumerate(raw_brokers if isinstance(raw_brokers, list) else []):
         if isinstance(raw, dict) and isinstance(raw.get("config"), dict):
             places.append((("cluster", "brokers", i, "config"), raw["config"]))
+    # Offer the other controller only where this Kafka has it (4.0+ has no ZooKeeper mode).
+    switch = (f", or set strategies.controller: {other}" if profile.accepts_controller(other)
+              else f" (Kafka {kafka} runs {kind} only)")
     for at, config in places:
         for key in wrong:
             if key in config:
                 out.add((*at, key), f"{key} is a {other} setting, but this variant runs the "
-                        f"{kind} controller (kafka {kafka}): it would have no effect; drop it, "
-                        f"or set strategies.controller: {other}")
+                        f"{kind} controller (kafka {kafka}): it would have no effect; drop it"
+                        f"{switch}")
     quorum = data.get("cluster", {}).get("controllers")
     if kind == "zookeeper" and quorum is not None:
         out.add(("cluster", "controllers"), "cluster.controllers is KRaft's controller quorum, "
