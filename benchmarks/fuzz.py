@@ -131,10 +131,9 @@ from rig.events.log import EventLog, HashingSink
 from rig.scenario.load import load_scenario
 from rig.scenario.source import load_yaml_file
 from rig.search import parallel
-from rig.search.bounds import fuzz_bounds
+from rig.search.bounds import fuzz_bounds, merged_variant
 from rig.search.cases import CaseCompiler, case_document, dump_case
 from rig.search.draw import draw_run
-from rig.search.fuzz import _merged
 imports = cpu() - started
 Cluster.build = timed("set-up (cluster build and start)", Cluster.build)
 Cluster.start = timed("set-up (cluster build and start)", Cluster.start)
@@ -155,7 +154,7 @@ def on_gc(phase, info):
 gc.callbacks.append(on_gc)
 doc = load_yaml_file(Path(sys.argv[1]))
 variant, runs = sys.argv[2], int(sys.argv[3])
-bounds = fuzz_bounds(doc, _merged(doc.data, variant))
+bounds = fuzz_bounds(doc, merged_variant(doc.data, variant))
 started = cpu()
 compiled = CaseCompiler(doc.data, variant)
 compile_once = cpu() - started

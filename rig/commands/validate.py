@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from rig.errors import ScenarioError, UserError
+
+if TYPE_CHECKING:
+    from rig.errors import Problem
+    from rig.scenario.model import Scenario
 
 
 def validate(
@@ -44,8 +48,31 @@ def validate(
             for kind, message in strategy_problems:
                 typer.echo(f"{file}: $.strategies.{kind}: {message}", err=True)
             continue
+        fuzz_problems = _fuzz_problems(file, scenario)
+        if fuzz_problems:
+            failed = True
+            for line in fuzz_problems:
+                typer.echo(str(line), err=True)
+            continue
         variants = ", ".join(v.name for v in scenario.variants)
         typer.echo(f"{file}: ok ({len(scenario.variants)} variants: {variants}; "
                    f"{len(scenario.expectations)} expectations)")
     if failed:
         raise typer.Exit(2)
+
+
+def _fuzz_problems(file: Path, scenario: Scenario) -> list[Problem]:
+    """What `rig fuzz` would refuse in the file's `fuzz:` bounds (a window outside the run, a
+    kind the variant's controller cannot take, ...), so validate says it first."""
+    from rig.scenario.source import load_yaml_file
+    from rig.search.bounds import variant_bounds
+
+    doc = load_yaml_file(file)
+    declared = [doc.data, *(doc.data.get("variants") or {}).values()]
+    if not any("fuzz" in (part or {}) for part in declared):
+        return []
+    try:
+        variant_bounds(doc, scenario)
+    except ScenarioError as error:
+        return error.problems
+    return []

@@ -18,8 +18,9 @@ from typing import Any
 from rig import units
 from rig.errors import ScenarioError
 from rig.scenario.load import DEFAULT_DURATION
-from rig.scenario.model import VariantSpec
-from rig.scenario.source import Document
+from rig.scenario.model import Scenario, VariantSpec
+from rig.scenario.overrides import deep_merge
+from rig.scenario.source import Document, Lines
 
 # Power loss is left out unless asked for: Kafka does not fsync by default, so losing
 # acknowledged data to a power loss on several replicas is within its contract.
@@ -125,3 +126,30 @@ def fuzz_bounds(doc: Document, data: dict[str, Any],
                       window_ms=(window[0], window[1]), hold_ms=(hold[0], hold[1]),
                       brokers=brokers, racks=racks, cluster=ids, control_nodes=control_nodes,
                       kraft=controller == "kraft")
+
+
+def merged_variant(data: dict[str, Any], variant: str | None) -> dict[str, Any]:
+    """The document variant `variant` runs: the scenario's keys with the variant's merged in."""
+    if variant is None or not data.get("variants"):
+        return data
+    base = {k: v for k, v in data.items() if k not in ("variants", "expect")}
+    merged: dict[str, Any] = deep_merge(base, data["variants"][variant], Lines(), Lines())
+    return merged
+
+
+def variant_bounds(doc: Document, scenario: Scenario) -> dict[str | None, FuzzBounds]:
+    """The bounds of each of `scenario`'s variants (key None: a file without variants), loaded
+    from `doc`; every problem of every variant is raised at once, each named once."""
+    data: dict[str, Any] = doc.data
+    names: list[str | None] = ([v.name for v in scenario.variants] if data.get("variants")
+                               else [None])
+    bounds: dict[str | None, FuzzBounds] = {}
+    problems: dict[str, Any] = {}
+    for name, variant in zip(names, scenario.variants, strict=True):
+        try:
+            bounds[name] = fuzz_bounds(doc, merged_variant(data, name), variant)
+        except ScenarioError as error:
+            problems.update((str(p), p) for p in error.problems if str(p) not in problems)
+    if problems:
+        raise ScenarioError(list(problems.values()))
+    return bounds

@@ -23,9 +23,8 @@ import orjson
 from rig._version import __version__
 from rig.errors import UserError
 from rig.scenario.load import load_scenario
-from rig.scenario.overrides import deep_merge
-from rig.scenario.source import Lines, load_yaml_file
-from rig.search.bounds import FuzzBounds, fuzz_bounds
+from rig.scenario.source import load_yaml_file
+from rig.search.bounds import FuzzBounds, variant_bounds
 from rig.search.cases import CaseResult, case_document, compiler, dump_case, judge, run_case
 from rig.search.draw import Fault, as_yaml_faults, draw_schedule, run_rng
 from rig.search.outdir import prepare_out
@@ -146,14 +145,6 @@ def run_task(task: tuple[dict[str, Any], str | None, list[Fault], int, int]) -> 
     process compiles the scenario once: rig.search.cases.compiler)."""
     data, variant, faults, seed, index = task
     return run_case(data, variant, faults, seed, index)
-
-
-def _merged(data: dict[str, Any], variant: str | None) -> dict[str, Any]:
-    if variant is None or not data.get("variants"):
-        return data
-    base = {k: v for k, v in data.items() if k not in ("variants", "expect")}
-    merged: dict[str, Any] = deep_merge(base, data["variants"][variant], Lines(), Lines())
-    return merged
 
 
 def _progress(name: str, workers: int, duration_ms: int, started: float, echo: Echo
@@ -308,10 +299,8 @@ def fuzz(file: Path, options: FuzzOptions, echo: Echo) -> FuzzOutcome:
     scenario = load_scenario(file, only_variants=options.variants)  # every problem, up front
     doc = load_yaml_file(file)
     data: dict[str, Any] = doc.data
-    names: list[str | None] = ([v.name for v in scenario.variants] if data.get("variants")
-                               else [None])
-    bounds = {name: fuzz_bounds(doc, _merged(data, name), variant)
-              for name, variant in zip(names, scenario.variants, strict=True)}
+    bounds = variant_bounds(doc, scenario)
+    names = list(bounds)
     durations = {name: v.duration_ms for name, v in zip(names, scenario.variants, strict=True)}
     options.out = options.out or Path("reports") / f"{scenario.name}-fuzz"
     previous = prepare_out(options.out, MARKER, "fuzz")

@@ -96,9 +96,8 @@ def test_zookeeper_draws_are_the_same_as_before_kraft_had_its_own() -> None:
     import hashlib
     import json
 
-    from rig.search.bounds import FuzzBounds
+    from rig.search.bounds import FuzzBounds, merged_variant
     from rig.search.draw import draw_run
-    from rig.search.fuzz import _merged
     from tests.conftest import ROOT
 
     doc = load_yaml_file(ROOT / "scenarios" / "fuzz-replication.yaml")
@@ -107,7 +106,7 @@ def test_zookeeper_draws_are_the_same_as_before_kraft_had_its_own() -> None:
                               "controller-failover"),
                        max_faults=5, window_ms=(1000, 11000), hold_ms=(100, 10000),
                        brokers=(0, 1, 2, 3), racks=("a", "b"), cluster=(0, 1, 2, 3))
-    draws = [draw_run(fuzz_bounds(doc, _merged(doc.data, v)), 0, i)
+    draws = [draw_run(fuzz_bounds(doc, merged_variant(doc.data, v)), 0, i)
              for v in ("hw-truncation", "leader-epoch") for i in range(100)]
     draws += [draw_run(every, 3, i) for i in range(200)]
     assert hashlib.sha256(json.dumps(draws).encode()).hexdigest() == (

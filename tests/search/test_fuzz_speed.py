@@ -15,10 +15,9 @@ import pytest
 from rig.events.log import HashingSink
 from rig.scenario.load import load_scenario
 from rig.scenario.source import load_yaml_file
-from rig.search.bounds import fuzz_bounds
+from rig.search.bounds import fuzz_bounds, merged_variant
 from rig.search.cases import case_document, compiler, dump_case
 from rig.search.draw import draw_run
-from rig.search.fuzz import _merged
 from rig.search.parallel import Tally
 from rig.simulate import simulate
 from tests.conftest import ROOT
@@ -36,7 +35,7 @@ def test_a_compiled_case_equals_the_case_written_and_loaded(scenario: Path, vari
                                                             tmp_path: Path) -> None:
     doc = load_yaml_file(scenario)
     loaded = load_scenario(scenario, only_variants=[variant]).variants[0]
-    bounds = fuzz_bounds(doc, _merged(doc.data, variant), loaded)
+    bounds = fuzz_bounds(doc, merged_variant(doc.data, variant), loaded)
     compiled = compiler(doc.data, variant)
     drawn = []
     for index in range(40):
@@ -52,7 +51,7 @@ def test_a_compiled_case_equals_the_case_written_and_loaded(scenario: Path, vari
 
 def test_a_hashing_sink_digests_the_bytes_of_the_written_log(tmp_path: Path) -> None:
     doc = load_yaml_file(SCENARIO)
-    bounds = fuzz_bounds(doc, _merged(doc.data, "hw-truncation"))
+    bounds = fuzz_bounds(doc, merged_variant(doc.data, "hw-truncation"))
     faults, seed = draw_run(bounds, 0, 1)
     spec = compiler(doc.data, "hw-truncation").variant(faults, seed)
     log = tmp_path / "events.jsonl"
@@ -73,11 +72,10 @@ CHILD = """
 import sys
 from pathlib import Path
 from rig.scenario.source import load_yaml_file
-from rig.search.bounds import fuzz_bounds
-from rig.search.fuzz import _merged
+from rig.search.bounds import fuzz_bounds, merged_variant
 from rig.search.parallel import Job, run_one
 doc = load_yaml_file(Path(sys.argv[1]))
-bounds = fuzz_bounds(doc, _merged(doc.data, "hw-truncation"))
+bounds = fuzz_bounds(doc, merged_variant(doc.data, "hw-truncation"))
 print(run_one(Job(doc.data, "hw-truncation", bounds, 0), 2).events_sha256)
 """
 
