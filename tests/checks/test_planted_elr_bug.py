@@ -6,7 +6,6 @@ loses nothing."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -16,11 +15,10 @@ import yaml
 
 from rig.checks import Status
 from rig.cluster.kraft import replication_control
-from rig.cluster.kraft.partition_change_builder import PartitionRegistration, change
 from rig.events import names
 from rig.scenario.load import load_scenario
 from rig.simulate import simulate
-from tests.checks.elr_schedule import cut, elr_scenario
+from tests.checks.elr_schedule import cut, elr_scenario, forgetful_change
 
 
 def _document() -> dict[str, Any]:
@@ -30,14 +28,6 @@ def _document() -> dict[str, Any]:
         cut(0, "40s"),         # with 2 in the ISR again (the ELR cleared), 0 goes
         cut(2, "50s"),         # and then 2: ISR empty; only 1 may come back
     ])
-
-
-def _forgetful(part: PartitionRegistration, request: Any, **rules: Any,
-               ) -> PartitionRegistration | None:
-    new = change(part, request, **rules)
-    if new is not None and part.elr and not new.elr and new.isr:
-        return replace(new, elr=part.elr)  # the bug: the ELR outlives the ISR's recovery
-    return new
 
 
 def _run(tmp_path: Path) -> dict[str, Any]:
@@ -53,7 +43,7 @@ def test_kafkas_elr_rule_loses_nothing(tmp_path: Path) -> None:
 
 def test_an_elr_that_forgets_to_clear_is_caught(tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(replication_control, "change", _forgetful)
+    monkeypatch.setattr(replication_control, "change", forgetful_change)
     statuses = _run(tmp_path)
     assert statuses["no-acked-loss"].status is Status.FAILED, statuses["no-acked-loss"].note
     elected = [e for e in map(orjson.loads, (tmp_path / "events.jsonl").read_bytes().splitlines())
