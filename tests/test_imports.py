@@ -170,8 +170,67 @@ def test_planted_imports_against_the_flow_are_found() -> None:
         ("rig.analysis.stages", "rig.report.charts")}
 
 
-def test_no_file_of_the_cluster_model_is_over_300_lines() -> None:
-    # Recursively: the KRaft model (rig/cluster/kraft) included.
-    long = {str(p.relative_to(RIG)): n for p in (RIG / "cluster").rglob("*.py")
-            if (n := len(p.read_text().splitlines())) > 300}
-    assert long == {}
+# The modules of rig/ allowed over 300 lines: each with its line count today and why it is still
+# long. A ratchet: a listed module may shrink (then lower its count, or drop it once ≤ 300) but
+# never grow, and no other module may pass 300 lines (rig/cluster/ has no entry, by rule).
+OVER_300: dict[str, tuple[int, str]] = {
+    "report/charts.py": (830, "not split yet: the report's SVG charts, axes and legends"),
+    "commands/protocol.py": (746, "not split yet: the `rig protocol` subcommands and their output"),
+    "report/recovery.py": (713, "not split yet: the recovery section's tables and timelines"),
+    "protocol/fetch.py": (635, "rig/protocol is another branch's ground; Fetch v0–v17 codec"),
+    "report/compare.py": (436, "not split yet: `rig compare` of two runs' summaries"),
+    "search/fuzz.py": (407, "rig/search is another branch's ground"),
+    "workload/producer.py": (397, "not split yet: the producer's accumulator, sender, retries"),
+    "report/firstscreen.py": (378, "not split yet: the report's first screen"),
+    "protocol/sizes.py": (362, "rig/protocol is another branch's ground; wire sizes by version"),
+    "testing/_isr.py": (359, "not split yet: the ISR strategy conformance kit"),
+    "strategies/registry.py": (358, "not split yet: entry-point loading and plugin validation"),
+    "analysis/fetch_metrics.py": (351, "rig/analysis is another branch's ground"),
+    "promotion.py": (349, "not split yet: promoting a fuzz finding to a scenario"),
+    "analysis/events.py": (349, "rig/analysis is another branch's ground"),
+    "analysis/replication.py": (347, "rig/analysis is another branch's ground"),
+    "strategies/guard.py": (346, "not split yet: the plugin guard and its failure records"),
+    "analysis/stages.py": (327, "rig/analysis is another branch's ground"),
+    "scenario/model.py": (312, "the frozen dataclasses of the scenario model, one per section"),
+    "analysis/export.py": (304, "rig/analysis is another branch's ground"),
+    "strategies/fetch_session/incremental.py": (301, "not split yet: KIP-227 sessions"),
+    "report/isr.py": (301, "not split yet: the report's ISR section"),
+}
+
+
+def line_counts() -> dict[str, int]:
+    return {str(p.relative_to(RIG)): len(p.read_text().splitlines()) for p in RIG.rglob("*.py")}
+
+
+def over_the_ratchet(counts: dict[str, int],
+                     allowed: dict[str, tuple[int, str]]) -> dict[str, str]:
+    """The modules over 300 lines that are not listed, or listed and grown past their count."""
+    found = {}
+    for path, n in sorted(counts.items()):
+        if n <= 300:
+            continue
+        if path not in allowed:
+            found[path] = f"{n} lines: split it along its seams (or list it with a reason)"
+        elif n > allowed[path][0]:
+            found[path] = f"grew from {allowed[path][0]} to {n} lines"
+    return found
+
+
+def test_no_module_of_rig_is_over_300_lines_unless_listed_and_none_listed_grows() -> None:
+    assert over_the_ratchet(line_counts(), OVER_300) == {}
+    assert not any(path.startswith("cluster/") for path in OVER_300)
+
+
+def test_the_list_of_long_modules_is_true() -> None:
+    # An entry for a module that shrank to 300 lines or less, or is gone, is dropped.
+    counts = line_counts()
+    stale = sorted(p for p in OVER_300 if counts.get(p, 0) <= 300)
+    assert stale == [], f"remove from OVER_300: {stale}"
+
+
+def test_a_grown_or_unlisted_long_module_is_found() -> None:
+    counts = {"a.py": 301, "b.py": 400, "c.py": 500, "d.py": 300}
+    allowed = {"b.py": (400, "reason"), "c.py": (450, "reason")}
+    assert over_the_ratchet(counts, allowed) == {
+        "a.py": "301 lines: split it along its seams (or list it with a reason)",
+        "c.py": "grew from 450 to 500 lines"}

@@ -18,8 +18,10 @@ import yaml
 from rig.checks import Status
 from rig.errors import ScenarioError
 from rig.events.log import HashingSink
-from rig.scenario.load import _Collector, _faults, load_scenario
+from rig.scenario.faults import read_faults
+from rig.scenario.load import load_scenario
 from rig.scenario.model import VariantSpec
+from rig.scenario.problems import Collector
 from rig.scenario.source import load_yaml_file
 from rig.search.draw import Fault, as_yaml_faults
 from rig.simulate import simulate
@@ -96,9 +98,9 @@ class CaseCompiler:
 
     def variant(self, faults: list[Fault], seed: int) -> VariantSpec:
         written = as_yaml_faults(faults)
-        problems = _Collector(self._document)
+        problems = Collector(self._document)
         template = self.template
-        compiled = _faults({"faults": written}, template.brokers, template.duration_ms,
+        compiled = read_faults({"faults": written}, template.brokers, template.duration_ms,
                            problems, template.producers, template.consumers,
                            template.controllers)
         if problems.problems:
