@@ -54,7 +54,7 @@ def _schema() -> StructType:
         ("duration_ms", long), ("removed", T.ArrayType(long)), ("previous", long),
         ("offset", long), ("hw", long), ("leader", T.BooleanType()),
         ("leaderless_ms", T.DoubleType()), ("stale_ms", T.DoubleType()), ("broker", long),
-        ("min_insync_replicas", long),
+        ("min_insync_replicas", long), ("reason", text),
     ]
     # The fetch fields are for the catch-up bytes (rig.analysis.fault_reaction).
     return with_fetch_fields(T.StructType([T.StructField(n, k, nullable=True)
@@ -93,6 +93,12 @@ def _counts(events: DataFrame) -> dict[str, dict[str, Any]]:
         count_of(names.ISR_SHRINK).alias("isr_shrinks"),
         count_of(names.ISR_EXPAND).alias("isr_expands"),
         records_of(names.REPLICA_TRUNCATE).alias("truncated_records"),
+        # Truncations by how the follower learned where: an OffsetsForLeaderEpoch answer
+        # (0.11–2.7) or a diverging epoch in a Fetch response (2.8+, KAFKA-10554).
+        count_of(names.REPLICA_TRUNCATE, F.col("reason") == "leader-epoch").alias(
+            "leader_epoch_truncations"),
+        count_of(names.REPLICA_TRUNCATE, F.col("reason") == "diverging-epoch").alias(
+            "diverging_epoch_truncations"),
         # KRaft's quorum (docs/kafka.md §12): elections after t=0, fencings, staleness.
         count_of(names.CONTROLLER_ELECTED, F.col("t_ms") > 0).alias("controller_elections"),
         count_of(names.BROKER_FENCED).alias("brokers_fenced"),
@@ -307,7 +313,8 @@ def _replication_stage(analysis: Analysis) -> dict[str, dict[str, Any]]:
                 **{key: int(c.get(key) or 0) for key in (
                     "leader_elections", "unclean_elections", "elr_elections",
                     "last_known_leader_elections", "isr_shrinks", "isr_expands",
-                    "truncated_records", "diverged_partitions", "broker_halts")},
+                    "truncated_records", "leader_epoch_truncations",
+                    "diverging_epoch_truncations", "diverged_partitions", "broker_halts")},
                 "under_replicated_partition_seconds": round(under, 3),
                 "offline_partition_seconds": round(offline, 3),
                 "under_min_isr_partition_seconds": _rounded(under_min.get(name)),

@@ -31,6 +31,13 @@ class LeaderEpochCache:
         if not epochs or epoch > epochs[-1][0]:
             epochs.append((epoch, self.log_end_offset))
 
+    def truncate_epochs_from_end(self) -> None:
+        """LeaderEpochFileCache.truncateFromEnd(log end): drop the epochs that start at or
+        after the log end (an epoch a leader recorded but never appended to)."""
+        epochs = self._epochs
+        while epochs and epochs[-1][1] >= self.log_end_offset:
+            epochs.pop()
+
     @property
     def latest_epoch(self) -> int:
         epochs = self._epochs  # read without making the cache of a log never written

@@ -52,10 +52,11 @@ def update_fetch_state(rm: ReplicaManager, slot: Slot, request: FetchRequestMsg)
         if key not in touched and rm.replicas[key].fetcher_slot == slot[1]:
             touched[key] = None
     pending = rm.pending.get(slot)
+    diverging = request.diverging or {}
     for key in touched:
         replica = rm.replicas.get(key)
-        if replica is None or replica.role is not Role.LEADER:
-            continue
+        if replica is None or replica.role is not Role.LEADER or key in diverging:
+            continue  # a diverging epoch is not progress (rig.cluster.diverging_epoch)
         offset = fetch_offset(rm, request, replica, follower)
         if offset < 0 or offset > replica.leo:
             continue  # unknown, or out of range (answered with an error): not progress

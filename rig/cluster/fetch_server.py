@@ -15,10 +15,16 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
+from rig.cluster import diverging_epoch
 from rig.cluster.context import NodeContext, Process
 from rig.cluster.fetch_progress import fetch_offset, update_fetch_state
 from rig.cluster.log import Batch
-from rig.cluster.messages import FetchRequestMsg, FetchResponseMsg, response_sizes
+from rig.cluster.messages import (
+    FetchRequestMsg,
+    FetchResponseMsg,
+    listed_incremental,
+    response_sizes,
+)
 from rig.cluster.partition import TopicPartition
 from rig.cluster.purgatory import Purgatory
 from rig.cluster.read_replica import RACK_AWARE, answers, preferred_read_replicas
@@ -135,12 +141,13 @@ class FetchServer:
             self._respond(request, context, now_us)
             return
         slot = fetcher.slot_key
+        request.diverging = diverging_epoch.check(self.replica_manager, request)
         readable = self.readable(slot, request, request.min_bytes)
         update_fetch_state(self.replica_manager, slot, request)
         # ReplicaManager.fetchMessages answers at once when a partition has a preferred read
-        # replica (hasPreferredReadReplica), whatever min bytes says.
+        # replica or a diverging epoch (hasPreferredReadReplica, hasDivergingEpoch).
         if (readable >= request.min_bytes or request.max_wait_ms <= 0 or not context.partitions
-                or self._preferred(slot, request)):
+                or request.diverging or self._preferred(slot, request)):
             self._respond(request, context, self.ctx.sim.now_us)
             return
         self._park(slot, request, context, self.ctx.sim.now_us)
@@ -226,7 +233,9 @@ class FetchServer:
         hws: dict[TopicPartition, int] = {}
         errors: dict[TopicPartition, int] = {}
         preferred: dict[TopicPartition, int] = {}
+        diverging: dict[TopicPartition, tuple[int, int]] = {}
         if context.error_code == NONE:
+            diverging = diverging_epoch.answer(request, replica_manager, hws, errors)
             # A partition with a preferred read replica is not read (readFromLog): no records.
             preferred = self._preferred(slot, request)
             for key in preferred:
@@ -235,8 +244,9 @@ class FetchServer:
             partition_max = request.partition_max_bytes or self.config.replica_fetch_max_bytes
             touched = replica_manager.touched
             for key in replica_manager.pending.get(slot, ()):
-                if key not in request.partitions or key in preferred:
-                    continue
+                if (key not in request.partitions or key in preferred or key in hws
+                        or key in errors):
+                    continue  # (the last-fetched-epoch check answered it without a read)
                 replica = replicas[key]
                 if not answers(request, replica):
                     continue
@@ -261,25 +271,10 @@ class FetchServer:
             for key in request.updates:
                 if not answers(request, replicas.get(key)):
                     errors[key] = NOT_LEADER_OR_FOLLOWER
-        # What the response lists: everything for a full fetch; for an incremental one, the
-        # partitions with records, a new HW, or an error (the session's `changed`).
-        listed_changed: dict[TopicPartition, None] = {}
-        if context.error_code == NONE and not context.full:
-            listed_changed = dict(context.changed or {})
-            listed_changed.update(dict.fromkeys(records))
-            listed_changed.update(dict.fromkeys(errors))
-            listed_changed.update(dict.fromkeys(preferred))
-            # Optional cache API: list in the session's order, and rotate the partitions that
-            # returned records to its end (KIP-227's fairness under the response size limit).
-            in_order = getattr(self.cache, "listed_in_order", None)
-            if in_order is not None:
-                listed_changed = in_order(context, listed_changed)
-            self.cache.sent(context, listed_changed)
-            rotate = getattr(self.cache, "moved_to_end", None)
-            if rotate is not None and records:
-                rotate(context, [key for key in listed_changed if key in records])
+        listed_changed = listed_incremental(self.cache, context, records, errors, preferred,
+                                            diverging)
         body, header, wire = response_sizes(self.ctx.meter, request, context, records,
-                                            listed_changed)
+                                            listed_changed, diverging)
         listed = (len(request.partitions) if context.full and context.error_code == NONE
                   else len(listed_changed))
         records_bytes = sum(size for _, size in records.values())
@@ -293,6 +288,6 @@ class FetchServer:
             wire_bytes=wire)
         response = FetchResponseMsg(context.error_code, context.session_id, listed,
                                     records_bytes, records, hws, errors, body, header, wire,
-                                    now_us, preferred)
+                                    now_us, preferred, diverging)
         self.ctx.send(broker.id, fetcher.node, wire,
                       partial(fetcher.on_response, request, response), kind="fetch")

@@ -4,6 +4,8 @@ It keeps one request in flight, as Kafka's ReplicaFetcherThread does. A partitio
 became follower may first have to find where its log is valid (the replication strategy asks
 the leader where an epoch ends); only then is it fetched. Each round of its loop takes one such
 step and then fetches the partitions that are ready, as Kafka's AbstractFetcherThread.doWork.
+From Kafka 2.8 (truncation on fetch) a log with an epoch skips the question: it is fetched at
+once, and the leader's answer may carry a diverging epoch to truncate by.
 Partitions whose fetch data changed are "dirty" until the next request, which is what an
 incremental fetch session lists.
 """
@@ -75,7 +77,13 @@ class ReplicaFetcher(FetchClient):
         (`wake=False`: the caller wakes the fetcher once it has added all its partitions)."""
         if self.coast is not None:
             self.coast.wake()
-        if isinstance(decision, AskLeader):
+        if isinstance(decision, AskLeader) and self._truncates_on_fetch:
+            # Kafka 2.8+ (IBP 2.7+, KAFKA-10554): a log with an epoch is fetched at once from
+            # its end with that epoch; the leader's diverging epoch says where to truncate
+            # (AbstractFetcherThread.partitionFetchState: Fetching when latestEpoch is
+            # defined; ReplicaManager.initialFetchOffset: the log end offset).
+            self._fetch(key)
+        elif isinstance(decision, AskLeader):
             self.truncating[key] = decision.epoch
         else:
             self._truncate(key, decision.offset, "become-follower")
@@ -83,10 +91,18 @@ class ReplicaFetcher(FetchClient):
         if wake:
             self.wake()
 
+    @property
+    def _truncates_on_fetch(self) -> bool:
+        return self.broker.config.truncation_on_fetch and self.version >= 12
+
     def _fetch(self, key: TopicPartition) -> None:
         replica = self.broker.replicas[key]
         self.fetch(key, FetchState(replica.leo, replica.log.log_start_offset,
-                                   replica.leader_epoch))
+                                   replica.leader_epoch, self._last_fetched_epoch(key)))
+
+    def _last_fetched_epoch(self, key: TopicPartition) -> int:
+        """The epoch of the log's last batch when truncating on fetch, else −1 (not sent)."""
+        return self.broker.replicas[key].log.latest_epoch if self._truncates_on_fetch else -1
 
     def remove_partition(self, key: TopicPartition) -> None:
         self.truncating.pop(key, None)
@@ -166,6 +182,10 @@ class ReplicaFetcher(FetchClient):
         before = replica.leo
         offset = max(0, min(offset, before))
         removed = replica.log.truncate_to(offset)
+        if offset >= before and self.broker.config.truncate_epochs_at_log_end:
+            # Kafka 2.7+ (KAFKA-10706, Log.truncateTo): "Always truncate epoch cache since we
+            # may have a conflicting epoch entry at the end of the log from the leader".
+            replica.log.truncate_epochs_from_end()
         replica.high_watermark = min(replica.high_watermark, replica.leo)
         self.broker.replica_manager.hw_dirty[key] = None
         if not removed:
@@ -198,7 +218,11 @@ class ReplicaFetcher(FetchClient):
             broker.replica_manager.after_append(replica)
             if state.fetch_offset != replica.leo:
                 state.fetch_offset = replica.leo
+                state.last_fetched_epoch = self._last_fetched_epoch(key)
                 self.dirty[key] = None
+        for key, (epoch, end_offset) in response.diverging.items():
+            if key in self.partitions:
+                self._diverged(key, epoch, end_offset)
         for key, hw in response.high_watermarks.items():
             replica = broker.replicas.get(key)
             if replica is not None and key in self.partitions:
@@ -209,6 +233,26 @@ class ReplicaFetcher(FetchClient):
                     return  # the broker halted: its fetchers are gone
             elif key in self.partitions:
                 self.remove_partition(key)  # not leader there: wait for LeaderAndIsr
+
+    def _diverged(self, key: TopicPartition, leader_epoch: int, leader_end: int) -> None:
+        """The leader found our log diverging from its own: truncate by its (epoch, end offset)
+        as an OffsetsForLeaderEpoch answer is read, then fetch from the new log end with its
+        epoch (AbstractFetcherThread.truncateOnFetchResponse → getOffsetTruncationState, the
+        partition staying in Fetching). Where the leader's epoch is one this log does not have,
+        Kafka truncates to the end of the log's largest epoch below it and the next fetch asks
+        again: a divergence of several epochs takes several answers."""
+        state = self.partitions[key]
+        view = self._view(key)
+        decision = self.cluster.strategies.replication.on_epoch_end(
+            view, state.last_fetched_epoch, leader_epoch, leader_end)
+        if isinstance(decision, AskLeader):
+            offset = view.end_offset_for_epoch(decision.epoch)[1]
+        else:
+            offset = decision.offset
+        self._truncate(key, offset, "diverging-epoch")
+        state.fetch_offset = self.broker.replicas[key].leo
+        state.last_fetched_epoch = self._last_fetched_epoch(key)
+        self.dirty[key] = None
 
     def _out_of_range(self, key: TopicPartition) -> bool:
         """Our fetch offset is past the leader's log end: truncate to its end (Kafka does so,
@@ -231,6 +275,7 @@ class ReplicaFetcher(FetchClient):
         self._truncate(key, leader.leo, "offset-out-of-range")
         state = self.partitions[key]
         state.fetch_offset = self.broker.replicas[key].leo
+        state.last_fetched_epoch = self._last_fetched_epoch(key)  # fetchOffsetAndTruncate
         self.dirty[key] = None
         return False
 

@@ -181,10 +181,7 @@ class Log(LeaderEpochCache):
         self.flushed = min(self.flushed, self.log_end_offset)
         while self.dirty and self.dirty[-1][1] > self.log_end_offset:
             self.dirty.pop()
-        # LeaderEpochFileCache.truncateFromEnd: every epoch starting at or after the new end.
-        epochs = self.epochs
-        while epochs and epochs[-1][1] >= self.log_end_offset:
-            epochs.pop()
+        self.truncate_epochs_from_end()  # every epoch starting at or after the new end
         self._trim_segments()
         return removed
 

@@ -59,6 +59,8 @@ class FetchRequestMsg:
     arrived_us: int = -1  # when it reached the leader
     rack_id: str = ""  # a consumer's client.rack (Fetch v11+): its ClientMetadata
     replica_epoch: int = -1  # a follower's broker epoch (ReplicaState, Fetch v15+, KIP-903)
+    # The leader's last-fetched-epoch check of it (rig.cluster.diverging_epoch), made on arrival.
+    diverging: dict[TopicPartition, tuple[int, int]] | None = None
 
 
 @dataclass(slots=True)
@@ -76,6 +78,9 @@ class FetchResponseMsg:
     sent_us: int = -1  # when the leader sent it
     # KIP-392: partitions the leader tells the consumer to read from another replica (v11+).
     preferred: dict[TopicPartition, int] = field(default_factory=dict)
+    # Fetch v12+: partitions whose log diverges from the leader's, with the leader's (epoch,
+    # end offset) to truncate by, and no records (Partition.readRecords, KAFKA-10554).
+    diverging: dict[TopicPartition, tuple[int, int]] = field(default_factory=dict)
 
 
 def topic_runs(keys: object) -> tuple[tuple[str, int], ...]:
@@ -94,47 +99,76 @@ def topic_runs(keys: object) -> tuple[tuple[str, int], ...]:
     return tuple(runs)
 
 
+def listed_incremental(cache: Any, context: SessionContext, *changed: Mapping[TopicPartition, Any]
+                       ) -> dict[TopicPartition, None]:
+    """What an incremental response lists: the session's `changed` and the partitions with
+    records, a new HW, an error, a preferred read replica or a diverging epoch (each of
+    `changed`, records first); nothing for a full fetch, which lists everything. Tells the
+    session cache what was sent."""
+    if context.error_code != NONE or context.full:
+        return {}
+    listed = dict(context.changed or {})
+    for keys in changed:
+        listed.update(dict.fromkeys(keys))
+    # Optional cache API: list in the session's order, and rotate the partitions that
+    # returned records to its end (KIP-227's fairness under the response size limit).
+    in_order = getattr(cache, "listed_in_order", None)
+    if in_order is not None:
+        listed = in_order(context, listed)
+    cache.sent(context, listed)
+    rotate = getattr(cache, "moved_to_end", None)
+    records = changed[0]
+    if rotate is not None and records:
+        rotate(context, [key for key in listed if key in records])
+    return listed
+
+
 def response_sizes(meter: Meter, request: FetchRequestMsg, context: SessionContext,
                    records: dict[TopicPartition, tuple[list[Batch], int]],
-                   listed: dict[TopicPartition, None]) -> Sizes:
-    """The response's body, header and wire bytes. A full response without records (an idle
-    round's, the same round after round) is sized by its topic runs, without its shape."""
-    if context.full and not records and context.error_code == NONE:
+                   listed: dict[TopicPartition, None],
+                   diverging: Mapping[TopicPartition, Any] | None = None) -> Sizes:
+    """The response's body, header and wire bytes. A full response without records or a
+    diverging epoch (an idle round's, the same round after round) is sized by its topic runs,
+    without its shape."""
+    if context.full and not records and not diverging and context.error_code == NONE:
         return meter.idle_response(request.version, request.topic_runs)
-    return meter.response(response_shape(request, context, records, listed))
+    return meter.response(response_shape(request, context, records, listed, diverging))
 
 
 def response_shape(request: FetchRequestMsg, context: SessionContext,
                    records: dict[TopicPartition, tuple[list[Batch], int]],
-                   listed: dict[TopicPartition, None]) -> ResponseShape:
-    """What the codec needs to size a response: its topics, in order, with the sizes of the
-    partitions that carry records and how many are idle."""
+                   listed: dict[TopicPartition, None],
+                   diverging: Mapping[TopicPartition, Any] | None = None) -> ResponseShape:
+    """What the codec needs to size a response: its topics, in order, with the partitions that
+    carry records or a diverging epoch (its tagged field) and how many are idle."""
     if context.error_code != NONE:
         return ResponseShape(request.version, ())
+    busy = {key: ResponsePartitionShape(records=size) for key, (_, size) in records.items()}
+    for key in diverging or ():
+        busy[key] = ResponsePartitionShape(diverging_epoch=True)  # never with records
     if context.full:
         runs = request.topic_runs
         if len({topic for topic, _ in runs}) != len(runs):
             # A topic in several runs (partitions of two topics interleaved after
             # leadership moved): each run carries its own partitions, in request order.
-            return ResponseShape(request.version,
-                                 _walk_runs(runs, request.partitions, records))
-        busy_by_topic: dict[str, list[int]] = {}
-        for (topic, _), (_, size) in records.items():
-            busy_by_topic.setdefault(topic, []).append(size)
+            return ResponseShape(request.version, _walk_runs(runs, request.partitions, busy))
+        busy_by_topic: dict[str, list[ResponsePartitionShape]] = {}
+        for (topic, _), shape in busy.items():
+            busy_by_topic.setdefault(topic, []).append(shape)
         return ResponseShape(request.version, tuple(
             _topic_shape(topic, n, busy_by_topic.pop(topic, [])) for topic, n in runs))
     # A topic may come back in a later run: walk the runs in order.
-    return ResponseShape(request.version, _walk_runs(topic_runs(listed), listed, records))
+    return ResponseShape(request.version, _walk_runs(topic_runs(listed), listed, busy))
 
 
-def _topic_shape(topic: str, listed: int, sizes: list[int]) -> ResponseTopicShape:
-    """One topic of a response: `listed` partitions, of which those in `sizes` carry records."""
-    return ResponseTopicShape(topic, idle=listed - len(sizes),
-                              partitions=tuple(ResponsePartitionShape(records=s) for s in sizes))
+def _topic_shape(topic: str, listed: int,
+                 busy: list[ResponsePartitionShape]) -> ResponseTopicShape:
+    """One topic of a response: `listed` partitions, of which those in `busy` are not idle."""
+    return ResponseTopicShape(topic, idle=listed - len(busy), partitions=tuple(busy))
 
 
 def _walk_runs(runs: Iterable[tuple[str, int]], keys: Iterable[TopicPartition],
-               records: Mapping[TopicPartition, tuple[Any, int]]
+               busy: Mapping[TopicPartition, ResponsePartitionShape]
                ) -> tuple[ResponseTopicShape, ...]:
     """The topics of a response whose partitions come in `keys` order, `runs` giving each
     topic run's length: each run carries its own partitions."""
@@ -142,5 +176,5 @@ def _walk_runs(runs: Iterable[tuple[str, int]], keys: Iterable[TopicPartition],
     shaped = []
     for topic, n in runs:
         run = [next(walk) for _ in range(n)]
-        shaped.append(_topic_shape(topic, n, [records[k][1] for k in run if k in records]))
+        shaped.append(_topic_shape(topic, n, [busy[k] for k in run if k in busy]))
     return tuple(shaped)

@@ -76,6 +76,11 @@ def read_config(data: dict[str, Any], kafka: str, out: Collector,
         "isr_rejoin_needs_epoch_start": profile.isr_rejoin_needs_epoch_start,
         "controller_detects_bounce": profile.controller_detects_bounce,
         "epoch_start_at_election": profile.epoch_start_at_election,
+        "truncate_epochs_at_log_end": profile.truncate_epochs_at_log_end,
+        # The 2.8 code asks inter.broker.protocol.version ≥ 2.7-IV1, the IBP of Fetch v12
+        # (ApiVersion.isTruncationOnFetchSupported): a 2.8+ broker at IBP 2.6 asks the leader.
+        "truncation_on_fetch": (profile.truncation_on_fetch
+                                and profiles.fetch_version_for_ibp(ibp) >= 12),
         "epoch_end_before_first_known": profile.epoch_end_before_first_known,
         "election_order": profile.election_order,
         "isr_update": profiles.ibp_rule("isr_update", ibp),

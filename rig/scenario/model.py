@@ -108,6 +108,12 @@ class BrokerConfig:
     isr_rejoin_needs_epoch_start: bool = True  # 2.1+: rejoin only past the epoch's start
     controller_detects_bounce: bool = True  # 2.2+ (KIP-380): a quick restart is a failure too
     epoch_start_at_election: bool = True  # 2.1+ (KAFKA-7415); before, at the first append
+    # 2.8+ at inter.broker.protocol.version 2.7+ (KAFKA-10554): a follower whose log has an
+    # epoch sends no OffsetsForLeaderEpoch; the leader's Fetch answer says where it diverges.
+    truncation_on_fetch: bool = True
+    # 2.8+ (KAFKA-10706): a truncation at or past the log end still drops the epochs that start
+    # there (an epoch the replica recorded as leader and never wrote).
+    truncate_epochs_at_log_end: bool = True
     # The leader's OffsetsForLeaderEpoch answer for an epoch older than all it knows: "undefined"
     # (1.x: the follower falls back to its HW) or "first-start" (2.0+, KIP-279).
     epoch_end_before_first_known: str = "first-start"

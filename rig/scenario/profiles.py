@@ -67,6 +67,18 @@ RULES: tuple[VersionRule, ...] = (
                 "KIP-101 (before 0.11: to the own high watermark; 0.11: OffsetsForLeaderEpoch "
                 "once, KAFKA-6361); KIP-279 (2.0: repeat "
                 "with older epochs until both sides know the epoch)"),
+    VersionRule("truncation_on_fetch", "a new follower whose log has an epoch fetches at "
+                "once with its last fetched epoch (Fetch v12) and truncates by the leader's "
+                "diverging epoch, sending no OffsetsForLeaderEpoch (needs "
+                "inter.broker.protocol.version 2.7+)",
+                (("0.8.2", False), ("2.8", True)),
+                "KAFKA-10554 (AbstractFetcherThread.truncateOnFetchResponse, "
+                "Partition.readRecords; ApiVersion.isTruncationOnFetchSupported: IBP "
+                "2.7-IV1, code first released in 2.8.0)"),
+    VersionRule("truncate_epochs_at_log_end", "a follower truncating at or past its log end "
+                "still drops the epochs that start there (one it recorded as leader and never "
+                "wrote)", (("0.8.2", False), ("2.7", True)),
+                "KAFKA-10706 (Log.truncateTo; released in 2.6.1 and 2.7.0)"),
     VersionRule("isr", "ISR expiry (default ISR strategy): is a follower at the leader's log "
                 "end that has not fetched for the lag time out of sync?",
                 (("0.8.2", "lag-messages"), ("0.9", "lag-time-only"), ("2.1", "lag-time")),
@@ -167,6 +179,8 @@ class Profile:
     replica_lag_time_max_ms: int
     zookeeper_session_timeout_ms: int
     replication: str  # the default replication strategy (how a new follower truncates)
+    truncation_on_fetch: bool  # 2.8+ (KAFKA-10554)
+    truncate_epochs_at_log_end: bool  # 2.7+ (KAFKA-10706; also 2.6.1)
     isr: str  # the default ISR strategy (lag-messages 0.8, lag-time-only 0.9–2.0, KAFKA-7152)
     isr_kafka_4485: bool  # 0.10.2+
     unclean_leader_election_enable: bool  # default true before 0.11 (KIP-106)

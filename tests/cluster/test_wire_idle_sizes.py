@@ -32,3 +32,20 @@ def test_idle_full_response_sizes_equal_the_shapes(version: int,
     assert response_sizes(fast_meter, request, context, {}, {}) == slow
     assert response_sizes(fast_meter, request, context, {}, {}) == slow  # kept, same
     assert fast_meter.verified == 1  # sized (and checked against the encoder) once
+
+
+@pytest.mark.parametrize("full", [True, False])
+@pytest.mark.parametrize("version", [12, 13, 17])
+def test_a_diverging_epoch_costs_its_tagged_field_exactly(version: int, full: bool) -> None:
+    # KAFKA-10554: a partition answered with diverging_epoch (tag 0 of the response partition:
+    # tag, size, epoch int32, end offset int64, its own empty tagged fields = 15 bytes) and
+    # no records is not idle; the meter checks each size against a real encoding.
+    partitions = {("t", 0): None, ("t", 1): None}
+    request: Any = SimpleNamespace(version=version, topic_runs=(("t", 2),), partitions=partitions)
+    context: Any = SimpleNamespace(full=full, error_code=NONE)
+    listed = {} if full else {("t", 1): None}
+    meter = Meter(verify=1 << 20)
+    idle = response_sizes(meter, request, context, {}, listed)
+    diverging = response_sizes(meter, request, context, {}, listed, {("t", 1): (0, 3)})
+    assert meter.verified == 2
+    assert [d - i for d, i in zip(diverging, idle, strict=True)] == [15, 0, 15]

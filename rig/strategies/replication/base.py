@@ -2,7 +2,11 @@
 
 The model calls `on_become_follower` with what the replica knows; the strategy answers either
 "truncate to this offset now" or "ask the leader where epoch E ends" (OffsetsForLeaderEpoch),
-then `on_epoch_end` with the answer, until it truncates. Invariant: a strategy never asks for a
+then `on_epoch_end` with the answer, until it truncates. On brokers that truncate on fetch
+(Kafka 2.8+, KAFKA-10554: rig.cluster.diverging_epoch) an AskLeader is not sent: the replica
+fetches with its latest epoch, and a leader's diverging epoch comes to `on_epoch_end` as an answer
+would; a further AskLeader(e) then truncates to the end of the replica's epoch e (Kafka's
+intermediate truncation) and the next fetch carries e. Invariant: a strategy never asks for a
 truncation above the replica's LEO. The model clamps such an offset to the LEO and goes on (it
 does not count it as an error); the conformance kit (rig.testing.check_replication) reports it.
 """
