@@ -17,6 +17,7 @@ another: a scenario that uses one runs its variants here, one after another.
 from __future__ import annotations
 
 import multiprocessing
+import multiprocessing.pool
 import os
 import signal
 from multiprocessing.pool import AsyncResult
@@ -54,7 +55,8 @@ def simulate_variants(scenario: Scenario, run_dir: Path, *, workers: int,
     done: dict[str, SimulationResult] = {}
     waiting = list(variants)
     failure: StrategyFailure | None = None
-    with _context().Pool(count, initializer=_ignore_interrupts) as pool:  # exit: terminate()
+    pool = _context().Pool(count, initializer=_ignore_interrupts)
+    try:
         running: dict[str, AsyncResult[SimulationResult]] = {}
         while waiting or running:
             while waiting and failure is None and len(running) < count:
@@ -78,6 +80,11 @@ def simulate_variants(scenario: Scenario, run_dir: Path, *, workers: int,
                 progress.say(f"  {name}: {result.events:,} events in {result.wall_s:.2f} s")
             if running:
                 next(iter(running.values())).wait(0.05)
+    except BaseException:
+        _kill(pool)  # Ctrl-C, SIGTERM or an error: the workers stop now, mid-simulation
+        raise
+    pool.close()
+    pool.join()
     if failure is not None:
         raise failure
     return {v.name: done[v.name] for v in variants}
@@ -105,6 +112,16 @@ def _simulate(variant: VariantSpec, events_path: Path, scenario: str,
               allow_plugin_paths: bool) -> SimulationResult:
     return simulate(variant, events_path, scenario=scenario,
                     allow_plugin_paths=allow_plugin_paths)
+
+
+def _kill(pool: multiprocessing.pool.Pool) -> None:
+    """SIGKILL the workers first, then let the pool tidy up: Pool.terminate alone sends SIGTERM
+    and joins its handler threads, which an interrupt can catch half-way through a hand-off."""
+    for process in list(getattr(pool, "_pool", ())):  # the pool's worker processes
+        if process.is_alive():
+            process.kill()
+    pool.terminate()
+    pool.join()
 
 
 def _ignore_interrupts() -> None:
