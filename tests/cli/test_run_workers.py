@@ -136,7 +136,10 @@ def test_a_run_stopped_while_its_workers_simulate_leaves_nothing_behind(
     proc = subprocess.Popen(
         [sys.executable, "-m", "rig.cli", "run", str(write_scenario(LONG)), "--out", str(out),
          "--no-report", "--workers", "2"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env,
+        # As from a terminal: pytest-xdist's workers ignore SIGINT, and an ignored signal is
+        # inherited across exec, so without this the run would never see the Ctrl-C.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 60
     workers: set[int] = set()
     while time.monotonic() < deadline:
