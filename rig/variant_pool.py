@@ -16,10 +16,8 @@ another: a scenario that uses one runs its variants here, one after another.
 
 from __future__ import annotations
 
-import multiprocessing
 import multiprocessing.pool
 import os
-import signal
 from multiprocessing.pool import AsyncResult
 from pathlib import Path
 
@@ -29,6 +27,7 @@ from rig.progress import Progress
 from rig.scenario.model import Scenario, VariantSpec
 from rig.simulate import SimulationResult, simulate
 from rig.strategies import registry
+from rig.worker_processes import ignore_interrupts, worker_context
 
 __all__ = ["default_workers", "simulate_variants"]
 
@@ -55,7 +54,7 @@ def simulate_variants(scenario: Scenario, run_dir: Path, *, workers: int,
     done: dict[str, SimulationResult] = {}
     waiting = list(variants)
     failure: StrategyFailure | None = None
-    pool = _context().Pool(count, initializer=_ignore_interrupts)
+    pool = worker_context("rig.variant_pool").Pool(count, initializer=ignore_interrupts)
     try:
         running: dict[str, AsyncResult[SimulationResult]] = {}
         while waiting or running:
@@ -122,15 +121,3 @@ def _kill(pool: multiprocessing.pool.Pool) -> None:
             process.kill()
     pool.terminate()
     pool.join()
-
-
-def _ignore_interrupts() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the workers
-
-
-def _context() -> multiprocessing.context.BaseContext:
-    if "forkserver" in multiprocessing.get_all_start_methods():
-        context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(["rig.variant_pool"])
-        return context
-    return multiprocessing.get_context("spawn")

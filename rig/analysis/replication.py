@@ -107,7 +107,6 @@ def _counts(events: DataFrame) -> dict[str, dict[str, Any]]:
         F.max(F.when(F.col("event") == names.BROKER_METADATA_RESUMED, F.col("stale_ms"))
               ).alias("max_metadata_stale_ms"),
         count_of(names.BROKER_HALT).alias("broker_halts"),
-        F.max(F.when(F.col("event") == names.RUN_END, F.col("t_ms"))).alias("end_ms"),
     ).collect()
     return {row["variant"]: row.asDict() for row in rows if row["variant"] is not None}
 
@@ -135,8 +134,9 @@ def _end_ms(analysis: Analysis) -> dict[str, float | None]:
     """Per variant, the time of its run.end (the last event), from the few run.end events."""
     ends: dict[str, float | None] = {}
     for row in analysis.rare((names.RUN_END,), _schema(), ("variant", "t_ms")):
-        if row["variant"] is not None and row["t_ms"] is not None:
-            ends[row["variant"]] = max(row["t_ms"], ends.get(row["variant"]) or row["t_ms"])
+        variant, t_ms = row["variant"], row["t_ms"]
+        if variant is not None and t_ms is not None:
+            ends[variant] = max(t_ms, ends.get(variant) or t_ms)
     return ends
 
 
@@ -265,11 +265,12 @@ def _replication_stage(analysis: Analysis) -> dict[str, dict[str, Any]]:
     counts: dict[str, dict[str, Any]] = {}
     timeline: list[dict[str, Any]] = []
     recovery: list[dict[str, Any]] = []
+    end_ms: dict[str, float | None] = {}  # each variant's run.end
+    by_variant: dict[str, list[dict[str, Any]]] = {}  # the timeline's points per variant
     events = analysis.events(_schema())
     if events is not None:
         selected = _selected(analysis)
         timeline = _timeline(selected)
-        by_variant: dict[str, list[dict[str, Any]]] = {}
         for point in timeline:
             by_variant.setdefault(point["variant"], []).append(point)
         recovery = _recovery(selected, by_variant)
@@ -295,12 +296,10 @@ def _replication_stage(analysis: Analysis) -> dict[str, dict[str, Any]]:
         _add_visibility(recovery, delays, end_ms)
         fencing = fencing_delays(selected)
         under_min = under_min_isr_seconds(selected, end_ms)
-    else:
-        by_variant = {}
     out: dict[str, Any] = {}
     for name in variants or sorted(counts):
         c = counts.get(name, {})
-        under, offline = _partition_seconds(by_variant.get(name, []), c.get("end_ms"))
+        under, offline = _partition_seconds(by_variant.get(name, []), end_ms.get(name))
         recoveries = [r["recovery_seconds"] for r in recovery
                       if r["variant"] == name and r["recovery_seconds"] is not None]
         detections = [r["detection_seconds"] for r in recovery

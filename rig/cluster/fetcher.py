@@ -25,6 +25,7 @@ from rig.strategies.replication.base import Decision, FollowerView
 
 if TYPE_CHECKING:
     from rig.cluster.broker import Broker
+    from rig.cluster.replica import Replica
 
 EPOCH_REQUEST_BYTES = 64  # OffsetsForLeaderEpoch, roughly: not one of the exact messages
 
@@ -98,11 +99,19 @@ class ReplicaFetcher(FetchClient):
     def _fetch(self, key: TopicPartition) -> None:
         replica = self.broker.replicas[key]
         self.fetch(key, FetchState(replica.leo, replica.log.log_start_offset,
-                                   replica.leader_epoch, self._last_fetched_epoch(key)))
+                                   replica.leader_epoch, self._last_fetched_epoch(replica)))
 
-    def _last_fetched_epoch(self, key: TopicPartition) -> int:
+    def _last_fetched_epoch(self, replica: Replica) -> int:
         """The epoch of the log's last batch when truncating on fetch, else −1 (not sent)."""
-        return self.broker.replicas[key].log.latest_epoch if self._truncates_on_fetch else -1
+        return replica.log.latest_epoch if self._truncates_on_fetch else -1
+
+    def _fetch_from_end(self, key: TopicPartition, replica: Replica) -> None:
+        """Fetch `key` next from the log's end, with the epoch of its last batch
+        (AbstractFetcherThread: PartitionFetchState after an append or a truncation)."""
+        state = self.partitions[key]
+        state.fetch_offset = replica.leo
+        state.last_fetched_epoch = self._last_fetched_epoch(replica)
+        self.dirty[key] = None
 
     def remove_partition(self, key: TopicPartition) -> None:
         self.truncating.pop(key, None)
@@ -217,9 +226,7 @@ class ReplicaFetcher(FetchClient):
                     replica.log.append(batch, now_ms, gap_ok=True)
             broker.replica_manager.after_append(replica)
             if state.fetch_offset != replica.leo:
-                state.fetch_offset = replica.leo
-                state.last_fetched_epoch = self._last_fetched_epoch(key)
-                self.dirty[key] = None
+                self._fetch_from_end(key, replica)
         for key, (epoch, end_offset) in response.diverging.items():
             if key in self.partitions:
                 self._diverged(key, epoch, end_offset)
@@ -250,9 +257,7 @@ class ReplicaFetcher(FetchClient):
         else:
             offset = decision.offset
         self._truncate(key, offset, "diverging-epoch")
-        state.fetch_offset = self.broker.replicas[key].leo
-        state.last_fetched_epoch = self._last_fetched_epoch(key)
-        self.dirty[key] = None
+        self._fetch_from_end(key, self.broker.replicas[key])
 
     def _out_of_range(self, key: TopicPartition) -> bool:
         """Our fetch offset is past the leader's log end: truncate to its end (Kafka does so,
@@ -273,9 +278,6 @@ class ReplicaFetcher(FetchClient):
             self.cluster.halt(self.broker_id, key, self.leader_id, leader.leo, own)
             return True
         self._truncate(key, leader.leo, "offset-out-of-range")
-        state = self.partitions[key]
-        state.fetch_offset = self.broker.replicas[key].leo
-        state.last_fetched_epoch = self._last_fetched_epoch(key)  # fetchOffsetAndTruncate
-        self.dirty[key] = None
+        self._fetch_from_end(key, self.broker.replicas[key])  # fetchOffsetAndTruncate
         return False
 

@@ -99,15 +99,17 @@ def topic_runs(keys: object) -> tuple[tuple[str, int], ...]:
     return tuple(runs)
 
 
-def listed_incremental(cache: Any, context: SessionContext, *changed: Mapping[TopicPartition, Any]
-                       ) -> dict[TopicPartition, None]:
-    """What an incremental response lists: the session's `changed` and the partitions with
-    records, a new HW, an error, a preferred read replica or a diverging epoch (each of
-    `changed`, records first); nothing for a full fetch, which lists everything. Tells the
-    session cache what was sent."""
+def listed_incremental(cache: Any, context: SessionContext,
+                       records: Mapping[TopicPartition, Any],
+                       *changed: Mapping[TopicPartition, Any]) -> dict[TopicPartition, None]:
+    """What an incremental response lists: the session's `changed`, the partitions with
+    `records`, and those of each of `changed` (an error, a preferred read replica, a diverging
+    epoch); nothing for a full fetch, which lists everything. Tells the session cache what was
+    sent."""
     if context.error_code != NONE or context.full:
         return {}
     listed = dict(context.changed or {})
+    listed.update(dict.fromkeys(records))
     for keys in changed:
         listed.update(dict.fromkeys(keys))
     # Optional cache API: list in the session's order, and rotate the partitions that
@@ -117,7 +119,6 @@ def listed_incremental(cache: Any, context: SessionContext, *changed: Mapping[To
         listed = in_order(context, listed)
     cache.sent(context, listed)
     rotate = getattr(cache, "moved_to_end", None)
-    records = changed[0]
     if rotate is not None and records:
         rotate(context, [key for key in listed if key in records])
     return listed

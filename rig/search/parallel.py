@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import gc
 import hashlib
-import multiprocessing
 import signal
 import threading
 import time
@@ -36,6 +35,7 @@ from typing import Any
 from rig.search.bounds import FuzzBounds
 from rig.search.cases import CaseResult, compiler
 from rig.search.draw import draw_run
+from rig.worker_processes import ignore_interrupts, worker_context
 
 Progress = Callable[["Tally"], None]
 
@@ -125,7 +125,7 @@ def _start_worker(job: Job) -> None:
     """A worker's set-up: ignore Ctrl-C (the parent stops the session), compile once, and the
     collector as `fuzz_gc` sets it, for the worker's life."""
     global _job
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    ignore_interrupts()
     _job = job
     compiler(job.data, job.variant)
     gc.freeze()
@@ -135,15 +135,6 @@ def _start_worker(job: Job) -> None:
 def _work(index: int) -> CaseResult:
     assert _job is not None, "the worker was not started"
     return run_one(_job, index)
-
-
-def _context() -> multiprocessing.context.BaseContext:
-    methods = multiprocessing.get_all_start_methods()
-    if "forkserver" in methods:
-        context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(["rig.search.parallel"])
-        return context
-    return multiprocessing.get_context("spawn")
 
 
 def _indices(first: int, end: int | None) -> Iterator[int]:
@@ -175,7 +166,8 @@ def run_local(job: Job, runs: int | None, workers: int, tally: Tally,
                 return
 
     with _terminate_as_interrupt(), ProcessPoolExecutor(
-            workers, mp_context=_context(), initializer=_start_worker, initargs=(job,)) as pool:
+            workers, mp_context=worker_context("rig.search.parallel"),
+            initializer=_start_worker, initargs=(job,)) as pool:
         try:
             while True:
                 over = cut is not None and tally.done >= cut

@@ -4,52 +4,32 @@ is (Kafka's AbstractFetcherThread.doWork: maybeTruncate(); maybeFetch(); 2.0–2
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from types import SimpleNamespace
-from typing import Any
 
-from rig.cluster.context import Strategies
 from rig.cluster.fetcher import ReplicaFetcher
 from rig.cluster.log import Log
 from rig.cluster.replica import Replica, Role
-from rig.cluster.wire import Meter
-from rig.engine import Simulation
 from rig.scenario.model import BrokerConfig
 from rig.strategies.fetch_session.sessionless import Sessionless
-from rig.strategies.isr.lag_time import LagTime
-from rig.strategies.placement.kafka import KafkaPlacement
 from rig.strategies.replication.base import AskLeader, TruncateTo
-from rig.strategies.replication.leader_epoch import LeaderEpoch
+from tests.cluster.fetcher_host import FetcherHost
 from tests.strategies.test_replication_strategies import FOLLOWER, LEADER, SHARED, build
 
 READY, WALKING = ("t", 0), ("t", 1)
 
 
-class Host:
+class Host(FetcherHost):
     """The cluster as a fetcher sees it; messages wait on `wire` until the test delivers them."""
 
     def __init__(self, leader_log: Log) -> None:
-        self.sim = Simulation()
+        super().__init__()
         self.log = SimpleNamespace(emit=lambda event, **fields: None)
-        self.meter = Meter()
-        self.network = None
-        self.strategies = Strategies(KafkaPlacement(), LeaderEpoch(), LagTime(), Sessionless())
-        self.clients: list[Any] = []
-        self.coasting = False
-        self.wire: list[tuple[str, Callable[[], None]]] = []
         leader_replica = Replica(WALKING, 0, (0, 1), leader_log, 0, role=Role.LEADER)
         self.leader = SimpleNamespace(
             alive=True, replicas={WALKING: leader_replica},
             on_fetch=lambda request: self.wire.append(("fetch", lambda: None)),
             on_epoch_request=lambda key, epoch: leader_log.end_offset_for_epoch(epoch))
         self.brokers = {0: self.leader}
-
-    def send(self, src: Any, dst: Any, nbytes: int, deliver: Callable[[], None], *,
-             reliable: bool = False, kind: str = "control") -> None:
-        self.wire.append(("to-leader" if dst == 0 else "to-follower", deliver))
-
-    def begin_coast(self, *args: Any) -> bool:
-        return False
 
     def step(self) -> str:
         """Deliver the oldest message; what it was."""

@@ -8,7 +8,6 @@ the real fetcher against the leader's real check, message by message."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
 
@@ -16,23 +15,19 @@ import pytest
 from hypothesis import given, settings
 
 from rig.cluster import diverging_epoch
-from rig.cluster.context import Strategies
 from rig.cluster.fetcher import ReplicaFetcher
 from rig.cluster.log import Log
 from rig.cluster.messages import FetchRequestMsg, FetchResponseMsg
 from rig.cluster.partition import FetchState
 from rig.cluster.replica import Replica, Role
-from rig.cluster.wire import Meter
-from rig.engine import Simulation
 from rig.events import names
 from rig.protocol.errors import OFFSET_OUT_OF_RANGE
 from rig.scenario import profiles
 from rig.scenario.load import load_scenario
 from rig.scenario.model import BrokerConfig
 from rig.strategies.fetch_session.sessionless import Sessionless
-from rig.strategies.isr.lag_time import LagTime
-from rig.strategies.placement.kafka import KafkaPlacement
 from rig.strategies.replication.leader_epoch import LeaderEpoch
+from tests.cluster.fetcher_host import FetcherHost
 from tests.strategies.test_replication_strategies import (
     FOLLOWER,
     LEADER,
@@ -44,21 +39,15 @@ from tests.strategies.test_replication_strategies import (
 KEY = ("t", 0)
 
 
-class Host:
+class Host(FetcherHost):
     """A leader (broker 0) with the real last-fetched-epoch check, and the wire between it and
     the follower's fetcher; messages wait on `wire` until the test delivers them."""
 
     def __init__(self, leader_log: Log, version: str) -> None:
-        self.sim = Simulation()
+        super().__init__()
         self.events: list[dict[str, Any]] = []
         self.log = SimpleNamespace(emit=lambda event, **fields: self.events.append(
             {"event": event, **fields}))
-        self.meter = Meter()
-        self.network = None
-        self.strategies = Strategies(KafkaPlacement(), LeaderEpoch(), LagTime(), Sessionless())
-        self.clients: list[Any] = []
-        self.coasting = False
-        self.wire: list[tuple[str, Callable[[], None]]] = []
         self.fetches: list[FetchRequestMsg] = []
         self.sent: list[dict[Any, tuple[int, int]]] = []  # (fetch offset, last fetched epoch)
         self.epoch_questions: list[int] = []
@@ -98,13 +87,6 @@ class Host:
                     records[key] = (batches, size)
         response = FetchResponseMsg(0, 0, 1, 0, records, hws, errors, diverging=diverging)
         self.wire.append(("fetch", lambda: request.fetcher.on_response(request, response)))
-
-    def send(self, src: Any, dst: Any, nbytes: int, deliver: Callable[[], None], *,
-             reliable: bool = False, kind: str = "control") -> None:
-        self.wire.append(("to-leader" if dst == 0 else "to-follower", deliver))
-
-    def begin_coast(self, *args: Any) -> bool:
-        return False
 
     def halt(self, *args: Any) -> None:
         raise AssertionError("no halt expected")
