@@ -293,8 +293,13 @@ def pytest_configure(config: pytest.Config) -> None:
         config.option.loadscopereorder = False
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Order the tests longest piece first.
+
+    Runs before pytest-xdist's own hook of the same name (tryfirst): that one reads the
+    xdist_group marks added here to tell its scheduler which tests go together, so a mark added
+    after it would group nothing.
 
     A test that uses an expensive module-scoped fixture (a standalone Spark cluster, a fuzz
     session) is grouped with its module, so one worker builds that fixture once, not each.
@@ -324,12 +329,38 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items.sort(key=lambda it: (-cost[piece[it.nodeid]], first[piece[it.nodeid]]))
 
 
+_UNGROUPED = ("pytest-xdist did not group this test with its module: this pytest and "
+              "pytest-xdist do not work together under --dist loadgroup (pytest-xdist#1386); "
+              "install the versions pyproject.toml allows")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Under --dist loadgroup, a grouped test whose node id lacks its `@group` fails before its
+    fixtures are built. Nothing else would fail: a module-scoped fixture would quietly be built
+    once per worker instead of once."""
+    if (hasattr(item.config, "workerinput") and item.config.getvalue("loadgroup")
+            and item.get_closest_marker("xdist_group") is not None
+            and not _grouped(item.nodeid)):
+        pytest.fail(_UNGROUPED, pytrace=False)
+
+
+def _grouped(nodeid: str) -> bool:
+    """pytest-xdist's loadgroup mark on a node id: an `@` after any parameter brackets."""
+    return nodeid.rfind("@") > nodeid.rfind("]")
+
+
+def _ungrouped(nodeid: str) -> str:
+    return nodeid[:nodeid.rfind("@")] if _grouped(nodeid) else nodeid
+
+
 _measured: dict[str, float] = {}
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     if os.environ.get("RIG_TEST_COSTS") and not dict(report.user_properties).get("reads_shipped"):
-        _measured[report.nodeid] = _measured.get(report.nodeid, 0.0) + report.duration
+        nodeid = _ungrouped(report.nodeid)
+        _measured[nodeid] = _measured.get(nodeid, 0.0) + report.duration
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
