@@ -31,7 +31,7 @@ def check_controller_mode(data: dict[str, Any], kafka: str, kind: str, out: Coll
                     "or older")
         else:
             out.add(("strategies", "controller"), f"Kafka {kafka} has no KRaft mode rig "
-                    "models (KRaft is production-ready from 3.3, KIP-833): use kafka ≥ 3.5")
+                    "models (KRaft is production-ready from 3.3, KIP-833): use kafka ≥ 3.3")
     if kind not in _NODE_OF:
         return  # a plugin's control plane: its keys are its own business
     other = "kraft" if kind == "zookeeper" else "zookeeper"

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 VERSIONS = ("0.8.2", "0.9", "0.10", "0.11", "1.0", "1.1", "2.0", "2.1", "2.3", "2.4", "2.5",
-            "2.7", "2.8", "3.0", "3.1", "3.5", "3.7", "3.8", "3.9", "4.0", "4.1", "4.2")
+            "2.7", "2.8", "3.0", "3.1", "3.3", "3.4", "3.5", "3.6", "3.7", "3.8", "3.9", "4.0",
+            "4.1", "4.2")
 
 # inter.broker.protocol.version (lowest version that switched) → follower Fetch version.
 _FETCH_VERSION_BY_IBP = (("4.1", 18), ("3.9", 17), ("3.7", 16), ("3.5", 15), ("3.1", 13),

@@ -56,3 +56,17 @@ def test_every_enum_of_the_schema_lists_each_value_once() -> None:
     # (`controlled-shutdown` was listed twice among the fault kinds).
     schema = json.loads((ROOT / "rig" / "scenario" / "scenario.schema.json").read_text("utf-8"))
     assert _repeated_enum_values(schema) == []
+
+
+def test_the_schema_lists_every_profile_and_each_ibp_up_to_3_9() -> None:
+    # An editor completes `kafka:` from these enums, and the schema check refuses what they
+    # lack: a profile added to profiles.py but not here could not be used.
+    from rig.scenario.profiles import VERSIONS
+
+    schema = json.loads((ROOT / "rig" / "scenario" / "scenario.schema.json").read_text("utf-8"))
+    assert schema["properties"]["kafka"]["enum"] == list(VERSIONS)
+    assert schema["$defs"]["overrides"]["properties"]["kafka"]["enum"] == list(VERSIONS)
+    ibp = schema["$defs"]["broker_config"]["properties"]["inter.broker.protocol.version"]
+    # (plus IBPs no profile is named after, such as 0.10.1)
+    assert [v for v in ibp["enum"] if v in VERSIONS] == [v for v in VERSIONS
+                                                          if int(v.split(".")[0]) < 4]
