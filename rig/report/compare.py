@@ -13,17 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from rig import rundir
-from rig.report.charts import (
-    PALETTE,
-    RUN_DASHES,
-    Chart,
-    comparison_styler,
-    series_from_seconds,
-    series_from_timeline,
-    size_chart,
-    size_groups,
-    time_charts,
-)
+from rig.report.charts.figure import PALETTE, Chart
+from rig.report.charts.series import series_from_seconds, series_from_timeline
+from rig.report.charts.sizes import size_chart, size_groups
+from rig.report.charts.styles import RUN_DASHES, comparison_styler
+from rig.report.charts.timelines import time_charts
 from rig.report.format import (
     DASH,
     fmt_bytes,

@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 
 from rig import rundir
-from rig.report.charts import PALETTE, Chart, FaultMark, _layout, _time_unit
+from rig.report.charts.figure import PALETTE, Chart, FaultMark, base_layout, time_unit
 from rig.report.format import DASH, fmt_bytes, fmt_int, fmt_number, fmt_ratio, fmt_usd, human_bytes
 from rig.report.inputs import RunInputs, dig, expectation_rows
 from rig.report.recovery import RECOVERY_METRICS, _finish, _shared_marks
@@ -252,7 +252,7 @@ def _timeline_chart(inputs: RunInputs, variants: Sequence[str], marks: Sequence[
     declared = [_num(dig(inputs.run, "variants", v, "duration_ms")) for v in variants]
     ends = [(_num(r.get("t_ms")) or 0.0) / 1000 for r in membership] + [m.t_s for m in marks]
     span_s = max([*(d / 1000 for d in declared if d), *ends, 1.0])
-    unit, scale = _time_unit(span_s)
+    unit, scale = time_unit(span_s)
     several = len(variants) > 1
     labels: list[str] = []
     lane_of: dict[tuple[str, str], str] = {}
@@ -303,7 +303,7 @@ def _timeline_chart(inputs: RunInputs, variants: Sequence[str], marks: Sequence[
     if lost is not None:
         traces.append(lost)
     title = "Faults, leaders and ISRs on one timeline"
-    layout = _layout(title, f"simulated time ({unit})", "", log_y=False)
+    layout = base_layout(title, f"simulated time ({unit})", "", log_y=False)
     layout["barmode"] = "overlay"
     layout["hovermode"] = "closest"
     layout["bargap"] = 0.3

@@ -18,14 +18,14 @@ import orjson
 
 from rig import rundir
 from rig.analysis.buckets import MAX_POINTS, bucket_seconds
-from rig.report.charts import (
+from rig.report.charts.faults import fault_overlay
+from rig.report.charts.figure import (
     PALETTE,
     Chart,
     FaultMark,
-    _duration_text,
-    _fault_overlay,
-    _layout,
-    _time_unit,
+    base_layout,
+    duration_text,
+    time_unit,
 )
 from rig.report.format import DASH, fmt_int, fmt_ms_spread, fmt_number, human_bytes
 from rig.report.inputs import RunInputs, dig
@@ -361,8 +361,8 @@ def _finish(
     """Add the shared time axis range and the fault markers; wrap as a Chart."""
     layout["xaxis"]["range"] = [0, round(span_s / scale, 6)]
     layout["xaxis"]["hoverformat"] = ",.2f" if scale > 1 else ",.3f"
-    shapes, _, hover = _fault_overlay(marks, scale, span_s / scale, False, several)
-    _, annotations, _ = _fault_overlay(_label_marks(marks), scale, span_s / scale, False, several)
+    shapes, _, hover = fault_overlay(marks, scale, span_s / scale, False, several)
+    _, annotations, _ = fault_overlay(_label_marks(marks), scale, span_s / scale, False, several)
     _stagger(annotations, span_s / scale)
     notes = []
     if hover is not None:
@@ -419,7 +419,7 @@ def _partition_chart(
     for rows in by_variant.values():
         rows.sort(key=lambda p: (p["t_ms"], _int(p.get("seq"))))
     offline_seen = any(_int(p.get("offline")) for rows in by_variant.values() for p in rows)
-    unit, scale = _time_unit(span_s)
+    unit, scale = time_unit(span_s)
     traces, buckets = [], set()
     kinds = [("under_replicated", "under-replicated", "solid")]
     if offline_seen:
@@ -439,7 +439,7 @@ def _partition_chart(
             })
     _variant_legend(traces)
     title = "Under-replicated and offline partitions"
-    layout = _layout(title, f"simulated time ({unit})", "partitions (count)", log_y=False)
+    layout = base_layout(title, f"simulated time ({unit})", "partitions (count)", log_y=False)
     _count_axis(layout["yaxis"], traces)
     caption = ("Partitions with fewer in-sync replicas than replicas (solid)"
                + (" and partitions without a leader (dotted), over time"
@@ -449,7 +449,7 @@ def _partition_chart(
         caption += " Lines that coincide show as a thin line on a thick one."
     if buckets:
         caption += (" Each step shows the most partitions within "
-                    + " or ".join(_duration_text(b) for b in sorted(buckets)) + ".")
+                    + " or ".join(duration_text(b) for b in sorted(buckets)) + ".")
     return _finish("chart-partitions", title, caption, traces, layout, marks, span_s, scale,
                    len(variants) > 1)
 
@@ -490,7 +490,7 @@ def _produce_chart(
     if not any(_int(r.get("acked")) or _int(r.get("errors")) for r in rows):
         return None
     bucket = _produce_bucket(rows)
-    unit, scale = _time_unit(span_s)
+    unit, scale = time_unit(span_s)
     n = max(1, math.ceil(span_s / bucket))
     xs = [round(i * bucket / scale, 6) for i in range(n)]
     covered = [max(1e-9, min(bucket, span_s - i * bucket)) for i in range(n)]
@@ -521,7 +521,7 @@ def _produce_chart(
             })
     _variant_legend(traces)
     title = "Records acknowledged and failed"
-    layout = _layout(title, f"simulated time ({unit})", "acked (records/s)", log_y=False)
+    layout = base_layout(title, f"simulated time ({unit})", "acked (records/s)", log_y=False)
     layout["hoversubplots"] = "axis"  # one hover box for both panels
     if errors_seen:
         layout["height"] = 480
@@ -542,7 +542,7 @@ def _produce_chart(
                   else "; no produce request came back with an error")
                + ": a fault shows as a dip, then a burst as the backlog drains.")
     if bucket > 1:
-        caption += f" Each point averages {_duration_text(bucket)}."
+        caption += f" Each point averages {duration_text(bucket)}."
     return _finish("chart-produce", title, caption, traces, layout, marks, span_s, scale,
                    len(variants) > 1)
 
@@ -565,9 +565,9 @@ def _events_chart(
     if not any(_int(r.get(f)) for r in rows for f in fields):
         return None
     bucket = _produce_bucket(rows)
-    unit, scale = _time_unit(span_s)
+    unit, scale = time_unit(span_s)
     n = max(1, math.ceil(span_s / bucket))
-    per = "second" if bucket == 1 else _duration_text(bucket)
+    per = "second" if bucket == 1 else duration_text(bucket)
     traces = []
     for i, v in enumerate(variants):
         for field, noun, symbol in _EVENT_KINDS:
@@ -589,7 +589,7 @@ def _events_chart(
     _variant_legend(traces)
     title = "Leader elections and ISR changes"
     y_title = f"events per {per} (count)" if bucket == 1 else f"events per {per} bucket (count)"
-    layout = _layout(title, f"simulated time ({unit})", y_title, log_y=False)
+    layout = base_layout(title, f"simulated time ({unit})", y_title, log_y=False)
     layout["hovermode"] = "closest"
     _count_axis(layout["yaxis"], traces)
     caption = ("How many leaders the controller elected (● clean, ✕ unclean) and how many ISRs "
@@ -614,7 +614,7 @@ def _lag_chart(
     if not series:
         return None
     bucket = _produce_bucket(rows)
-    unit, scale = _time_unit(span_s)
+    unit, scale = time_unit(span_s)
     groups = sorted({g for _, g in series})
     dashes = ("solid", "dot", "dash", "longdash", "dashdot")
     traces = []
@@ -633,8 +633,8 @@ def _lag_chart(
             })
     _variant_legend(traces)
     title = "Consumer lag"
-    layout = _layout(title, f"simulated time ({unit})", "lag (records behind the HW)",
-                     log_y=False)
+    layout = base_layout(title, f"simulated time ({unit})", "lag (records behind the HW)",
+                         log_y=False)
     _count_axis(layout["yaxis"], traces)
     caption = ("How many records each consumer group was behind the high watermark, summed "
                "over its partitions with a live leader: it falls to zero while a dead replica "
@@ -643,7 +643,7 @@ def _lag_chart(
     if len(groups) > 1:
         caption += " One line style per group (" + ", ".join(groups) + ")."
     caption += (" Each step shows the largest sample within "
-                + _duration_text(bucket) + "." if bucket > 1 else
+                + duration_text(bucket) + "." if bucket > 1 else
                 " Samples are taken every second by default.")
     return _finish("chart-consumer-lag", title, caption, traces, layout, marks, span_s, scale,
                    len(variants) > 1)

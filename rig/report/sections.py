@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from importlib import import_module
 from typing import Any
 
-from rig.report.charts import FaultMark
+from rig.report.charts.figure import FaultMark
 from rig.report.inputs import RunInputs
 
 Builder = Callable[..., dict[str, Any] | None]

@@ -15,14 +15,8 @@ from typing import Any
 import orjson
 
 from rig import rundir
-from rig.report.charts import (
-    PALETTE,
-    RUN_DASHES,
-    Chart,
-    FaultMark,
-    _layout,
-    _time_unit,
-)
+from rig.report.charts.figure import PALETTE, Chart, FaultMark, base_layout, time_unit
+from rig.report.charts.styles import RUN_DASHES
 from rig.report.format import fmt_int, fmt_rate
 from rig.report.inputs import RunInputs, dig
 from rig.report.recovery import (
@@ -81,7 +75,7 @@ def _occupancy_chart(samples: Sequence[Mapping[str, Any]], variants: Sequence[st
     if not lines:
         return None
     brokers = sorted({b for _, b in lines})
-    unit, scale = _time_unit(span_s)
+    unit, scale = time_unit(span_s)
     traces: list[dict[str, Any]] = []
     for (v, broker), rows in sorted(lines.items(), key=lambda kv: (variants.index(kv[0][0]),
                                                                    kv[0][1])):
@@ -107,7 +101,7 @@ def _occupancy_chart(samples: Sequence[Mapping[str, Any]], variants: Sequence[st
             })
     _variant_legend(traces)
     title = "Fetch sessions cached per broker"
-    layout = _layout(title, f"simulated time ({unit})", "sessions (count)", log_y=False)
+    layout = base_layout(title, f"simulated time ({unit})", "sessions (count)", log_y=False)
     _count_axis(layout["yaxis"], traces)
     caption = ("How many fetch sessions each broker's cache held, sampled each second "
                "(a dash per broker: " + ", ".join(
@@ -128,7 +122,7 @@ def _churn_chart(buckets: Sequence[Mapping[str, Any]], variants: Sequence[str],
                     for r in buckets if r.get("variant") == v)]
     if not shown:
         return None
-    unit, scale = _time_unit(span_s)
+    unit, scale = time_unit(span_s)
     bucket = max(1, max(_int(r.get("bucket_s")) for r in buckets))
     n = math.ceil(span_s / bucket)
     traces: list[dict[str, Any]] = []
@@ -159,8 +153,8 @@ def _churn_chart(buckets: Sequence[Mapping[str, Any]], variants: Sequence[str],
         })
     _variant_legend(traces)
     title = "Evictions and full-fetch fallback"
-    layout = _layout(title, f"simulated time ({unit})", f"per second (mean over {bucket} s)",
-                     log_y=False)
+    layout = base_layout(title, f"simulated time ({unit})", f"per second (mean over {bucket} s)",
+                         log_y=False)
     layout["barmode"] = "overlay"
     layout["yaxis"]["rangemode"] = "tozero"
     caption = (f"Per second, averaged over each {bucket} s: bars count sessions evicted, lines "
