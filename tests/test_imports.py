@@ -177,7 +177,7 @@ OVER_300: dict[str, tuple[int, str]] = {
     "commands/protocol.py": (746, "not split yet: the `rig protocol` subcommands and their output"),
     "report/recovery.py": (713, "not split yet: the recovery section's tables and timelines"),
     "protocol/fetch.py": (635, "not split yet: the Fetch request and response schemas, v0–v18"),
-    "report/compare.py": (436, "not split yet: `rig compare` of two runs' summaries"),
+    "report/compare.py": (424, "not split yet: `rig compare` of two runs' summaries"),
     "search/fuzz.py": (407, "not split yet: the fuzz session (draw, run, shrink, replay, report)"),
     "workload/producer.py": (397, "not split yet: the producer's accumulator, sender, retries"),
     "report/firstscreen.py": (378, "not split yet: the report's first screen"),

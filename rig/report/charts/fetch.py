@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rig.report.charts.figure import Chart, FaultMark
-from rig.report.charts.series import series_from_seconds, series_from_timeline
+from rig.report.charts.series import fetch_series
 from rig.report.charts.sizes import size_chart, size_groups
 from rig.report.charts.styles import report_styler
 from rig.report.charts.timelines import time_charts
@@ -34,10 +34,7 @@ def build_charts(
     `with_consumers`; charts without any data are left out rather than drawn empty.
     """
     roles = ("follower", "consumer") if with_consumers else ("follower",)
-    if timeline:
-        series = series_from_timeline(timeline, variants, roles, durations_ms)
-    else:
-        series = series_from_seconds(timeseries, variants, roles, durations_ms)
+    series = fetch_series(timeline, timeseries, variants, roles, durations_ms)
     style = report_styler(variants, roles)
     charts = time_charts(series, style, faults)
     for kind in ("request", "response"):

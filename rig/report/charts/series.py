@@ -10,25 +10,14 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 # One bucketing rule for every timeline, the analysis's: its tables come bucketed already.
-from rig.analysis.buckets import MAX_POINTS, bucket_seconds
+from rig.analysis.buckets import MAX_POINTS, TIMELINE_FIELDS, bucket_seconds
 
 __all__ = [
-    "FIELDS",
     "Series",
     "downsample",
+    "fetch_series",
     "per_second",
-    "series_from_seconds",
-    "series_from_timeline",
 ]
-
-FIELDS = (
-    "requests",
-    "responses",
-    "request_bytes",
-    "response_bytes",
-    "wire_request_bytes",
-    "wire_response_bytes",
-)
 
 
 @dataclass(frozen=True)
@@ -36,9 +25,9 @@ class Series:
     """What one line of a timeline draws: per-bucket sums of one (run, variant, role).
 
     Bucket i covers seconds [i * bucket_s, (i + 1) * bucket_s) clipped to `span_s`; every field
-    of FIELDS has one sum per bucket, zero where nothing was fetched. `cut` says that data went
-    on past the declared duration (the quiesce after it), so the run's true end, and with it the
-    width of the last bucket, is not known: a rate must leave that bucket out.
+    of TIMELINE_FIELDS has one sum per bucket, zero where nothing was fetched. `cut` says that
+    data went on past the declared duration (the quiesce after it), so the run's true end, and
+    with it the width of the last bucket, is not known: a rate must leave that bucket out.
     """
 
     variant: str
@@ -151,18 +140,19 @@ def _series(
             cut = last > math.ceil(declared)
             span = float(last) if cut else declared
             n = math.ceil(span / bucket)
-            sums = {name: [0] * n for name in FIELDS}
+            sums = {name: [0] * n for name in TIMELINE_FIELDS}
             for row in rows:
                 i = int(row["second"]) // bucket
-                for name in FIELDS:
+                for name in TIMELINE_FIELDS:
                     sums[name][i] += int(row.get(name) or 0)
             if n and any(any(values) for values in sums.values()):
                 out.append(Series(variant, role, bucket, span, sums, run, cut))
     return out
 
 
-def series_from_seconds(
-    rows: Iterable[Mapping[str, Any]],
+def fetch_series(
+    timeline: Sequence[Mapping[str, Any]] | None,
+    timeseries: Iterable[Mapping[str, Any]],
     variants: Sequence[str],
     roles: Sequence[str],
     durations_ms: Mapping[str, Any],
@@ -170,27 +160,18 @@ def series_from_seconds(
     run: str = "",
     max_points: int = MAX_POINTS,
 ) -> list[Series]:
-    """Series from the per-second table (metrics/fetch_timeseries.json), bucketed here.
-
-    Used for runs analysed before the coarse timeline existed; one bucket width for the run.
+    """The fetch series of one run, from the coarse `timeline` (metrics/fetch_timeline.json)
+    in its buckets as analysed when it has rows, else from the per-second `timeseries`
+    (metrics/fetch_timeseries.json) bucketed here, one width for the run: runs analysed before
+    the coarse timeline existed.
     """
-    groups = _grouped(rows, variants, roles)
-    last = max((int(r["second"]) + 1 for g in groups.values() for r in g), default=0)
-    span = max([last, *(_seconds(durations_ms.get(v)) for v in variants)])
-    return _series(groups, variants, roles, durations_ms, bucket_seconds(span, max_points), run)
-
-
-def series_from_timeline(
-    rows: Iterable[Mapping[str, Any]],
-    variants: Sequence[str],
-    roles: Sequence[str],
-    durations_ms: Mapping[str, Any],
-    *,
-    run: str = "",
-) -> list[Series]:
-    """Series from the coarse timeline (metrics/fetch_timeline.json): buckets as analysed."""
-    groups = _grouped(rows, variants, roles)
-    widths = {int(r.get("bucket_s") or 1) for g in groups.values() for r in g}
-    # One width per run by construction; a hand-edited mix falls back to the widest.
-    bucket = max(widths, default=1)
+    groups = _grouped(timeline or timeseries, variants, roles)
+    if timeline:
+        widths = {int(r.get("bucket_s") or 1) for g in groups.values() for r in g}
+        # One width per run by construction; a hand-edited mix falls back to the widest.
+        bucket = max(widths, default=1)
+    else:
+        last = max((int(r["second"]) + 1 for g in groups.values() for r in g), default=0)
+        span = max([last, *(_seconds(durations_ms.get(v)) for v in variants)])
+        bucket = bucket_seconds(span, max_points)
     return _series(groups, variants, roles, durations_ms, bucket, run)
