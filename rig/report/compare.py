@@ -42,7 +42,7 @@ from rig.report.inputs import (
 )
 from rig.report.pages import json_for_script, write_page
 from rig.report.paths import href, safe_name
-from rig.report.recovery import RECOVERY_METRICS, has_recovery_numbers
+from rig.report.recovery.headline import RECOVERY_METRICS, has_recovery_numbers
 
 __all__ = ["COMPARE_FOLDER", "comparison_name", "render_comparison", "run_labels"]
 
