@@ -20,7 +20,7 @@ from rig.report.charts.styles import RUN_DASHES
 from rig.report.format import fmt_int, fmt_rate
 from rig.report.inputs import RunInputs, dig
 from rig.report.recovery.frame import (
-    count_axis,
+    count_layout,
     finish_timeline,
     shared_marks,
     shared_span,
@@ -99,10 +99,8 @@ def _occupancy_chart(samples: Sequence[Mapping[str, Any]], variants: Sequence[st
                 "line": {"color": PALETTE[i % len(PALETTE)], "dash": "dot", "width": 1},
                 "hovertemplate": f"{limit:,} slots<extra>{v}</extra>",
             })
-    variant_legend(traces)
     title = "Fetch sessions cached per broker"
-    layout = base_layout(title, f"simulated time ({unit})", "sessions (count)", log_y=False)
-    count_axis(layout["yaxis"], traces)
+    layout = count_layout(traces, title, unit, "sessions (count)")
     caption = ("How many fetch sessions each broker's cache held, sampled each second "
                "(a dash per broker: " + ", ".join(
                    f"broker {b} {RUN_DASHES[n % len(RUN_DASHES)]}"

@@ -12,12 +12,12 @@ from typing import Any
 
 from rig.analysis.buckets import bucket_seconds
 from rig.report.charts.faults import fault_overlay
-from rig.report.charts.figure import Chart, FaultMark
+from rig.report.charts.figure import Chart, FaultMark, base_layout
 from rig.report.inputs import RunInputs, dig, number
 from rig.report.recovery.values import to_int
 
 __all__ = [
-    "count_axis",
+    "count_layout",
     "finish_timeline",
     "shared_marks",
     "shared_span",
@@ -73,7 +73,17 @@ def _stagger(annotations: list[dict[str, Any]], span_x: float) -> None:
         last = note["x"]
 
 
-def count_axis(axis: dict[str, Any], traces: Sequence[Mapping[str, Any]]) -> None:
+def count_layout(traces: list[dict[str, Any]], title: str, unit: str,
+                 y_title: str) -> dict[str, Any]:
+    """The layout of a timeline of counts in simulated `unit`s: one legend entry per variant
+    (variant_legend) and whole-number ticks on the y axis."""
+    variant_legend(traces)
+    layout = base_layout(title, f"simulated time ({unit})", y_title, log_y=False)
+    _count_axis(layout["yaxis"], traces)
+    return layout
+
+
+def _count_axis(axis: dict[str, Any], traces: Sequence[Mapping[str, Any]]) -> None:
     """Whole-number ticks for counts: "0 0 1 1" would read as rounding, not as a count."""
     top = max((y for t in traces for y in t.get("y", []) if isinstance(y, int | float)),
               default=0)

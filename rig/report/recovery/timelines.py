@@ -18,7 +18,7 @@ from rig.report.charts.figure import (
     time_unit,
 )
 from rig.report.inputs import number
-from rig.report.recovery.frame import count_axis, finish_timeline, steps, variant_legend
+from rig.report.recovery.frame import count_layout, finish_timeline, steps, variant_legend
 from rig.report.recovery.values import to_int
 
 __all__ = [
@@ -58,10 +58,8 @@ def partition_chart(
                          "width": max(1.5, 4.5 - 1.5 * i)},
                 "hovertemplate": f"%{{y:,}} {noun} partitions<extra>{v}</extra>",
             })
-    variant_legend(traces)
     title = "Under-replicated and offline partitions"
-    layout = base_layout(title, f"simulated time ({unit})", "partitions (count)", log_y=False)
-    count_axis(layout["yaxis"], traces)
+    layout = count_layout(traces, title, unit, "partitions (count)")
     caption = ("Partitions with fewer in-sync replicas than replicas (solid)"
                + (" and partitions without a leader (dotted), over time"
                   if offline_seen else ", over time (none was ever without a leader)")
@@ -196,12 +194,10 @@ def events_chart(
                                     "width": 2 if symbol.endswith("-open") else 1}},
                 "hovertemplate": f"%{{y:,}} {noun} in this {per}<extra>{v}</extra>",
             })
-    variant_legend(traces)
     title = "Leader elections and ISR changes"
     y_title = f"events per {per} (count)" if bucket == 1 else f"events per {per} bucket (count)"
-    layout = base_layout(title, f"simulated time ({unit})", y_title, log_y=False)
+    layout = count_layout(traces, title, unit, y_title)
     layout["hovermode"] = "closest"
-    count_axis(layout["yaxis"], traces)
     caption = ("How many leaders the controller elected (● clean, ✕ unclean) and how many ISRs "
                f"shrank (▽) or expanded (△) per {per}: a crash is a burst of elections and "
                "shrinks, a returning replica a burst of expands.")
@@ -241,11 +237,8 @@ def lag_chart(
                          "shape": "hv", "width": max(1.5, 4.5 - 1.5 * i)},
                 "hovertemplate": f"%{{y:,}} records behind (group {group})<extra>{v}</extra>",
             })
-    variant_legend(traces)
     title = "Consumer lag"
-    layout = base_layout(title, f"simulated time ({unit})", "lag (records behind the HW)",
-                         log_y=False)
-    count_axis(layout["yaxis"], traces)
+    layout = count_layout(traces, title, unit, "lag (records behind the HW)")
     caption = ("How many records each consumer group was behind the high watermark, summed "
                "over its partitions with a live leader: it falls to zero while a dead replica "
                "still in the ISR holds every HW back (acks=all), and jumps when the HW moves on "
