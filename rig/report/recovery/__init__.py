@@ -10,7 +10,7 @@ an error.
     fault_table  a row per fault: injected, detected, new leader, healed, recovered
     lost         the records a run lost or let diverge, grouped and batch by batch
     timelines    partition health, produce, elections and ISR changes, consumer lag
-    frame        what every timeline of a section shares (the ISR, sessions and first-screen
-                 timelines too): one time axis, fault marks, count axes, a legend per variant
+    frame        what every timeline of a section shares (the sessions and first-screen
+                 timelines too): one time axis, fault marks, count layouts, a legend per variant
     values       tolerant readers: a metrics table, a whole number, seconds to the millisecond
 """
