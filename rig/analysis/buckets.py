@@ -1,6 +1,7 @@
 """The bucketing rule every timeline of a run shares: at most MAX_POINTS buckets of one "nice"
 width over the run's span, so the analysis's coarse tables line up and the report draws them as
-they are. Pure Python; the report imports it from here (analysis never imports the report).
+they are, and the columns a fetch timeline row sums. Pure Python; the report imports both from
+here (analysis never imports the report).
 """
 
 from __future__ import annotations
@@ -9,9 +10,18 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["MAX_POINTS", "NICE_BUCKETS", "bucket_seconds", "span_seconds"]
+__all__ = ["MAX_POINTS", "NICE_BUCKETS", "TIMELINE_FIELDS", "bucket_seconds", "span_seconds"]
 
 MAX_POINTS = 2000  # per trace; beyond that a browser gets sluggish and the eye sees no more
+# The sums of each (variant, role, bucket) row of metrics/fetch_timeline.json.
+TIMELINE_FIELDS: tuple[str, ...] = (
+    "requests",
+    "responses",
+    "request_bytes",
+    "response_bytes",
+    "wire_request_bytes",
+    "wire_response_bytes",
+)
 # Bucket widths a reader can reason about ("each point averages 10 s"), smallest first.
 NICE_BUCKETS = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21600, 43200, 86400)
 

@@ -9,18 +9,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from rig.analysis.buckets import MAX_POINTS, bucket_seconds, span_seconds
+from rig.analysis.buckets import MAX_POINTS, TIMELINE_FIELDS, bucket_seconds, span_seconds
 
-__all__ = ["TIMELINE_FIELDS", "fetch_timeline"]
+__all__ = ["fetch_timeline"]
 
-TIMELINE_FIELDS: tuple[str, ...] = (
-    "requests",
-    "responses",
-    "request_bytes",
-    "response_bytes",
-    "wire_request_bytes",
-    "wire_response_bytes",
-)
 _ROLES = ("follower", "consumer")
 
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rig.report.charts import PALETTE, ROLE_LABEL, Chart, FaultMark, _layout, _wants_log
+from rig.report.charts.figure import PALETTE, Chart, FaultMark, base_layout, wants_log
+from rig.report.charts.styles import ROLE_LABEL
 from rig.report.format import fmt_int, fmt_usd
 from rig.report.inputs import RunInputs, dig
 
@@ -43,11 +44,11 @@ def _chart(rows: Sequence[Mapping[str, Any]], roles: Sequence[str]) -> Chart:
                 "marker": {"color": PALETTE[shades[(role, direction)] % len(PALETTE)]},
                 "hovertemplate": f"%{{x:,.0f}} B/s<extra>{name}</extra>",
             })
-    log_x = _wants_log([[v for v in t["x"] if v] for t in traces] + [
+    log_x = wants_log([[v for v in t["x"] if v] for t in traces] + [
         [r["total"] for r in rows]])
-    layout = _layout("Fetch bytes per second, ranked",
-                     "bytes per second (body" + (", log scale)" if log_x else ")"), "",
-                     log_y=False)
+    layout = base_layout("Fetch bytes per second, ranked",
+                         "bytes per second (body" + (", log scale)" if log_x else ")"), "",
+                         log_y=False)
     layout["barmode"] = "group"
     layout["hovermode"] = "closest"
     layout["yaxis"] = {**layout["yaxis"], "type": "category",

@@ -13,17 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from rig import rundir
-from rig.report.charts import (
-    PALETTE,
-    RUN_DASHES,
-    Chart,
-    comparison_styler,
-    series_from_seconds,
-    series_from_timeline,
-    size_chart,
-    size_groups,
-    time_charts,
-)
+from rig.report.charts.figure import PALETTE, Chart
+from rig.report.charts.series import fetch_series
+from rig.report.charts.sizes import size_chart, size_groups
+from rig.report.charts.styles import RUN_DASHES, comparison_styler
+from rig.report.charts.timelines import time_charts
 from rig.report.format import (
     DASH,
     fmt_bytes,
@@ -48,7 +42,7 @@ from rig.report.inputs import (
 )
 from rig.report.pages import json_for_script, write_page
 from rig.report.paths import href, safe_name
-from rig.report.recovery import RECOVERY_METRICS, has_recovery_numbers
+from rig.report.recovery.headline import RECOVERY_METRICS, has_recovery_numbers
 
 __all__ = ["COMPARE_FOLDER", "comparison_name", "render_comparison", "run_labels"]
 
@@ -404,14 +398,8 @@ def _charts(
     for side in sides:
         inputs = side.inputs
         durations = {v: dig(inputs.run, "variants", v, "duration_ms") for v in side.variants}
-        if inputs.timeline:
-            series += series_from_timeline(
-                inputs.timeline, side.variants, roles, durations, run=side.label
-            )
-        else:
-            series += series_from_seconds(
-                inputs.timeseries, side.variants, roles, durations, run=side.label
-            )
+        series += fetch_series(inputs.timeline, inputs.timeseries, side.variants, roles,
+                               durations, run=side.label)
         marks += fault_marks(inputs, side.variants, run=side.label)
     # Draw the same variant of every run next to each other: the legend then reads in pairs.
     order = {v: i for i, v in enumerate(variants)}

@@ -18,10 +18,11 @@ from typing import Any
 import orjson
 
 from rig import rundir
-from rig.report.charts import PALETTE, Chart, FaultMark, _layout, _time_unit
+from rig.report.charts.figure import PALETTE, Chart, FaultMark, base_layout, time_unit
 from rig.report.format import DASH, fmt_bytes, fmt_int, fmt_number, fmt_ratio, fmt_usd, human_bytes
-from rig.report.inputs import RunInputs, dig, expectation_rows
-from rig.report.recovery import RECOVERY_METRICS, _finish, _shared_marks
+from rig.report.inputs import RunInputs, dig, expectation_rows, number
+from rig.report.recovery.frame import finish_timeline, shared_marks
+from rig.report.recovery.headline import RECOVERY_METRICS
 from rig.report.verdicts import expectation_subject, variant_of, variant_verdicts
 from rig.scenario.summary_keys import path_parts
 
@@ -88,17 +89,17 @@ def _value_text(path: str, value: Any) -> tuple[str, str]:
     if isinstance(value, str):
         return value, ""
     parts = path.split(".")
-    if _num(value) is not None and not any(p.endswith("_partition_seconds") for p in parts):
+    if number(value) is not None and not any(p.endswith("_partition_seconds") for p in parts):
         if any(part.endswith("_ms") for part in parts):
             return _time_text(float(value)), f"{fmt_number(value)} ms"
         if any(part.endswith("_seconds") for part in parts):
             return _time_text(float(value) * 1000), f"{fmt_number(value)} s"
     if any(part.endswith("bytes") for part in path.split(".")):
-        exact = _num(value)
+        exact = number(value)
         if exact is not None and abs(exact) < 1 << 20:
             return f"{fmt_int(value)} B", ""  # exact: an expectation may judge it to the byte
         return human_bytes(value), fmt_bytes(value)
-    if path.split(".")[0] == "cost" and _num(value) is not None:  # every figure under cost. is $
+    if path.split(".")[0] == "cost" and number(value) is not None:  # every figure under cost. is $
         return fmt_usd(value), f"${fmt_number(value)}"
     return fmt_number(value), ""
 
@@ -199,7 +200,8 @@ def _lost_marks(lost: Sequence[Mapping[str, Any]], lanes: Mapping[tuple[str, str
     xs, ys, text = [], [], []
     for row in lost:
         lane = lanes.get((str(row.get("variant")), f"{row.get('topic')}-{row.get('partition')}"))
-        at = _num(row.get("acked_at_ms")) if row.get("what") == "lost" else _num(row.get("t_ms"))
+        at = (number(row.get("acked_at_ms")) if row.get("what") == "lost"
+              else number(row.get("t_ms")))
         if lane is None or at is None:
             continue
         xs.append(round(at / 1000 / scale, 6))
@@ -216,11 +218,6 @@ def _lost_marks(lost: Sequence[Mapping[str, Any]], lanes: Mapping[tuple[str, str
             "hovertemplate": "%{text}<extra>%{y}</extra>"}
 
 
-def _num(value: Any) -> float | None:
-    ok = isinstance(value, int | float) and not isinstance(value, bool)
-    return float(value) if ok and math.isfinite(value) else None
-
-
 def _lanes(membership: Sequence[Mapping[str, Any]], variants: Sequence[str]
            ) -> tuple[list[tuple[str, str, list[Mapping[str, Any]]]], int]:
     """(variant, partition name, its states in order) for the partitions whose leader or ISR
@@ -228,8 +225,8 @@ def _lanes(membership: Sequence[Mapping[str, Any]], variants: Sequence[str]
     grouped: dict[tuple[str, int], dict[str, list[Mapping[str, Any]]]] = {}
     for r in membership:
         v = str(r.get("variant"))
-        if v in variants and _num(r.get("t_ms")) is not None:
-            key = (str(r.get("topic")), int(_num(r.get("partition")) or 0))
+        if v in variants and number(r.get("t_ms")) is not None:
+            key = (str(r.get("topic")), int(number(r.get("partition")) or 0))
             grouped.setdefault(key, {}).setdefault(v, []).append(r)
     changed = [(key, per) for key, per in grouped.items()
                if any(len(rows) > 1 for rows in per.values())]
@@ -238,7 +235,7 @@ def _lanes(membership: Sequence[Mapping[str, Any]], variants: Sequence[str]
     for (topic, partition), per in changed:
         for v in variants:
             if per.get(v) and len(lanes) < MAX_LANES:
-                rows = sorted(per[v], key=lambda r: _num(r.get("t_ms")) or 0.0)
+                rows = sorted(per[v], key=lambda r: number(r.get("t_ms")) or 0.0)
                 lanes.append((v, f"{topic}-{partition}", rows))
     return lanes, len(changed)
 
@@ -249,10 +246,10 @@ def _timeline_chart(inputs: RunInputs, variants: Sequence[str], marks: Sequence[
     lanes, total = _lanes(membership, variants)
     if not lanes:
         return None  # nothing changed hands: the fault table and the section charts say when
-    declared = [_num(dig(inputs.run, "variants", v, "duration_ms")) for v in variants]
-    ends = [(_num(r.get("t_ms")) or 0.0) / 1000 for r in membership] + [m.t_s for m in marks]
+    declared = [number(dig(inputs.run, "variants", v, "duration_ms")) for v in variants]
+    ends = [(number(r.get("t_ms")) or 0.0) / 1000 for r in membership] + [m.t_s for m in marks]
     span_s = max([*(d / 1000 for d in declared if d), *ends, 1.0])
-    unit, scale = _time_unit(span_s)
+    unit, scale = time_unit(span_s)
     several = len(variants) > 1
     labels: list[str] = []
     lane_of: dict[tuple[str, str], str] = {}
@@ -262,8 +259,8 @@ def _timeline_chart(inputs: RunInputs, variants: Sequence[str], marks: Sequence[
         labels.append(label)
         lane_of[(variant, name)] = label
         for i, r in enumerate(rows):
-            start = (_num(r.get("t_ms")) or 0.0) / 1000
-            end = (_num(rows[i + 1].get("t_ms")) or 0.0) / 1000 if i + 1 < len(rows) else span_s
+            start = (number(r.get("t_ms")) or 0.0) / 1000
+            end = (number(rows[i + 1].get("t_ms")) or 0.0) / 1000 if i + 1 < len(rows) else span_s
             if end <= start:
                 continue
             leader = r.get("leader")
@@ -303,7 +300,7 @@ def _timeline_chart(inputs: RunInputs, variants: Sequence[str], marks: Sequence[
     if lost is not None:
         traces.append(lost)
     title = "Faults, leaders and ISRs on one timeline"
-    layout = _layout(title, f"simulated time ({unit})", "", log_y=False)
+    layout = base_layout(title, f"simulated time ({unit})", "", log_y=False)
     layout["barmode"] = "overlay"
     layout["hovermode"] = "closest"
     layout["bargap"] = 0.3
@@ -324,8 +321,8 @@ def _timeline_chart(inputs: RunInputs, variants: Sequence[str], marks: Sequence[
         caption += (f" The busiest {len({name for _, name, _ in lanes})} of the {total} "
                     "partitions that changed; the ISR section and "
                     f"{rundir.metric_file(rundir.ISR_MEMBERSHIP)} have them all.")
-    return _finish("chart-fault-timeline", title, caption, traces, layout,
-                   _shared_marks(marks, variants), span_s, scale, several)
+    return finish_timeline("chart-fault-timeline", title, caption, traces, layout,
+                           shared_marks(marks, variants), span_s, scale, several)
 
 
 def verdict_lines(verdicts: Sequence[Mapping[str, Any]], variants: Sequence[str]

@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 
 from rig import rundir
-from rig.report.charts import FaultMark
+from rig.report.charts.figure import FaultMark
 
 __all__ = [
     "RunInputs",

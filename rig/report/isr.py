@@ -15,15 +15,14 @@ from typing import Any
 import orjson
 
 from rig import rundir
-from rig.report.charts import (
-    FAULT_COLOR,
+from rig.report.charts.faults import FAULT_COLOR, fault_overlay
+from rig.report.charts.figure import (
     PALETTE,
     Chart,
     FaultMark,
-    _fault_overlay,
-    _layout,
-    _time_unit,
+    base_layout,
     seconds_log_axis,
+    time_unit,
 )
 from rig.report.format import DASH, fmt_int, fmt_ms_spread, fmt_number
 from rig.report.inputs import RunInputs, dig
@@ -114,7 +113,7 @@ def _membership_chart(membership: Sequence[Mapping[str, Any]], variants: Sequenc
     groups, total = _strip_rows(membership, variants)
     if not groups:
         return None
-    unit, scale = _time_unit(span_s)
+    unit, scale = time_unit(span_s)
     labels: list[str] = []
     ins: dict[str, list[Any]] = {"x": [], "base": [], "y": [], "text": []}
     outs: dict[str, list[Any]] = {"x": [], "base": [], "y": [], "text": []}
@@ -157,7 +156,7 @@ def _membership_chart(membership: Sequence[Mapping[str, Any]], variants: Sequenc
     ]
     traces = [t for t in traces if t["x"]]  # no removal ticks, say: no empty trace
     title = "ISR membership per replica"
-    layout = _layout(title, f"simulated time ({unit})", "", log_y=False)
+    layout = base_layout(title, f"simulated time ({unit})", "", log_y=False)
     layout["barmode"] = "overlay"
     layout["hovermode"] = "closest"
     layout["bargap"] = 0.35
@@ -167,8 +166,8 @@ def _membership_chart(membership: Sequence[Mapping[str, Any]], variants: Sequenc
     layout["xaxis"]["range"] = [0, round(span_s / scale, 6)]
     layout["height"] = max(220, 90 + 26 * len(labels))
     # The faults as on the other timelines: a dotted line each, shaded while in force.
-    shapes, _, _ = _fault_overlay(list(fault_marks), scale, span_s / scale, False,
-                                  len(variants) > 1)
+    shapes, _, _ = fault_overlay(list(fault_marks), scale, span_s / scale, False,
+                                 len(variants) > 1)
     unique: list[dict[str, Any]] = []
     for shape in shapes:
         if shape not in unique:
@@ -214,7 +213,7 @@ def _propagation_chart(rows: Sequence[Mapping[str, Any]], variants: Sequence[str
                 "hovertemplate": "%{y:,.4f} s: %{text}<extra>%{x}</extra>",
             })
     title = "Propagation delay: ZooKeeper write → each broker's metadata cache"
-    layout = _layout(title, "", "delay (log scale)", log_y=True)
+    layout = base_layout(title, "", "delay (log scale)", log_y=True)
     delays = [y for r in rows if (y := _num(r.get("delay_ms"))) is not None]
     layout["yaxis"].update(seconds_log_axis(max(d / 1000, 1e-4) for d in delays))
     layout["hovermode"] = "closest"
@@ -253,7 +252,7 @@ def _staleness_chart(rows: Sequence[Mapping[str, Any]], variants: Sequence[str]
             "hovertemplate": "%{y:,.3f} s<extra>" + v + " · %{x}</extra>",
         })
     title = "Longest metadata staleness per broker"
-    layout = _layout(title, "broker", "longest disagreement with ZooKeeper (s)", log_y=False)
+    layout = base_layout(title, "broker", "longest disagreement with ZooKeeper (s)", log_y=False)
     layout["hovermode"] = "closest"
     layout["xaxis"]["type"] = "category"
     caption = ("For each broker, the longest time its metadata cache held a partition's leader "

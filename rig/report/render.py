@@ -13,7 +13,8 @@ from typing import Any
 import orjson
 
 from rig import rundir
-from rig.report.charts import PALETTE, Chart, build_charts
+from rig.report.charts.fetch import build_charts
+from rig.report.charts.figure import PALETTE, Chart
 from rig.report.firstscreen import build_first_screen
 from rig.report.format import (
     DASH,

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from importlib import import_module
 from typing import Any
 
-from rig.report.charts import FaultMark
+from rig.report.charts.figure import FaultMark
 from rig.report.inputs import RunInputs
 
 Builder = Callable[..., dict[str, Any] | None]
@@ -39,7 +39,8 @@ SECTIONS: tuple[Section, ...] = (
             "_bandwidth.html.j2"),
     Section("sessions", "Fetch-session cache", "rig.report.sessions:build_sessions",
             "_sessions.html.j2"),
-    Section("recovery", "Recovery", "rig.report.recovery:build_recovery", "_recovery.html.j2"),
+    Section("recovery", "Recovery", "rig.report.recovery.section:build_recovery",
+            "_recovery.html.j2"),
     Section("isr", "ISR", "rig.report.isr:build_isr", "_isr.html.j2"),
     Section("storage", "Storage", "rig.report.storage:build_storage", "_storage.html.j2"),
     Section("traffic", "Traffic and cost", "rig.report.traffic:build_traffic",

@@ -15,25 +15,19 @@ from typing import Any
 import orjson
 
 from rig import rundir
-from rig.report.charts import (
-    PALETTE,
-    RUN_DASHES,
-    Chart,
-    FaultMark,
-    _layout,
-    _time_unit,
-)
+from rig.report.charts.figure import PALETTE, Chart, FaultMark, base_layout, time_unit
+from rig.report.charts.styles import RUN_DASHES
 from rig.report.format import fmt_int, fmt_rate
 from rig.report.inputs import RunInputs, dig
-from rig.report.recovery import (
-    _count_axis,
-    _finish,
-    _int,
-    _shared_marks,
-    _span_seconds,
-    _steps,
-    _variant_legend,
+from rig.report.recovery.frame import (
+    count_layout,
+    finish_timeline,
+    shared_marks,
+    shared_span,
+    steps,
+    variant_legend,
 )
+from rig.report.recovery.values import to_int
 
 __all__ = ["build_sessions"]
 
@@ -73,19 +67,19 @@ def _occupancy_chart(samples: Sequence[Mapping[str, Any]], variants: Sequence[st
     for s in samples:
         v = str(s.get("variant"))
         if v in variants:
-            lines.setdefault((v, _int(s.get("broker"))), []).append(
-                {"t_ms": float(s.get("t_s") or 0) * 1000, "sessions": _int(s.get("sessions"))})
+            lines.setdefault((v, to_int(s.get("broker"))), []).append(
+                {"t_ms": float(s.get("t_s") or 0) * 1000, "sessions": to_int(s.get("sessions"))})
             if s.get("slots") is not None:
-                slots[v] = _int(s.get("slots"))
+                slots[v] = to_int(s.get("slots"))
     lines = {k: rows for k, rows in lines.items() if any(r["sessions"] for r in rows)}
     if not lines:
         return None
     brokers = sorted({b for _, b in lines})
-    unit, scale = _time_unit(span_s)
+    unit, scale = time_unit(span_s)
     traces: list[dict[str, Any]] = []
     for (v, broker), rows in sorted(lines.items(), key=lambda kv: (variants.index(kv[0][0]),
                                                                    kv[0][1])):
-        xs, ys, _ = _steps(rows, "sessions", span_s, 2000)
+        xs, ys, _ = steps(rows, "sessions", span_s, 2000)
         i = variants.index(v)
         traces.append({
             "type": "scatter", "mode": "lines", "name": v, "meta": f"broker {broker}",
@@ -105,18 +99,16 @@ def _occupancy_chart(samples: Sequence[Mapping[str, Any]], variants: Sequence[st
                 "line": {"color": PALETTE[i % len(PALETTE)], "dash": "dot", "width": 1},
                 "hovertemplate": f"{limit:,} slots<extra>{v}</extra>",
             })
-    _variant_legend(traces)
     title = "Fetch sessions cached per broker"
-    layout = _layout(title, f"simulated time ({unit})", "sessions (count)", log_y=False)
-    _count_axis(layout["yaxis"], traces)
+    layout = count_layout(traces, title, unit, "sessions (count)")
     caption = ("How many fetch sessions each broker's cache held, sampled each second "
                "(a dash per broker: " + ", ".join(
                    f"broker {b} {RUN_DASHES[n % len(RUN_DASHES)]}"
                    for n, b in enumerate(brokers)) + "); a thin dotted line marks a variant's "
                "max.incremental.fetch.session.cache.slots. A line flat at its limit is a full "
                "cache: new sessions then need an eviction or go without.")
-    return _finish("chart-session-occupancy", title, caption, traces, layout, marks, span_s,
-                   scale, len(variants) > 1)
+    return finish_timeline("chart-session-occupancy", title, caption, traces, layout, marks,
+                           span_s, scale, len(variants) > 1)
 
 
 def _churn_chart(buckets: Sequence[Mapping[str, Any]], variants: Sequence[str],
@@ -124,21 +116,21 @@ def _churn_chart(buckets: Sequence[Mapping[str, Any]], variants: Sequence[str],
     """Per bucket of metrics/session_churn.json (bucketed by the analysis, drawn as it is):
     evictions (bars) and consumer full fetches without a session (lines)."""
     shown = [v for v in variants
-             if any(_int(r.get("evicted")) or _int(r.get("not_found"))
+             if any(to_int(r.get("evicted")) or to_int(r.get("not_found"))
                     for r in buckets if r.get("variant") == v)]
     if not shown:
         return None
-    unit, scale = _time_unit(span_s)
-    bucket = max(1, max(_int(r.get("bucket_s")) for r in buckets))
+    unit, scale = time_unit(span_s)
+    bucket = max(1, max(to_int(r.get("bucket_s")) for r in buckets))
     n = math.ceil(span_s / bucket)
     traces: list[dict[str, Any]] = []
     for v in variants:
         evicted, sessionless = [0] * n, [0] * n
         for r in buckets:
-            k = _int(r.get("second")) // bucket
+            k = to_int(r.get("second")) // bucket
             if r.get("variant") == v and 0 <= k < n:
-                evicted[k] += _int(r.get("evicted"))
-                sessionless[k] += _int(r.get("consumer_sessionless"))
+                evicted[k] += to_int(r.get("evicted"))
+                sessionless[k] += to_int(r.get("consumer_sessionless"))
         i = variants.index(v)
         xs = [round(k * bucket / scale, 6) for k in range(n)]
         evicted_rate = [round(c / bucket, 2) for c in evicted]
@@ -157,18 +149,18 @@ def _churn_chart(buckets: Sequence[Mapping[str, Any]], variants: Sequence[str],
             "hovertemplate": f"%{{y:,}} consumer full fetches without a session per "
                              f"second<extra>{v}</extra>",
         })
-    _variant_legend(traces)
+    variant_legend(traces)
     title = "Evictions and full-fetch fallback"
-    layout = _layout(title, f"simulated time ({unit})", f"per second (mean over {bucket} s)",
-                     log_y=False)
+    layout = base_layout(title, f"simulated time ({unit})", f"per second (mean over {bucket} s)",
+                         log_y=False)
     layout["barmode"] = "overlay"
     layout["yaxis"]["rangemode"] = "tozero"
     caption = (f"Per second, averaged over each {bucket} s: bars count sessions evicted, lines "
                "the consumer fetches answered as full fetches without a session (every fetch "
                "under Fetch v6; under v7 the fetches of clients that found no slot or whose "
                "session was evicted).")
-    return _finish("chart-session-churn", title, caption, traces, layout, marks, span_s, scale,
-                   len(variants) > 1)
+    return finish_timeline("chart-session-churn", title, caption, traces, layout, marks, span_s,
+                           scale, len(variants) > 1)
 
 
 def build_sessions(inputs: RunInputs, variants: Sequence[str], marks: Sequence[FaultMark], *,
@@ -186,11 +178,11 @@ def build_sessions(inputs: RunInputs, variants: Sequence[str], marks: Sequence[F
     except (OSError, orjson.JSONDecodeError):
         churn = []  # a run analysed before the churn table: no churn chart
     buckets = [r for r in churn if isinstance(r, Mapping)] if isinstance(churn, list) else []
-    if not any(_int(s.get("sessions")) for s in samples):
+    if not any(to_int(s.get("sessions")) for s in samples):
         return None
     ends = [float(s.get("t_s") or 0) for s in samples]
-    span_s = _span_seconds(inputs, variants, *ends)
-    marks = _shared_marks(marks, variants)
+    span_s = shared_span(inputs, variants, *ends)
+    marks = shared_marks(marks, variants)
     charts = [c for c in (_occupancy_chart(samples, variants, marks, span_s),
                           _churn_chart(buckets, variants, marks, span_s)) if c is not None]
     rows = _summary_rows(inputs, variants)

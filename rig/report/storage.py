@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 
 from rig import rundir
-from rig.report.charts import PALETTE, Chart, FaultMark, _layout, _time_unit
+from rig.report.charts.figure import PALETTE, Chart, FaultMark, base_layout, time_unit
 from rig.report.format import DASH, fmt_int
 from rig.report.inputs import RunInputs, dig
 
@@ -69,8 +69,8 @@ def _headline(summary: Mapping[str, Any], variants: Sequence[str]) -> list[dict[
 def _chart(chart_id: str, title: str, caption: str, y_title: str, traces: list[dict[str, Any]],
            span_s: float, *, y_range: list[float] | None = None,
            shapes: list[dict[str, Any]] | None = None) -> Chart:
-    unit, scale = _time_unit(span_s)
-    layout = _layout(title, f"simulated time ({unit})", y_title, log_y=False)
+    unit, scale = time_unit(span_s)
+    layout = base_layout(title, f"simulated time ({unit})", y_title, log_y=False)
     layout["xaxis"]["range"] = [0, round(span_s / scale, 6)]
     if y_range is not None:
         layout["yaxis"]["range"] = y_range

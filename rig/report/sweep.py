@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from rig.report.charts import PALETTE, Chart, _layout
+from rig.report.charts.figure import PALETTE, Chart, base_layout
 from rig.report.format import fmt_number
 from rig.report.pages import json_for_script, write_page
 
@@ -80,8 +80,8 @@ def _line_chart(record: dict[str, Any], metric: str, key: str, index: int,
             "hovertemplate": (f"{variant}: %{{y:,.4g}} (min %{{customdata[0]:,.4g}}, "
                               "max %{customdata[1]:,.4g}, %{customdata[2]} runs)<extra></extra>"),
         })
-    layout = _layout(metric, key, f"{metric} (mean over seeds)", log_y=False,
-                     x_type="category")
+    layout = base_layout(metric, key, f"{metric} (mean over seeds)", log_y=False,
+                         x_type="category")
     averaged = f" Averaged over {', '.join(others)} as well." if others else ""
     caption = (f"{metric} for each value of {key}, one line per variant: the mean over the "
                f"seeds, bars from the smallest to the largest run.{averaged}")
@@ -109,7 +109,7 @@ def _heatmap(record: dict[str, Any], metric: str, variant: str, keys: Sequence[s
         "hovertemplate": (f"{keys[0]}=%{{y}}, {keys[1]}=%{{x}}<br>mean %{{z:,.4g}} (min "
                           "%{customdata[0]:,.4g}, max %{customdata[1]:,.4g})<extra></extra>"),
     }
-    layout = _layout(f"{metric} · {variant}", keys[1], keys[0], log_y=False, x_type="category")
+    layout = base_layout(f"{metric} · {variant}", keys[1], keys[0], log_y=False, x_type="category")
     layout["yaxis"]["type"] = "category"
     layout["hovermode"] = "closest"
     averaged = f" Averaged over {', '.join(others)} as well." if others else ""

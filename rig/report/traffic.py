@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rig import rundir
-from rig.report.charts import FaultMark
+from rig.report.charts.figure import FaultMark
 from rig.report.format import DASH, fmt_int, fmt_usd, human_bytes
 from rig.report.inputs import RunInputs, dig
 

@@ -8,9 +8,9 @@ from typing import Any
 import orjson
 import pytest
 
+from rig.analysis.buckets import bucket_seconds
 from rig.analysis.produce_timeline import PRODUCE_FIELDS, produce_timeline
 from rig.analysis.timeline import fetch_timeline
-from rig.report.charts import bucket_seconds
 
 ZERO = dict.fromkeys(PRODUCE_FIELDS, 0)
 

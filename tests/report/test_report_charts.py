@@ -7,7 +7,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from rig.report.charts import MAX_POINTS, build_charts, downsample, per_second
+from rig.analysis.buckets import MAX_POINTS
+from rig.report.charts.fetch import build_charts
+from rig.report.charts.series import downsample, per_second
 
 
 def test_downsample_leaves_short_series_alone() -> None:
@@ -254,7 +256,7 @@ def test_a_counting_dip_is_explained_only_when_it_is_one() -> None:
 
 
 def test_duration_log_axes_read_in_units() -> None:
-    from rig.report.charts import seconds_log_axis
+    from rig.report.charts.figure import seconds_log_axis
 
     axis = seconds_log_axis([0.0004, 0.05, 7.2])
     assert axis["tickvals"] == [1e-4, 1e-3, 1e-2, 0.1, 1.0, 10.0]

@@ -15,8 +15,8 @@ import orjson
 import pytest
 
 from rig.analysis.lost_records import lost_rows
-from rig.report import recovery as rec
 from rig.report import render_comparison, render_report
+from rig.report.recovery.lost import MAX_LOST_SHOWN
 from tests.report.conftest import FAULTS, screenshot_dir, write_report_run
 
 HOSTILE_KIND = "crash<script>alert('kind')</script>"
@@ -157,7 +157,7 @@ def test_section_with_numbers_faults_and_lost_records(recovery_run: Path) -> Non
     assert "v7 diverged orders-7 1 — 41 —" in text
     assert "Batch by batch (the first 100 of 131)" in text
     batches = re.search(r'<details id="recovery-lost-batches">(.*?)</details>', section, re.S)
-    assert batches and batches.group(1).count("<tr><td>v7</td>") == rec.MAX_LOST_SHOWN
+    assert batches and batches.group(1).count("<tr><td>v7</td>") == MAX_LOST_SHOWN
     assert "Consumer lag" not in text  # no consumers in this run
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import orjson
 
 from rig.report import render_report
-from rig.report.charts import plotly_text
+from rig.report.charts.figure import plotly_text
 
 COMMAND = "rig run scenarios/idle-fetch.yaml --seed 7 --out 'reports/idle fetch'"
 

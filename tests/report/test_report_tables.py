@@ -11,9 +11,9 @@ from typing import Any
 import orjson
 import pytest
 
+from rig.analysis.buckets import MAX_POINTS, bucket_seconds
 from rig.analysis.faults import fault_rows, is_fault_event
 from rig.analysis.timeline import fetch_timeline
-from rig.report.charts import MAX_POINTS, bucket_seconds
 
 
 def _row(second: int, broker: int = 0, variant: str = "v6", **values: int) -> dict[str, Any]:
@@ -164,7 +164,8 @@ def test_export_parquet_tables_and_events(spark: Any, tmp_path: Path) -> None:
 
 
 def test_inject_and_heal_name_their_kind_and_pair_by_fault_index() -> None:
-    from rig.report.charts import FaultMark, _fault_overlay
+    from rig.report.charts.faults import fault_overlay
+    from rig.report.charts.figure import FaultMark
 
     rows = fault_rows([
         b'{"t_ms":1000.0,"seq":1,"event":"fault.inject","variant":"v7","fault":0,'
@@ -178,7 +179,7 @@ def test_inject_and_heal_name_their_kind_and_pair_by_fault_index() -> None:
     assert heal["label"] == "network-partition healed (nodes 0, zk)"
     marks = [FaultMark(r["t_ms"] / 1000, r["label"], r["short"], r["event"], "v7",
                        fault=r["fault"]) for r in rows]
-    shapes, annotations, hover = _fault_overlay(marks, 1.0, 10.0, False, False)
+    shapes, annotations, hover = fault_overlay(marks, 1.0, 10.0, False, False)
     spans = [s for s in shapes if s["type"] == "rect"]
     assert [(s["x0"], s["x1"]) for s in spans] == [(1.0, 4.0)]
     assert hover is not None and hover["x"] == [1.0, 4.0]

@@ -8,7 +8,7 @@ from typing import Any
 
 import orjson
 
-from rig.report.charts import FaultMark
+from rig.report.charts.figure import FaultMark
 from rig.report.firstscreen import _target_text, _value_text, build_first_screen, metric_label
 from rig.report.inputs import load_inputs
 from rig.report.verdicts import EXPECTED_WORD, expectation_subject, variant_of, variant_verdicts

@@ -1,0 +1,70 @@
+"""The per-fault table (metrics/recovery.json): when each fault was injected and healed, when
+it was detected, the new leader, the catch-up bytes and when every ISR was full again.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from rig.report.format import DASH, human_bytes
+from rig.report.inputs import number
+from rig.report.recovery.values import fmt_seconds, to_int
+
+__all__ = [
+    "MAX_FAULT_ROWS",
+    "fault_rows",
+]
+
+MAX_FAULT_ROWS = 200  # rows of the per-fault table, as the fault table above it
+
+
+def _targets(targets: Any) -> str:
+    """["2"] → "broker 2"; ["0", "zk"] → "nodes 0, zk" (the scenario's node names)."""
+    items = [str(t) for t in targets] if isinstance(targets, list) else (
+        [str(targets)] if targets not in (None, "") else [])
+    if not items:
+        return DASH
+    if all(t.isdigit() for t in items):
+        return ("broker " if len(items) == 1 else "brokers ") + ", ".join(items)
+    return ("node " if len(items) == 1 else "nodes ") + ", ".join(items)
+
+
+def fault_rows(recovery: Sequence[Mapping[str, Any]], variants: Sequence[str]) -> list[dict]:
+    """A row per fault of metrics/recovery.json, in variant order, then by injection."""
+    order = {v: i for i, v in enumerate(variants)}
+    chosen = [r for r in recovery if str(r.get("variant")) in order]
+    chosen.sort(key=lambda r: (order[str(r.get("variant"))], number(r.get("inject_ms")) or 0.0,
+                               to_int(r.get("fault"))))
+
+    def at(value: Any) -> str:
+        ms = number(value)
+        return DASH if ms is None else f"{ms / 1000:,.3f}"
+
+    rows = []
+    for r in chosen:
+        inject, leader = number(r.get("inject_ms")), number(r.get("new_leader_ms"))
+        targets = r.get("targets")
+        after = (f"+{(leader - inject) / 1000:,.3f}"
+                 if inject is not None and leader is not None else DASH)
+        rows.append({
+            "variant": str(r.get("variant")),
+            "fault": DASH if r.get("fault") is None else str(r.get("fault")),
+            "kind": str(r.get("kind") or DASH),
+            "targets": _targets(targets),
+            "inject": at(inject),
+            "heal": at(r.get("heal_ms")),
+            "leader_after": after,
+            "detected_after": (f"+{fmt_seconds(r.get('detection_seconds'))}"
+                               if number(r.get("detection_seconds")) is not None else DASH),
+            # A first reaction after the heal answered something else, or came late.
+            "detected_late": (number(r.get("detected_ms")) or 0.0) > (number(r.get("heal_ms"))
+                                                                      or math.inf),
+            "catch_up": human_bytes(r.get("catch_up_bytes")) if "catch_up_bytes" in r else DASH,
+            "recovered": at(r.get("recovered_ms")),
+            "seconds": fmt_seconds(r.get("recovery_seconds")),
+            # A fault that never recovered before the run ended: the reader must see it.
+            "open": r.get("recovery_seconds") is None,
+        })
+    return rows
