@@ -18,12 +18,16 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable
+from heapq import heappush
 from typing import Any, final
 
 Action = Callable[[], Any]
 
 URGENT = 0
 NORMAL = 1
+
+# What `ran_before` compares with outside `run`: after everything due (priority infinite).
+_IDLE: tuple[Any, ...] = (0, float("inf"), 0)
 
 
 def _cancelled() -> None:
@@ -60,8 +64,9 @@ class Simulation:
         self._inserted = 0
         self.steps = 0
         self._stopped = False
-        # The running action's (priority, scheduled at); outside `run`, after everything due.
-        self._running: tuple[float, int] = (float("inf"), 0)
+        # The running action's queue entry (its priority and scheduling time are what
+        # `ran_before` compares with); outside `run`, an entry after everything due.
+        self._running: tuple[Any, ...] = _IDLE
 
     @property
     def now_ms(self) -> float:
@@ -75,31 +80,33 @@ class Simulation:
         puts it before actions scheduled later for the same time and priority, as if it had
         been queued then."""
         timer = Timer(time_us, action)
-        self._push(time_us, timer, priority, scheduled_us)
+        self._push(time_us, priority, scheduled_us, timer)
         return timer
 
     def call_at(self, time_us: int, action: Action, priority: int = NORMAL,
                 scheduled_us: int | None = None) -> None:
         """`at` for an action nobody cancels: it is queued as it is, without a Timer."""
-        self._push(time_us, action, priority, scheduled_us)
-
-    def _push(self, time_us: int, item: Action | Timer, priority: int,
-              scheduled_us: int | None) -> None:
-        now = self.now_us
-        if time_us < now:
-            raise ValueError(f"cannot schedule in the past: {time_us} < now {now}")
-        self._inserted += 1
-        heapq.heappush(self._queue, (time_us, priority,
-                                     now if scheduled_us is None else scheduled_us,
-                                     self._inserted, item))
+        self._push(time_us, priority, scheduled_us, action)
 
     def after(self, delay_us: int, action: Action, priority: int = NORMAL) -> Timer:
         """Run `action` `delay_us` microseconds from now."""
-        return self.at(self.now_us + delay_us, action, priority)
+        timer = Timer(self.now_us + delay_us, action)
+        self._push(timer.time_us, priority, None, timer)
+        return timer
 
     def call_after(self, delay_us: int, action: Action, priority: int = NORMAL) -> None:
         """`after` for an action nobody cancels (no Timer)."""
-        self._push(self.now_us + delay_us, action, priority, None)
+        self._push(self.now_us + delay_us, priority, None, action)
+
+    def _push(self, time_us: int, priority: int, scheduled_us: int | None,
+              item: Action | Timer) -> None:
+        """Queue `item` as `(time, priority, scheduled at, insertion, item)`."""
+        now = self.now_us
+        if time_us < now:
+            raise ValueError(f"cannot schedule in the past: {time_us} < now {now}")
+        inserted = self._inserted = self._inserted + 1
+        heappush(self._queue, (time_us, priority, now if scheduled_us is None else scheduled_us,
+                               inserted, item))
 
     def peek(self) -> int | None:
         """The time of the next live action, or None when the queue is empty."""
@@ -117,7 +124,8 @@ class Simulation:
         (ties on the scheduling time count as ahead). Outside `run`, everything due has run."""
         if time_us != self.now_us:
             return time_us < self.now_us
-        return (priority, scheduled_us) <= self._running
+        running = self._running
+        return (priority, scheduled_us) <= (running[1], running[2])
 
     def stop(self) -> None:
         """Make `run` return after the current action."""
@@ -129,23 +137,26 @@ class Simulation:
         queue = self._queue
         pop = heapq.heappop
         self._stopped = False
-        while queue and not self._stopped:
-            time_us, priority, scheduled_us, _, item = queue[0]
-            if time_us > until_us:
-                break
-            pop(queue)
-            if type(item) is Timer:
-                if item.cancelled:
-                    continue
-                action = item.action
-            else:
-                action = item
-            self.now_us = time_us
-            self._running = (priority, scheduled_us)
-            action()
-            self.steps += 1
-            if on_progress is not None and self.steps % progress_every == 0:
-                on_progress(self.now_us)
-        self._running = (float("inf"), 0)
+        steps = self.steps
+        try:
+            while queue and not self._stopped:
+                entry = pop(queue)
+                if entry[0] > until_us:
+                    heappush(queue, entry)  # (the same entry: the same place in the order)
+                    break
+                item = entry[4]
+                if type(item) is Timer:
+                    if item.cancelled:
+                        continue
+                    item = item.action
+                self.now_us = entry[0]
+                self._running = entry  # its priority and scheduling time, for `ran_before`
+                item()
+                steps += 1
+                if on_progress is not None and steps % progress_every == 0:
+                    on_progress(self.now_us)
+        finally:
+            self.steps = steps
+            self._running = _IDLE
         if not self._stopped:
             self.now_us = max(self.now_us, until_us)
