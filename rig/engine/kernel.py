@@ -34,21 +34,35 @@ def _cancelled() -> None:
     """What a cancelled timer holds instead of its action (never run)."""
 
 
+# A cancelled timer stays queued until its time comes (skipped then) or until the cancelled ones
+# are more than half of the queue and more than this many: then they are swept out at once, as
+# asyncio's event loop does with cancelled TimerHandles (BaseEventLoop._run_once). Most timers
+# are cancelled (a request's timeout when its answer comes): in the million-record benchmark
+# they were 87 % of a queue of 27,000 entries on average, and every push and pop paid for them.
+SWEEP_CANCELLED = 32
+
+
 @final
 class Timer:
     """A scheduled action that can still be cancelled; cancelled timers are skipped lazily.
     Cancelling lets go of the action at once, and whatever it refers to with it."""
 
-    __slots__ = ("action", "cancelled", "time_us")
+    __slots__ = ("_sim", "action", "cancelled", "time_us")
 
-    def __init__(self, time_us: int, action: Action):
+    def __init__(self, time_us: int, action: Action, sim: Simulation):
         self.time_us = time_us
         self.action = action
         self.cancelled = False
+        self._sim: Simulation | None = sim  # whose queue holds it, until it runs or is cancelled
 
     def cancel(self) -> None:
+        if self.cancelled:
+            return
         self.cancelled = True
         self.action = _cancelled
+        sim, self._sim = self._sim, None
+        if sim is not None:
+            sim._cancelled_one()
 
 
 class Simulation:
@@ -62,6 +76,7 @@ class Simulation:
         self.now_us = 0
         self._queue: list[tuple[int, int, int, int, Timer | Action]] = []
         self._inserted = 0
+        self._cancelled = 0  # cancelled timers still in the queue
         self.steps = 0
         self._stopped = False
         # The running action's queue entry (its priority and scheduling time are what
@@ -79,7 +94,7 @@ class Simulation:
         `scheduled_us` (default now) is when the action counts as scheduled: an earlier time
         puts it before actions scheduled later for the same time and priority, as if it had
         been queued then."""
-        timer = Timer(time_us, action)
+        timer = Timer(time_us, action, self)
         self._push(time_us, priority, scheduled_us, timer)
         return timer
 
@@ -90,7 +105,7 @@ class Simulation:
 
     def after(self, delay_us: int, action: Action, priority: int = NORMAL) -> Timer:
         """Run `action` `delay_us` microseconds from now."""
-        timer = Timer(self.now_us + delay_us, action)
+        timer = Timer(self.now_us + delay_us, action, self)
         self._push(timer.time_us, priority, None, timer)
         return timer
 
@@ -108,6 +123,17 @@ class Simulation:
         heappush(self._queue, (time_us, priority, now if scheduled_us is None else scheduled_us,
                                inserted, item))
 
+    def _cancelled_one(self) -> None:
+        """A queued timer was cancelled; sweep the cancelled ones out when they are most of the
+        queue. The order of what is left is its entries' own, so no action moves."""
+        self._cancelled += 1
+        queue = self._queue
+        if self._cancelled > SWEEP_CANCELLED and 2 * self._cancelled > len(queue):
+            queue[:] = [entry for entry in queue
+                        if type(entry[4]) is not Timer or not entry[4].cancelled]
+            heapq.heapify(queue)
+            self._cancelled = 0
+
     def peek(self) -> int | None:
         """The time of the next live action, or None when the queue is empty."""
         queue = self._queue
@@ -116,6 +142,7 @@ class Simulation:
             if type(item) is not Timer or not item.cancelled:
                 return queue[0][0]
             heapq.heappop(queue)
+            self._cancelled -= 1
         return None
 
     def ran_before(self, time_us: int, scheduled_us: int, priority: int = NORMAL) -> bool:
@@ -147,7 +174,9 @@ class Simulation:
                 item = entry[4]
                 if type(item) is Timer:
                     if item.cancelled:
+                        self._cancelled -= 1
                         continue
+                    item._sim = None  # it runs: cancelling it now leaves nothing queued
                     item = item.action
                 self.now_us = entry[0]
                 self._running = entry  # its priority and scheduling time, for `ran_before`
