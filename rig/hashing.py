@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import struct
 from functools import lru_cache
+
+_WORDS = struct.Struct("<I")
 
 
 def _int32(value: int) -> int:
@@ -44,8 +47,7 @@ def murmur2(data: bytes) -> int:
     m, r = 0x5BD1E995, 24
     length = len(data)
     h = (0x9747B28C ^ length) & 0xFFFFFFFF
-    for i in range(0, length - length % 4, 4):
-        k = int.from_bytes(data[i:i + 4], "little")
+    for (k,) in _WORDS.iter_unpack(data[:length - length % 4]):  # little-endian 32-bit words
         k = (k * m) & 0xFFFFFFFF
         k ^= k >> r
         k = (k * m) & 0xFFFFFFFF

@@ -11,7 +11,6 @@ from rig.cluster.messages import FetchRequestMsg
 from rig.cluster.read_replica import serves_consumer
 from rig.cluster.replica import Replica, Role
 from rig.cluster.replica_manager import ReplicaManager, Slot
-from rig.strategies.isr import FollowerProgress
 
 
 def fetch_offset(rm: ReplicaManager, request: FetchRequestMsg, replica: Replica,
@@ -21,7 +20,7 @@ def fetch_offset(rm: ReplicaManager, request: FetchRequestMsg, replica: Replica,
         return state.fetch_offset
     if request.fetcher.role == "consumer":
         return rm.consumer_positions.get(request.fetcher.slot_key, {}).get(replica.key, -1)
-    return replica.followers.setdefault(follower, FollowerProgress()).log_end_offset
+    return replica.follower(follower).log_end_offset
 
 def update_fetch_state(rm: ReplicaManager, slot: Slot, request: FetchRequestMsg) -> None:
     """Record the follower's fetch offsets (after reading), expand the ISR, advance HWs
@@ -60,7 +59,7 @@ def update_fetch_state(rm: ReplicaManager, slot: Slot, request: FetchRequestMsg)
         offset = fetch_offset(rm, request, replica, follower)
         if offset < 0 or offset > replica.leo:
             continue  # unknown, or out of range (answered with an error): not progress
-        progress = replica.followers.setdefault(follower, FollowerProgress())
+        progress = replica.follower(follower)
         progress.broker_epoch = request.replica_epoch  # Replica.updateFetchStateOrThrow
         isr_strategy.on_fetch(progress, offset, replica.leo, now)
         if pending is not None and offset >= replica.leo:

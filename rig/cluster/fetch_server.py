@@ -87,6 +87,9 @@ class FetchServer:
         self.purgatory = purgatory
         self.cache = cache
         self._cache_sample: tuple[int, int | None] = (0, 0)
+        # The optional gauge, looked up once (a plugin's cache may not say).
+        partitions = getattr(cache, "partitions_cached", None)
+        self._partitions_cached = partitions if callable(partitions) else None
 
     def reset(self) -> None:
         """The process died: parked fetches and sessions die with it."""
@@ -100,9 +103,8 @@ class FetchServer:
     # -- the session cache's gauges ------------------------------------------------------------
     def sample_session_cache(self) -> None:
         """Emit the fetch-session cache's gauges when they changed since the last sample."""
-        cache = self.cache
-        partitions = getattr(cache, "partitions_cached", None)  # a plugin's cache may not say
-        sample = (cache.occupancy(), partitions() if callable(partitions) else None)
+        partitions = self._partitions_cached
+        sample = (self.cache.occupancy(), None if partitions is None else partitions())
         if sample != self._cache_sample:
             self._cache_sample = sample
             self.ctx.emit(names.SESSION_CACHE, broker=self.broker.id, sessions=sample[0],

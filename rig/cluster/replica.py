@@ -73,6 +73,13 @@ class Replica:
     def leo(self) -> int:
         return self.log.log_end_offset
 
+    def follower(self, broker: int) -> FollowerProgress:
+        """What this leader knows of follower `broker`'s progress (a fresh record at first)."""
+        progress = self.followers.get(broker)
+        if progress is None:
+            progress = self.followers[broker] = FollowerProgress()
+        return progress
+
     def restart(self, power_loss: bool) -> int:
         """Its process died: it keeps what is on disk (with `power_loss`, less the unflushed
         records, whose count it returns) and no role; its HW is the checkpointed one, never

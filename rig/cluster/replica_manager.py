@@ -105,7 +105,7 @@ class ReplicaManager:
                 replica.log.assign_epoch(state.leader_epoch)
             for follower in replica.assignment:
                 if follower != broker.id:
-                    replica.followers.setdefault(follower, FollowerProgress()).reset_caught_up(
+                    replica.follower(follower).reset_caught_up(
                         replica.leo, now, now if follower in replica.isr else NEVER_CAUGHT_UP)
             self.maybe_advance_hw(replica)
             return
@@ -204,7 +204,7 @@ class ReplicaManager:
             if replica.key not in pending:
                 # Until now the follower was caught up as of its last fetch: record that lazily,
                 # as Kafka's per-fetch bookkeeping would have.
-                progress = replica.followers.setdefault(follower, FollowerProgress())
+                progress = replica.follower(follower)
                 seen = self.last_fetch_ms.get(slot)
                 if seen is not None and progress.log_end_offset == placed.base_offset:
                     progress.record_caught_up_fetch(seen, placed.base_offset)

@@ -1,5 +1,6 @@
 """A large model is built with the cycle collector paused and frozen while it runs; a small one
-leaves the collector alone; an error anywhere gives the collector back as it was."""
+is not; every model runs with the run's thresholds; an error anywhere gives the collector back
+as it was."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import gc
 
 import pytest
 
-from rig.engine.heap import LARGE_MODEL_REPLICAS, LongLivedModel
+from rig.engine.heap import LARGE_MODEL_REPLICAS, RUN_GC_THRESHOLD, LongLivedModel
 
 
 def test_a_large_model_is_built_without_collections_and_frozen_while_it_runs() -> None:
@@ -20,12 +21,24 @@ def test_a_large_model_is_built_without_collections_and_frozen_while_it_runs() -
     assert gc.isenabled() and gc.get_freeze_count() == 0
 
 
-def test_a_small_model_leaves_the_collector_alone() -> None:
+def test_a_small_model_is_neither_paused_nor_frozen() -> None:
     with LongLivedModel(LARGE_MODEL_REPLICAS - 1) as heap:
         assert gc.isenabled()
         heap.built()
         assert gc.get_freeze_count() == 0
     assert gc.isenabled()
+
+
+@pytest.mark.parametrize("replicas", [1, LARGE_MODEL_REPLICAS])
+def test_a_run_has_its_thresholds_and_gives_back_the_callers(replicas: int) -> None:
+    before = gc.get_threshold()
+    assert before != RUN_GC_THRESHOLD
+    with pytest.raises(ValueError), LongLivedModel(replicas) as heap:
+        assert gc.get_threshold() == RUN_GC_THRESHOLD
+        heap.built()
+        assert gc.get_threshold() == RUN_GC_THRESHOLD
+        raise ValueError("a plugin failed")
+    assert gc.get_threshold() == before
 
 
 @pytest.mark.parametrize("built", [False, True])

@@ -3,6 +3,7 @@ from __future__ import annotations
 import pytest
 
 from rig.engine import NORMAL, URGENT, Simulation
+from rig.engine.kernel import SWEEP_CANCELLED
 
 
 def test_actions_run_in_time_then_priority_then_insertion_order() -> None:
@@ -91,3 +92,43 @@ def test_peek_skips_cancelled_timers_but_not_plain_actions() -> None:
     sim.at(3, lambda: None).cancel()
     sim.call_at(7, lambda: None)
     assert sim.peek() == 7
+
+
+def test_cancelled_timers_are_swept_out_and_the_rest_keeps_its_order() -> None:
+    """When cancelled timers are most of the queue they leave it at once; what is left runs in
+    exactly the order it would have (times, priorities and insertion ties mixed)."""
+    def schedule(sim: Simulation, seen: list[int]) -> list[int]:
+        kept = []
+        for i in range(400):
+            time_us, priority = 10 + (i * 7919) % 50, (URGENT if i % 3 == 0 else NORMAL)
+            if i % 5 == 0:
+                sim.call_at(time_us, lambda i=i: seen.append(i), priority)  # never cancelled
+                kept.append(i)
+                continue
+            timer = sim.at(time_us, lambda i=i: seen.append(i), priority)
+            if i % 4:
+                timer.cancel()
+                timer.cancel()  # twice: counted once
+            else:
+                kept.append(i)
+        return kept
+
+    swept, seen = Simulation(), []
+    kept = schedule(swept, seen)
+    queue = swept._queue
+    left = sum(1 for entry in queue if getattr(entry[4], "cancelled", False))
+    assert len(queue) < 400  # some were swept, not merely skipped when due
+    assert left == swept._cancelled <= max(SWEEP_CANCELLED, len(queue) // 2)
+    swept.run(100)
+    order = sorted(kept, key=lambda i: (10 + (i * 7919) % 50, URGENT if i % 3 == 0 else NORMAL,
+                                        0, i))
+    assert seen == order and swept._cancelled == 0
+
+
+def test_a_timer_cancelled_after_it_ran_is_not_counted_as_queued() -> None:
+    sim = Simulation()
+    timers = [sim.at(1, lambda: None) for _ in range(100)]
+    sim.run(10)
+    for timer in timers:
+        timer.cancel()
+    assert sim._cancelled == 0 and sim.peek() is None

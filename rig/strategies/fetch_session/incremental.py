@@ -198,7 +198,7 @@ class IncrementalCache:
             ordered = {k: None for k in context.partitions if k in wanted}
         else:
             position = session.position
-            ordered = dict.fromkeys(sorted((k for k in wanted if k in position),
+            ordered = dict.fromkeys(sorted(filter(position.__contains__, wanted),
                                            key=position.__getitem__))
         for key in wanted:
             ordered.setdefault(key)
