@@ -137,8 +137,8 @@ def test_section_with_numbers_faults_and_lost_records(recovery_run: Path) -> Non
     assert page.index('id="charts"') < page.index('id="recovery"') < page.index('id="scenario"')
     assert "Records acknowledged records 240,041 240,041" in text
     assert "Lost, acknowledged with acks=all records 0 130" in text
-    assert "Under-replicated partition-seconds 780.2 780.2" in text
-    assert "Offline partition-seconds 12.5 12.5" in text
+    assert "Under-replicated partition-seconds 780.233 780.233" in text
+    assert "Offline partition-seconds 12.500 12.500" in text
     assert "Longest recovery s, fault injected to every ISR full 30.010 30.010" in text
     assert "Leader elections 10 10" in text and "Unclean leader elections 1 1" in text
     # A loss is flagged, a zero is not.
