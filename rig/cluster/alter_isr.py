@@ -19,9 +19,10 @@ the broker's AlterIsrManager and the controller's KafkaController.processAlterIs
   the partitions to every live broker and answers with the new ISR and version. No
   /isr_change_notification: the controller has made the change itself.
 - The leader takes a confirmed ISR carrying its leader epoch and a version not older than its
-  own; FENCED_LEADER_EPOCH, INVALID_UPDATE_VERSION and the like leave the change pending until
-  the next LeaderAndIsr; INELIGIBLE_REPLICA resets it; other errors send it again
-  (handleAlterPartitionError). From 3.1 (KAFKA-13091) it recomputes its HW on the answer.
+  own (2.7.0–2.8.0: newer than its own, KAFKA-12751); FENCED_LEADER_EPOCH,
+  INVALID_UPDATE_VERSION and the like leave the change pending until the next LeaderAndIsr;
+  INELIGIBLE_REPLICA resets it; other errors send it again (handleAlterPartitionError).
+  From 3.1 (KAFKA-13091) it recomputes its HW on the answer.
 Events: the controller logs an accepted change (`zk.partition_state`, writer `controller`,
 then `isr.shrink` by `leader` or `isr.expand`); the leader logs `alter_partition.rejected`.
 """
@@ -87,8 +88,15 @@ def handle_response(broker: Any, emit: Any, replica: Replica, pending: PendingIs
         return error not in _GIVE_UP
     assert answer is not None
     leader_epoch, isr, version = answer
-    if leader_epoch != replica.leader_epoch or version < replica.zk_version:
-        return False  # stale: stays pending until the next LeaderAndIsr
+    # A version below the leader's own is stale; one equal to it is the controller's answer
+    # for an ISR already in place (processAlterIsr, equalsIgnoreZk), which 2.7.0–2.8.0 ignore
+    # as stale too (`leaderAndIsr.zkVersion <= zkVersion`) and 3.0.0, 2.7.2 and 2.8.1 take
+    # (KAFKA-12751, Partition.handleAlterIsrResponse). Ignored, the change stays pending until
+    # the next LeaderAndIsr.
+    newest = replica.zk_version if broker.config.alter_isr_takes_same_version else (
+        replica.zk_version + 1)
+    if leader_epoch != replica.leader_epoch or version < newest:
+        return False
     rm = broker.replica_manager
     rm.set_isr(replica, isr)
     replica.zk_version = version

@@ -121,6 +121,8 @@ class BrokerConfig:
     # How a leader changes its ISR in ZooKeeper mode (KIP-497, by inter.broker.protocol.version):
     # "zookeeper-write" (before 2.7), "alter-isr-every-50ms" (2.7), "alter-isr" (2.8+).
     isr_update: str = "alter-isr"
+    # 3.0+ (KAFKA-12751; 2.7.2, 2.8.1): an AlterIsr answer at the leader's own version is taken.
+    alter_isr_takes_same_version: bool = True
     hw_on_alter_isr_response: bool = True  # 3.1+ (KAFKA-13091)
     alter_partition_ineligible: bool = True  # 3.3+ (KIP-841): INELIGIBLE_REPLICA, ZooKeeper mode
     # KIP-392 (2.4+): "rack-aware" = RackAwareReplicaSelector; "none" = consumers read leaders.

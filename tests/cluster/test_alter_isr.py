@@ -110,6 +110,34 @@ def test_the_hw_moves_on_the_answer_to_a_shrink_from_3_1(version: str,
     assert replica.high_watermark == 10
 
 
+@pytest.mark.parametrize(("version", "takes_it"), [("2.7", False), ("2.8", False),
+                                                   ("3.0", True)])
+def test_an_answer_at_the_leaders_own_version_is_taken_from_3_0(version: str,
+                                                                 takes_it: bool) -> None:
+    writer = Proposals()
+    config = BrokerConfig(version, 12, alter_isr_takes_same_version=takes_it)
+    one = Fixture(isr_writer=writer, config=config, min_isr=1)
+    _at(one, 1000)
+    one.fetch(FakeFetcher(1), 0)
+    _at(one, 40_000)
+    one.broker.isr.expire()  # broker 2 has not fetched for the lag time
+    ((replica, pending, isr),) = writer.sent
+    assert isr == (0, 1) and replica.zk_version == 0
+    # The controller already holds this ISR (a request sent twice): it answers with the state
+    # it has, at the version the leader proposed from (processAlterIsr, equalsIgnoreZk).
+    request = AlterPartitionRequest(KEY, 0, 0, 0, 0, isr)
+    handle_response(one.broker, one.ctx.emit, replica, pending, request, NONE, (0, isr, 0))
+    # KAFKA-12751: 2.7.0–2.8.0 compare `zkVersion <= own` and ignore it, the change pending
+    # until the next LeaderAndIsr (no other ISR change meanwhile); 3.0 commits it.
+    assert (replica.pending_isr is None) is takes_it
+    assert replica.isr == ((0, 1) if takes_it else (0, 1, 2))
+    _at(one, 80_000)
+    one.broker.isr.expire()
+    assert len(writer.sent) == 1
+    one.broker.on_leader_and_isr(2, {KEY: PartitionState(0, 1, (0, 1), 1)})
+    assert replica.pending_isr is None and replica.isr == (0, 1)
+
+
 @pytest.mark.parametrize(("error", "stays_pending", "again"), [
     (FENCED_LEADER_EPOCH, True, False), (INVALID_UPDATE_VERSION, True, False),
     (UNKNOWN_TOPIC_OR_PARTITION, True, False), (STALE_BROKER_EPOCH, True, True),
