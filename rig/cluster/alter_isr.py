@@ -12,6 +12,8 @@ the broker's AlterIsrManager and the controller's KafkaController.processAlterIs
   once, and again as soon as the answer comes, or 50 ms after a top-level error). The request
   goes to the controller the broker knows; with none, it waits (BrokerToControllerRequestThread
   polls every 100 ms); NOT_CONTROLLER or a controller gone sends it again to the next one.
+- From 3.3 (KIP-841) a leader proposes no follower its metadata cache does not list alive
+  (Partition.isReplicaIsrEligible: ZkMetadataCache.hasAliveBroker), at any IBP.
 - The controller checks the broker epoch (STALE_BROKER_EPOCH), each partition's leader epoch
   (FENCED_LEADER_EPOCH), answers an ISR already in place with the current state, from 3.3
   refuses a member not live or shutting down (INELIGIBLE_REPLICA, KIP-841), writes the rest to
@@ -196,6 +198,13 @@ class AlterIsrManager:
 
     def change_isr(self, broker: Any, replica: Replica, isr: tuple[int, ...],
                    shrink: list[int] | None = None, expand: list[int] | None = None) -> None:
+        if (expand and broker.config.alter_partition_ineligible
+                and not all(broker.metadata_cache.has_alive_broker(b) for b in expand)):
+            # 3.3+ (KIP-841, KAFKA-13916): Partition.canAddReplicaToIsr asks
+            # isReplicaIsrEligible, which in ZooKeeper mode is ZkMetadataCache.hasAliveBroker;
+            # shutting down is the controller's to refuse (INELIGIBLE_REPLICA). Whatever the
+            # inter.broker.protocol.version: the leader proposes nothing.
+            return
         if broker.config.isr_update == "zookeeper-write":
             self.zk_client.change_isr(broker, replica, isr, shrink, expand)
             return

@@ -78,7 +78,9 @@ class ZooKeeperControlPlane:
         for broker in self.brokers.values():
             states = {key: zk.partitions[key] for key in broker.replicas}
             broker.on_leader_and_isr(self.controller.epoch, states, quiet=True)
-            broker.on_update_metadata(self.controller.epoch, leaders, isrs, quiet=True)
+            broker.on_update_metadata(self.controller.epoch, leaders, isrs, quiet=True,
+                                      alive=frozenset(zk.sessions),
+                                      controller=self.controller.broker)
             broker.start_tasks()
             self._heartbeats(broker)
 

@@ -124,7 +124,9 @@ class BrokerConfig:
     # 3.0+ (KAFKA-12751; 2.7.2, 2.8.1): an AlterIsr answer at the leader's own version is taken.
     alter_isr_takes_same_version: bool = True
     hw_on_alter_isr_response: bool = True  # 3.1+ (KAFKA-13091)
-    alter_partition_ineligible: bool = True  # 3.3+ (KIP-841): INELIGIBLE_REPLICA, ZooKeeper mode
+    # 3.3+ (KIP-841), ZooKeeper mode: INELIGIBLE_REPLICA, and the leader proposes only
+    # followers its metadata cache lists alive (Partition.isReplicaIsrEligible).
+    alter_partition_ineligible: bool = True
     # KIP-392 (2.4+): "rack-aware" = RackAwareReplicaSelector; "none" = consumers read leaders.
     replica_selector_class: str = "none"
 

@@ -131,10 +131,12 @@ RULES: tuple[VersionRule, ...] = (
                 "KAFKA-13091 (Partition.handleAlterIsrResponse; before, at the next append "
                 "or follower fetch)"),
     VersionRule("alter_partition_ineligible", "the ZooKeeper controller refuses an ISR change "
-                "that adds a replica not live or shutting down (INELIGIBLE_REPLICA)",
+                "that adds a replica not live or shutting down (INELIGIBLE_REPLICA), and a "
+                "leader does not propose a follower its metadata cache does not list alive",
                 (("0.8.2", False), ("3.3", True)),
                 "KIP-841 (KafkaController.tryProcessAlterPartition; the leader goes back to "
-                "its committed ISR: Partition.handleAlterPartitionError)"),
+                "its committed ISR: Partition.handleAlterPartitionError; KAFKA-13916: "
+                "Partition.isReplicaIsrEligible, ZkMetadataCache.hasAliveBroker)"),
     VersionRule("election_order", "a clean election picks the first live replica of the ISR in",
                 (("0.8.2", "isr-order"), ("1.1", "assignment-order")),
                 "OfflinePartitionLeaderSelector (liveBrokersInIsr.head); 1.1's controller "
@@ -197,7 +199,7 @@ class Profile:
     isr_update: str  # zookeeper-write before IBP 2.7, alter-isr-every-50ms 2.7, alter-isr 2.8+
     alter_isr_takes_same_version: bool  # 3.0+ (KAFKA-12751; also 2.7.2, 2.8.1)
     hw_on_alter_isr_response: bool  # 3.1+ (KAFKA-13091)
-    alter_partition_ineligible: bool  # 3.3+ (KIP-841), ZooKeeper controller
+    alter_partition_ineligible: bool  # 3.3+ (KIP-841), ZooKeeper controller and leaders
     election_order: str  # "isr-order" before 1.1, "assignment-order" from 1.1
     controller_detects_bounce: bool  # 2.2+ (KIP-380 broker epochs)
     rack_aware_assignment: bool  # 3.5+ clients (KIP-881)

@@ -180,7 +180,7 @@ def _controller() -> tuple[Host, Controller, list[tuple[int, Any]]]:
                           B: PartitionState(1, 2, (1, 0, 2), 4)}
     told: list[tuple[int, Any]] = []
     for b, broker in host.brokers.items():
-        broker.on_update_metadata = lambda epoch, leaders, isrs, b=b: told.append((b, isrs))
+        broker.on_update_metadata = (lambda epoch, leaders, isrs, b=b, **_: told.append((b, isrs)))
     controller = Controller(host, 1, 2)  # type: ignore[arg-type]
     host.controller = controller
     return host, controller, told
@@ -378,3 +378,40 @@ def test_with_no_controller_known_the_channel_waits_and_polls() -> None:
     plane.deliver()
     plane.deliver()
     assert one.broker.replicas[KEY].isr == (0, 1)
+
+
+@pytest.mark.parametrize(("version", "kip_841"), [("3.2", False), ("3.3", True)])
+def test_from_3_3_the_leader_proposes_no_follower_its_metadata_cache_has_not_alive(
+        version: str, kip_841: bool) -> None:
+    host = Host({KEY: (0, 1, 2)}, live=[0, 1])  # broker 2's ZooKeeper session expired
+    host.zk.partitions = {KEY: PartitionState(0, 1, (0, 1), 1)}
+    controller = Controller(host, 1, 2)  # type: ignore[arg-type]
+    host.controller = controller
+    host.variant.broker_config = lambda b: SimpleNamespace(alter_partition_ineligible=kip_841)
+    plane = Plane(host, controller)
+    manager = AlterIsrManager(plane)
+    config = BrokerConfig(version, 12, alter_partition_ineligible=kip_841)
+    one = Fixture(isr_writer=manager, config=config, min_isr=1)
+    plane.brokers[0] = one.broker
+    manager.broker_started(one.broker)
+    one.broker.on_leader_and_isr(2, {KEY: PartitionState(0, 1, (0, 1), 1)})
+    one.broker.on_update_metadata(2, {KEY: 0}, {KEY: (0, 1)}, alive=frozenset({0, 1}),
+                                  controller=1)
+    _at(one, 1000)
+    one.fetch(FakeFetcher(2), 0)  # broker 2's process still fetches, at the HW
+    replica = one.broker.replicas[KEY]
+    # KIP-841 (KAFKA-13916, Partition.isReplicaIsrEligible → ZkMetadataCache.hasAliveBroker):
+    # a 3.3+ leader does not propose a follower its metadata cache does not list alive; 3.2
+    # proposes it and the controller writes it (it refuses only from 3.3).
+    assert [(src, dst) for src, dst, _ in plane.wire] == ([] if kip_841 else [(0, 1)])
+    assert replica.isr_change_pending is not kip_841
+    if kip_841:
+        # Broker 2 registers again; the controller's UpdateMetadata lists it alive: its next
+        # fetch takes it back.
+        controller.live.add(2)
+        one.broker.on_update_metadata(2, {}, {}, alive=frozenset({0, 1, 2}), controller=1)
+        one.fetch(FakeFetcher(2), 0)
+        assert [(src, dst) for src, dst, _ in plane.wire] == [(0, 1)]
+    plane.deliver()
+    plane.deliver()
+    assert replica.isr == (0, 1, 2)
