@@ -40,6 +40,7 @@ class Broker:
         self.rack = rack
         self.config = config
         self.alive = True
+        self.machine_down = False  # after a power loss, until the restart
         self.stalled = False
         self.fetch_stuck = False  # its fetchers fetch but cannot append (a fetcher-stuck fault)
         self.incarnation = 0
@@ -138,6 +139,7 @@ class Broker:
         """The process dies (and with `power_loss`, unflushed data too): each part forgets what
         it held in memory. Returns the records lost."""
         self.alive = False
+        self.machine_down = power_loss  # a connection to it times out instead of being refused
         self.incarnation += 1
         for timer in self.tasks:
             timer.cancel()
@@ -152,6 +154,7 @@ class Broker:
 
     def restart(self) -> None:
         self.alive = True
+        self.machine_down = False
         self.stalled = False
         self.start_tasks()
 

@@ -43,6 +43,13 @@ class ZooKeeperControlPlane:
     def after_stall(self, broker_id: int, action: Callable[[], None]) -> None:
         self.cluster.after_stall(broker_id, action)
 
+    def watch_connections(self, client: Any) -> None:
+        """`client` (a broker's channel to the controller) hears of connection resets."""
+        self.cluster.clients.append(client)
+
+    def link_latency_ms(self, src: int, dst: int) -> float:
+        return float(self.cluster.network.base_link(src, dst).latency_us) / 1000
+
     def assignment(self, key: TopicPartition) -> tuple[int, ...]:
         return self.cluster.assignment(key)
 
@@ -123,7 +130,6 @@ class ZooKeeperControlPlane:
             self.controller.active = False
         self.controller = Controller(self, broker, epoch)
         self.controller.on_elected()
-        self.isr_writer.controller_moved()
 
     def controller_gone(self) -> None:
         if self.controller is not None:

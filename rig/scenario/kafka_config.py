@@ -38,6 +38,7 @@ _CONFIG_KEYS: dict[str, tuple[str, Any]] = {
     "replica.high.watermark.checkpoint.interval.ms": (
         "replica_high_watermark_checkpoint_interval_ms", units.duration_ms),
     "replica.socket.timeout.ms": ("replica_socket_timeout_ms", units.duration_ms),
+    "controller.socket.timeout.ms": ("controller_socket_timeout_ms", units.duration_ms),
     "controlled.shutdown.max.retries": ("controlled_shutdown_max_retries", int),
     "controlled.shutdown.retry.backoff.ms": ("controlled_shutdown_retry_backoff_ms",
                                              units.duration_ms),

@@ -84,6 +84,7 @@ class BrokerConfig:
     log_segment_bytes: int = 1 << 30
     replica_high_watermark_checkpoint_interval_ms: int = 5000
     replica_socket_timeout_ms: int = 30_000
+    controller_socket_timeout_ms: int = 30_000  # the broker's channel to the controller
     controlled_shutdown_max_retries: int = 3
     controlled_shutdown_retry_backoff_ms: int = 5000
     auto_leader_rebalance_enable: bool = True

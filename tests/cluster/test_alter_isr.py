@@ -313,16 +313,26 @@ class Plane:
         self.zk = host.zk
         self.log = host.log
         self.controller: Controller | None = controller
-        self.brokers: dict[int, Any] = {}
+        self.brokers: dict[int, Any] = {
+            b: SimpleNamespace(id=b, alive=True, machine_down=False) for b in (1, 2)}
         self.wire: list[tuple[Any, Any, Callable[[], None]]] = []
+        self.clients: list[Any] = []
 
     def send(self, src: Any, dst: Any, nbytes: int, deliver: Callable[[], None], *,
              reliable: bool = False) -> None:
         self.wire.append((src, dst, deliver))
 
+    def watch_connections(self, client: Any) -> None:
+        self.clients.append(client)
+
+    def link_latency_ms(self, src: int, dst: int) -> float:
+        return 0.5
+
     def deliver(self) -> list[tuple[Any, Any]]:
         wire, self.wire = self.wire, []
-        for _, _, deliver in wire:
+        for src, _dst, deliver in wire:
+            if src in self.brokers and not self.brokers[src].alive:
+                continue  # a dead process sends nothing
             deliver()
         return [(src, dst) for src, dst, _ in wire]
 
@@ -337,6 +347,8 @@ def _leader_with_manager() -> tuple[Fixture, Plane, Host]:
     one = Fixture(isr_writer=manager, min_isr=1)  # 3.7: AlterIsr sent at once
     plane.brokers[0] = one.broker
     manager.broker_started(one.broker)
+    # The controller's UpdateMetadata: the live brokers, and broker 1 as the controller.
+    one.broker.on_update_metadata(1, {}, {}, alive=frozenset({0, 1, 2}), controller=1)
     _at(one, 1000)
     one.fetch(FakeFetcher(1), 0)
     one.produce(acks=1)
@@ -345,36 +357,97 @@ def _leader_with_manager() -> tuple[Fixture, Plane, Host]:
     return one, plane, host
 
 
-def test_an_alter_isr_in_flight_goes_again_to_the_next_controller() -> None:
-    one, plane, host = _leader_with_manager()
-    manager = one.ctx.isr_writer
-    one.broker.isr.expire()
-    replica = one.broker.replicas[KEY]
-    assert [(src, dst) for src, dst, _ in plane.wire] == [(0, 1)]  # to controller 1
-    assert replica.isr_change_pending and replica.isr == (0, 1, 2)
-    # Controller 1 loses its place before the request arrives; broker 2 is elected.
+def _new_controller(plane: Plane, host: Host) -> Controller:
+    """Controller 1 loses its place; broker 2 is elected (the brokers are not told yet)."""
     assert plane.controller is not None
     plane.controller.active = False
     plane.controller = Controller(host, 2, 2)  # type: ignore[arg-type]
-    manager.controller_moved()  # type: ignore[attr-defined]
-    assert plane.deliver() == [(0, 1), (0, 2)]  # the old one answers NOT_CONTROLLER, too late
-    assert plane.deliver() == [(1, 0), (2, 0)]
+    return plane.controller
+
+
+def _to(plane: Plane) -> list[tuple[Any, Any]]:
+    return [(src, dst) for src, dst, _ in plane.wire]
+
+
+def test_not_controller_sends_it_again_to_the_controller_the_metadata_cache_names() -> None:
+    one, plane, host = _leader_with_manager()
+    one.broker.isr.expire()
+    replica = one.broker.replicas[KEY]
+    assert _to(plane) == [(0, 1)] and replica.isr_change_pending  # to controller 1
+    _new_controller(plane, host)
+    # BrokerToControllerChannelManager learns of the new controller only from its metadata
+    # cache: the old controller answers NOT_CONTROLLER, the channel forgets it, and as the
+    # cache still names broker 1, asks it again after the reconnect backoff.
+    assert plane.deliver() == [(0, 1)]
+    assert plane.deliver() == [(1, 0)]  # NOT_CONTROLLER
+    assert plane.wire == []
+    _at(one, 40_049)
+    assert plane.wire == []
+    _at(one, 40_051)  # reconnect.backoff.ms 50
+    assert _to(plane) == [(0, 1)]
+    plane.deliver()
+    # The new controller's UpdateMetadata arrives meanwhile: the next attempt goes to it.
+    one.broker.on_update_metadata(2, {}, {}, alive=frozenset({0, 1, 2}), controller=2)
+    plane.deliver()  # NOT_CONTROLLER again
+    assert _to(plane) == [(0, 2)]
+    plane.deliver()
+    plane.deliver()
     assert replica.isr == (0, 1) and not replica.isr_change_pending
     assert host.zk.partitions[KEY].version == 1 and replica.zk_version == 1
     assert one.emitted(names.ALTER_PARTITION_REJECTED) == []
 
 
+def test_a_crashed_controller_resets_the_connection_and_is_asked_until_update_metadata(
+        ) -> None:
+    one, plane, host = _leader_with_manager()
+    one.broker.isr.expire()
+    replica = one.broker.replicas[KEY]
+    plane.deliver()  # at controller 1, which answers ...
+    plane.brokers[1].alive = False  # ... but its process dies first: no answer comes
+    _new_controller(plane, host)
+    (channel,) = plane.clients
+    channel.connection_reset(1)  # the cluster tells it after a round trip
+    # The metadata cache still names broker 1: refused after a round trip, again after the
+    # reconnect backoff, until the new controller's UpdateMetadata names broker 2.
+    assert plane.deliver() == [(1, 0)] and plane.wire == []
+    _at(one, 40_200)
+    assert plane.wire == [] and replica.isr_change_pending
+    one.broker.on_update_metadata(2, {}, {}, alive=frozenset({0, 2}), controller=2)
+    _at(one, 40_300)
+    assert _to(plane) == [(0, 2)]
+    plane.deliver()
+    plane.deliver()
+    assert replica.isr == (0, 1) and not replica.isr_change_pending
+
+
+def test_a_request_with_no_answer_goes_again_after_the_controller_socket_timeout() -> None:
+    one, plane, host = _leader_with_manager()
+    one.broker.isr.expire()
+    replica = one.broker.replicas[KEY]
+    plane.wire = []  # lost: the controller's machine lost power
+    plane.brokers[1].alive = False
+    plane.brokers[1].machine_down = True
+    _new_controller(plane, host)
+    one.broker.on_update_metadata(2, {}, {}, alive=frozenset({0, 2}), controller=2)
+    _at(one, 69_999)
+    assert plane.wire == [] and replica.isr_change_pending
+    _at(one, 70_001)  # controller.socket.timeout.ms 30 s after it was sent
+    assert _to(plane) == [(0, 2)]
+    plane.deliver()
+    plane.deliver()
+    assert replica.isr == (0, 1) and not replica.isr_change_pending
+
+
 def test_with_no_controller_known_the_channel_waits_and_polls() -> None:
     one, plane, _ = _leader_with_manager()
-    controller = plane.controller
-    plane.controller = None
+    one.broker.metadata_cache.reset()  # a restarted process: no UpdateMetadata yet
     one.broker.isr.expire()
     assert plane.wire == [] and one.broker.replicas[KEY].isr_change_pending
     _at(one, 40_050)
     assert plane.wire == []  # the channel looks again every 100 ms
-    plane.controller = controller
+    one.broker.on_update_metadata(1, {}, {}, alive=frozenset({0, 1, 2}), controller=1)
     _at(one, 40_300)
-    assert [(src, dst) for src, dst, _ in plane.wire] == [(0, 1)]
+    assert _to(plane) == [(0, 1)]
     plane.deliver()
     plane.deliver()
     assert one.broker.replicas[KEY].isr == (0, 1)
