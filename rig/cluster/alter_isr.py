@@ -225,7 +225,8 @@ class AlterIsrManager:
     def _new_channel(self, broker: Any) -> _Channel:
         channel = _Channel(broker.incarnation, broker.now_ms, broker=broker)
         channel.on_disconnect = lambda token: self._disconnected(broker, channel, token)
-        self.plane.watch_connections(channel)
+        if broker.config.isr_update != "zookeeper-write":  # a leader before IBP 2.7 sends none
+            self.plane.watch_connections(channel)
         return channel
 
     def propagate_isr_changes(self, broker: Any, keys: tuple[TopicPartition, ...]) -> None:
