@@ -85,11 +85,10 @@ def test_a_pending_expansion_holds_the_hw_for_the_replica_it_adds() -> None:
     assert replica.high_watermark == 20
 
 
-@pytest.mark.parametrize(("version", "hw_on_answer"), [("3.0", False), ("3.1", True)])
-def test_the_hw_moves_on_the_answer_to_a_shrink_from_3_1(version: str,
-                                                          hw_on_answer: bool) -> None:
+def _shrink_proposed(config: BrokerConfig) -> tuple[Fixture, Proposals]:
+    """A leader with 10 records that broker 1 has and broker 2 (stopped at 0) has not; the
+    isr-expiration task proposes the shrink without broker 2."""
     writer = Proposals()
-    config = BrokerConfig(version, 12, hw_on_alter_isr_response=hw_on_answer)
     one = Fixture(isr_writer=writer, config=config, min_isr=1)
     _at(one, 1000)
     one.fetch(FakeFetcher(1), 0)
@@ -98,6 +97,14 @@ def test_the_hw_moves_on_the_answer_to_a_shrink_from_3_1(version: str,
     one.fetch(FakeFetcher(1), 10)  # broker 2 stops fetching at 0
     _at(one, 40_000)
     one.broker.isr.expire()  # the isr-expiration task: broker 2 is out of sync
+    return one, writer
+
+
+@pytest.mark.parametrize(("version", "hw_on_answer"), [("3.0", False), ("3.1", True)])
+def test_the_hw_moves_on_the_answer_to_a_shrink_from_3_1(version: str,
+                                                          hw_on_answer: bool) -> None:
+    one, writer = _shrink_proposed(BrokerConfig(version, 12,
+                                                hw_on_alter_isr_response=hw_on_answer))
     ((replica, pending, isr),) = writer.sent
     assert isr == (0, 1) and pending.expand is None and replica.high_watermark == 0
     request = AlterPartitionRequest(KEY, 0, 0, 0, 0, isr)
@@ -114,13 +121,8 @@ def test_the_hw_moves_on_the_answer_to_a_shrink_from_3_1(version: str,
                                                    ("3.0", True)])
 def test_an_answer_at_the_leaders_own_version_is_taken_from_3_0(version: str,
                                                                  takes_it: bool) -> None:
-    writer = Proposals()
-    config = BrokerConfig(version, 12, alter_isr_takes_same_version=takes_it)
-    one = Fixture(isr_writer=writer, config=config, min_isr=1)
-    _at(one, 1000)
-    one.fetch(FakeFetcher(1), 0)
-    _at(one, 40_000)
-    one.broker.isr.expire()  # broker 2 has not fetched for the lag time
+    one, writer = _shrink_proposed(BrokerConfig(version, 12,
+                                                alter_isr_takes_same_version=takes_it))
     ((replica, pending, isr),) = writer.sent
     assert isr == (0, 1) and replica.zk_version == 0
     # The controller already holds this ISR (a request sent twice): it answers with the state
@@ -369,6 +371,15 @@ def _to(plane: Plane) -> list[tuple[Any, Any]]:
     return [(src, dst) for src, dst, _ in plane.wire]
 
 
+def _taken_by(plane: Plane, one: Fixture, controller: int) -> None:
+    """The request now goes to `controller`, which accepts the shrink; the leader commits it."""
+    assert _to(plane) == [(0, controller)]
+    plane.deliver()
+    plane.deliver()
+    replica = one.broker.replicas[KEY]
+    assert replica.isr == (0, 1) and not replica.isr_change_pending
+
+
 def test_not_controller_sends_it_again_to_the_controller_the_metadata_cache_names() -> None:
     one, plane, host = _leader_with_manager()
     one.broker.isr.expire()
@@ -414,10 +425,7 @@ def test_a_crashed_controller_resets_the_connection_and_is_asked_until_update_me
     assert plane.wire == [] and replica.isr_change_pending
     one.broker.on_update_metadata(2, {}, {}, alive=frozenset({0, 2}), controller=2)
     _at(one, 40_300)
-    assert _to(plane) == [(0, 2)]
-    plane.deliver()
-    plane.deliver()
-    assert replica.isr == (0, 1) and not replica.isr_change_pending
+    _taken_by(plane, one, 2)
 
 
 def test_a_request_with_no_answer_goes_again_after_the_controller_socket_timeout() -> None:
@@ -432,10 +440,7 @@ def test_a_request_with_no_answer_goes_again_after_the_controller_socket_timeout
     _at(one, 69_999)
     assert plane.wire == [] and replica.isr_change_pending
     _at(one, 70_001)  # controller.socket.timeout.ms 30 s after it was sent
-    assert _to(plane) == [(0, 2)]
-    plane.deliver()
-    plane.deliver()
-    assert replica.isr == (0, 1) and not replica.isr_change_pending
+    _taken_by(plane, one, 2)
 
 
 def test_with_no_controller_known_the_channel_waits_and_polls() -> None:
@@ -447,10 +452,7 @@ def test_with_no_controller_known_the_channel_waits_and_polls() -> None:
     assert plane.wire == []  # the channel looks again every 100 ms
     one.broker.on_update_metadata(1, {}, {}, alive=frozenset({0, 1, 2}), controller=1)
     _at(one, 40_300)
-    assert _to(plane) == [(0, 1)]
-    plane.deliver()
-    plane.deliver()
-    assert one.broker.replicas[KEY].isr == (0, 1)
+    _taken_by(plane, one, 1)
 
 
 @pytest.mark.parametrize(("version", "kip_841"), [("3.2", False), ("3.3", True)])
