@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
-from rig.cluster.alter_isr import AlterIsrManager
+from rig.cluster.alter_isr_manager import AlterIsrManager
 from rig.cluster.controlled_shutdown import ControlledShutdown
 from rig.cluster.controller import Controller
 from rig.cluster.partition import TopicPartition

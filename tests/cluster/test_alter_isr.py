@@ -14,11 +14,11 @@ import pytest
 
 from rig.cluster.alter_isr import (
     UNKNOWN_TOPIC_OR_PARTITION,
-    AlterIsrManager,
     handle_response,
     process_alter_isr,
     propose,
 )
+from rig.cluster.alter_isr_manager import AlterIsrManager
 from rig.cluster.controller import Controller
 from rig.cluster.kraft.replication_control import (
     FENCED_LEADER_EPOCH,
