@@ -1,17 +1,14 @@
 """A leader's ISR changes through the controller in ZooKeeper mode, from inter.broker.protocol
 .version 2.7 (KIP-497; docs/kafka.md §11): the partition's side of a change (Partition
 .sendAlterIsrRequest and handleAlterIsrResponse, which the KRaft leaders' AlterPartition shares),
-the broker's AlterIsrManager and the controller's KafkaController.processAlterIsr.
+and the controller's KafkaController.processAlterIsr.
 
 - The leader proposes the new ISR with its leader epoch and the /state version it holds, and
   proposes nothing else for the partition until the answer (Partition.isrState pending). While
   an expansion is pending, the HW and acks=all count the new replica (the maximal ISR); while a
   shrink is pending, they still count the replicas it removes.
-- Each broker keeps one AlterIsr request in flight and batches the partitions queued meanwhile
-  (2.7, AlterIsrManagerImpl: the queue goes out every 50 ms; 2.8+, DefaultAlterIsrManager: at
-  once, and again as soon as the answer comes, or 50 ms after a top-level error). The request
-  goes to the controller the broker knows; with none, it waits (BrokerToControllerRequestThread
-  polls every 100 ms); NOT_CONTROLLER or a controller gone sends it again to the next one.
+- Each broker keeps one AlterIsr request in flight (rig.cluster.alter_isr_manager: Kafka's
+  AlterIsrManager and BrokerToControllerChannelManager).
 - The controller checks the broker epoch (STALE_BROKER_EPOCH), each partition's leader epoch
   (FENCED_LEADER_EPOCH), answers an ISR already in place with the current state, from 3.3
   refuses a member not live or shutting down (INELIGIBLE_REPLICA, KIP-841), writes the rest to
@@ -19,16 +16,16 @@ the broker's AlterIsrManager and the controller's KafkaController.processAlterIs
   the partitions to every live broker and answers with the new ISR and version. No
   /isr_change_notification: the controller has made the change itself.
 - The leader takes a confirmed ISR carrying its leader epoch and a version not older than its
-  own; FENCED_LEADER_EPOCH, INVALID_UPDATE_VERSION and the like leave the change pending until
-  the next LeaderAndIsr; INELIGIBLE_REPLICA resets it; other errors send it again
-  (handleAlterPartitionError). From 3.1 (KAFKA-13091) it recomputes its HW on the answer.
+  own (2.7.0–2.8.0: newer than its own, KAFKA-12751); FENCED_LEADER_EPOCH,
+  INVALID_UPDATE_VERSION and the like leave the change pending until the next LeaderAndIsr;
+  INELIGIBLE_REPLICA resets it; other errors send it again (handleAlterPartitionError).
+  From 3.1 (KAFKA-13091) it recomputes its HW on the answer.
 Events: the controller logs an accepted change (`zk.partition_state`, writer `controller`,
 then `isr.shrink` by `leader` or `isr.expand`); the leader logs `alter_partition.rejected`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from rig.cluster.kraft.replication_control import (
@@ -45,13 +42,10 @@ from rig.cluster.kraft.replication_control import (
 )
 from rig.cluster.partition import TopicPartition
 from rig.cluster.replica import PendingIsr, Replica, Role
-from rig.cluster.zk_client import ZkClient
 from rig.events import names
 
 UNKNOWN_TOPIC_OR_PARTITION, OPERATION_NOT_ATTEMPTED = 3, 55
 REQUEST_BYTES, PARTITION_BYTES = 64, 24  # header, broker id and epoch; each partition
-SEND_INTERVAL_MS = 50  # 2.7's send-alter-isr task; 2.8+'s retry after a top-level error
-CONTROLLER_POLL_MS = 100  # BrokerToControllerRequestThread.doWork, no controller known
 # Partition.handleAlterPartitionError: what a rejected change does next.
 _RESET = frozenset({INELIGIBLE_REPLICA, OPERATION_NOT_ATTEMPTED})  # back to the committed ISR
 _GIVE_UP = frozenset({UNKNOWN_TOPIC_OR_PARTITION, FENCED_LEADER_EPOCH, INVALID_UPDATE_VERSION,
@@ -87,8 +81,15 @@ def handle_response(broker: Any, emit: Any, replica: Replica, pending: PendingIs
         return error not in _GIVE_UP
     assert answer is not None
     leader_epoch, isr, version = answer
-    if leader_epoch != replica.leader_epoch or version < replica.zk_version:
-        return False  # stale: stays pending until the next LeaderAndIsr
+    # A version below the leader's own is stale; one equal to it is the controller's answer
+    # for an ISR already in place (processAlterIsr, equalsIgnoreZk), which 2.7.0–2.8.0 ignore
+    # as stale too (`leaderAndIsr.zkVersion <= zkVersion`) and 3.0.0, 2.7.2 and 2.8.1 take
+    # (KAFKA-12751, Partition.handleAlterIsrResponse). Ignored, the change stays pending until
+    # the next LeaderAndIsr.
+    newest = replica.zk_version if broker.config.alter_isr_takes_same_version else (
+        replica.zk_version + 1)
+    if leader_epoch != replica.leader_epoch or version < newest:
+        return False
     rm = broker.replica_manager
     rm.set_isr(replica, isr)
     replica.zk_version = version
@@ -144,157 +145,3 @@ def process_alter_isr(controller: Any, broker_id: int, broker_epoch: int,
                                  leader=broker_id, isr=list(request.new_isr), added=added)
     controller.update_metadata([r.key for r in requests])
     return NONE, results
-
-
-# -- the broker's side (AlterIsrManager) ---------------------------------------------------------
-@dataclass(eq=False)
-class _Item:
-    """AlterIsrItem: one partition's proposal, as queued and sent."""
-
-    replica: Replica
-    pending: PendingIsr
-    request: AlterPartitionRequest
-
-
-@dataclass(eq=False)
-class _Channel:
-    """One broker process's AlterIsrManager: the queue, the request in flight."""
-
-    incarnation: int
-    started_ms: float
-    unsent: dict[TopicPartition, _Item] = field(default_factory=dict)
-    inflight: list[_Item] | None = None  # the items of the request in flight
-    tick: bool = False  # 2.7: a send-alter-isr tick is scheduled
-    sent: int = 0  # requests sent: an answer to an older one (re-sent since) is ignored
-    controller_epoch: int = 0  # of the controller the request in flight went to
-
-
-class AlterIsrManager:
-    """The ISR writer of a ZooKeeper cluster (rig.cluster.context.IsrWriter): AlterIsr for the
-    brokers at inter.broker.protocol.version 2.7+, the leader's own ZooKeeper write
-    (rig.cluster.zk_client) before."""
-
-    def __init__(self, plane: Any):
-        self.plane = plane
-        self.zk_client = ZkClient(plane)
-        self._channels: dict[int, _Channel] = {}
-
-    def broker_started(self, broker: Any) -> None:
-        """A broker process starts (its send-alter-isr task's clock starts with it)."""
-        self._channels[broker.id] = _Channel(broker.incarnation, broker.now_ms)
-
-    def propagate_isr_changes(self, broker: Any, keys: tuple[TopicPartition, ...]) -> None:
-        self.zk_client.propagate_isr_changes(broker, keys)  # before 2.7 only
-
-    def change_isr(self, broker: Any, replica: Replica, isr: tuple[int, ...],
-                   shrink: list[int] | None = None, expand: list[int] | None = None) -> None:
-        if broker.config.isr_update == "zookeeper-write":
-            self.zk_client.change_isr(broker, replica, isr, shrink, expand)
-            return
-        channel = self._channel(broker)
-        pending = propose(replica, isr, expand)
-        request = AlterPartitionRequest(replica.key, broker.id, broker.incarnation,
-                                        replica.leader_epoch, replica.zk_version, isr)
-        # An item still queued for this partition belongs to a change a LeaderAndIsr ended
-        # (clearPending): this one replaces it.
-        channel.unsent[replica.key] = _Item(replica, pending, request)
-        self._wake(broker, channel)
-
-    def controller_moved(self) -> None:
-        """A new controller: a request in flight to an older one is sent again, to it (the
-        channel sees its connection gone and finds the new controller)."""
-        controller = self.plane.controller
-        if controller is None:
-            return
-        for broker_id, channel in self._channels.items():
-            broker = self.plane.brokers[broker_id]
-            if (channel.inflight is not None and channel.controller_epoch < controller.epoch
-                    and broker.incarnation == channel.incarnation and broker.alive):
-                self._send(broker, channel, channel.inflight)
-
-    # -- internals -------------------------------------------------------------------------
-    def _channel(self, broker: Any) -> _Channel:
-        channel = self._channels.get(broker.id)
-        if channel is None or channel.incarnation != broker.incarnation:
-            channel = self._channels[broker.id] = _Channel(broker.incarnation, broker.now_ms)
-        return channel
-
-    def _wake(self, broker: Any, channel: _Channel) -> None:
-        """Queued work: 2.8+ sends now (if nothing is in flight); 2.7 at the next tick."""
-        if broker.config.isr_update != "alter-isr-every-50ms":
-            self._maybe_propagate(broker, channel)
-            return
-        if channel.tick or not channel.unsent:
-            return
-        channel.tick = True
-        now = broker.now_ms
-        ticks = int((now - channel.started_ms) // SEND_INTERVAL_MS) + 1
-        delay_ms = channel.started_ms + ticks * SEND_INTERVAL_MS - now
-
-        def tick() -> None:
-            channel.tick = False
-            self._maybe_propagate(broker, channel)
-
-        broker.schedule(max(1, round(delay_ms * 1000)), tick)
-
-    def _maybe_propagate(self, broker: Any, channel: _Channel) -> None:
-        """Send every queued change, unless a request is in flight."""
-        if channel.inflight is not None or channel.incarnation != broker.incarnation:
-            return
-        items = [i for i in channel.unsent.values() if i.replica.pending_isr is i.pending]
-        channel.unsent = {i.replica.key: i for i in items}
-        if items:
-            channel.inflight = items
-            self._send(broker, channel, items)
-
-    def _send(self, broker: Any, channel: _Channel, items: list[_Item]) -> None:
-        plane = self.plane
-        if channel.incarnation != broker.incarnation:
-            return
-        controller = plane.controller
-        if controller is None:
-            broker.schedule(CONTROLLER_POLL_MS * 1000, lambda: self._send(broker, channel, items))
-            return
-        channel.sent += 1
-        token = channel.sent
-        channel.controller_epoch = controller.epoch
-        requests = [i.request for i in items]
-        epoch = broker.incarnation
-
-        def at_controller() -> None:
-            top, results = process_alter_isr(controller, broker.id, epoch, requests)
-            plane.send(controller.broker, broker.id,
-                       REQUEST_BYTES + PARTITION_BYTES * len(results),
-                       lambda: self._answered(broker, channel, items, token, top, results),
-                       reliable=True)
-
-        plane.send(broker.id, controller.broker, REQUEST_BYTES + PARTITION_BYTES * len(items),
-                   at_controller, reliable=True)
-
-    def _answered(self, broker: Any, channel: _Channel, items: list[_Item], token: int,
-                  top: int, results: dict[TopicPartition, tuple[int, Answer | None]]) -> None:
-        if channel.incarnation != broker.incarnation or token != channel.sent:
-            return
-        if top == NOT_CONTROLLER:  # the channel sends it again to the controller it finds
-            broker.schedule(CONTROLLER_POLL_MS * 1000, lambda: self._send(broker, channel, items))
-            return
-        channel.inflight = None
-        if top != NONE:  # STALE_BROKER_EPOCH: the queue is sent again after the backoff
-            if broker.config.isr_update == "alter-isr-every-50ms":
-                self._wake(broker, channel)
-            else:
-                broker.schedule(SEND_INTERVAL_MS * 1000,
-                                lambda: self._maybe_propagate(broker, channel))
-            return
-        emit = self.plane.log.emit
-        for item in items:
-            key = item.replica.key
-            if channel.unsent.get(key) is item:
-                del channel.unsent[key]
-            error, answer = results.get(key, (NONE, None))
-            if key not in results:
-                channel.unsent.setdefault(key, item)  # left out of the answer: sent again
-            elif handle_response(broker, emit, item.replica, item.pending, item.request, error,
-                                 answer):
-                channel.unsent.setdefault(key, item)
-        self._wake(broker, channel)

@@ -40,6 +40,7 @@ class Broker:
         self.rack = rack
         self.config = config
         self.alive = True
+        self.machine_down = False  # after a power loss, until the restart
         self.stalled = False
         self.fetch_stuck = False  # its fetchers fetch but cannot append (a fetcher-stuck fault)
         self.incarnation = 0
@@ -138,6 +139,7 @@ class Broker:
         """The process dies (and with `power_loss`, unflushed data too): each part forgets what
         it held in memory. Returns the records lost."""
         self.alive = False
+        self.machine_down = power_loss  # a connection to it times out instead of being refused
         self.incarnation += 1
         for timer in self.tasks:
             timer.cancel()
@@ -152,6 +154,7 @@ class Broker:
 
     def restart(self) -> None:
         self.alive = True
+        self.machine_down = False
         self.stalled = False
         self.start_tasks()
 
@@ -209,9 +212,14 @@ class Broker:
 
     def on_update_metadata(self, controller_epoch: int, leaders: dict[TopicPartition, int],
                            isrs: dict[TopicPartition, tuple[int, ...]] | None = None,
-                           quiet: bool = False) -> None:
-        """UpdateMetadata from the controller (a deposed one's is ignored)."""
+                           quiet: bool = False, alive: frozenset[int] | None = None,
+                           controller: int | None = None) -> None:
+        """UpdateMetadata from the controller (a deposed one's is ignored): the partitions it
+        lists, and the live brokers and the controller (`alive`, `controller`: every
+        UpdateMetadata of a ZooKeeper controller names them)."""
         if controller_epoch < self.controller_epoch_seen:
             return
         self.controller_epoch_seen = controller_epoch
         self.metadata_cache.update(leaders, isrs, quiet)
+        if alive is not None and controller is not None:
+            self.metadata_cache.brokers(alive, controller)

@@ -73,7 +73,8 @@ class Cluster:
                 streams.get(f"fetch_session/cache/{b.id}")))
         self.assignments: dict[str, list[tuple[int, ...]]] = {}
         self.producers: list[Any] = []
-        self.clients: list[Any] = []  # every fetch client (followers and consumers)
+        self.clients: list[Any] = []  # who hears of connection resets: fetch clients, group
+        # coordinators' clients, the brokers' AlterIsr channels to the controller
         self.offset_store = OffsetStore()  # values of __consumer_offsets records
         # `events: fetch-aggregated`: idle fetch rounds advance in closed form (rig.cluster.coast).
         self.coasting = variant.events == "fetch-aggregated"

@@ -14,9 +14,21 @@ reads. Partition.readRecords (2.8):
 
 The follower's fetch offset of a diverging partition is not progress: the leader does not
 record it (ReplicaManager.updateFollowerFetchState skips a read result with a diverging epoch,
-KAFKA-13141, in 2.8.1 and 3.0; 2.8.0 recorded it). Only partitions whose fetch data changed
-are checked: an unchanged partition was checked when it last changed, and a follower's log
-only grows from this leader's records since then.
+KAFKA-13141, in 2.8.1 and 3.0; 2.8.0 recorded it).
+
+Kafka checks every partition of an incremental session, not only those the request lists: the
+session's CachedPartition keeps each partition's fetch offset and lastFetchedEpoch as last
+listed (updateRequestParams), and IncrementalFetchContext.foreachPartition hands all of them
+to fetchMessages (FetchSession.scala, 2.8 to 3.9). rig checks the listed ones only, which gives
+the same answers without a pass over the session on every fetch: an unlisted partition's
+(fetch offset F, epoch E) passed this check when last listed, at a leader that has stayed
+leader since (a new leader, or the same one after a leadership elsewhere, reaches the follower
+as a LeaderAndIsr that re-adds the partition to its fetcher, which lists it; a follower that
+missed it fetches with an old current leader epoch and is answered FENCED_LEADER_EPOCH). While
+it stays leader its epoch cache only gains epochs starting at its log end (≥ F) and loses,
+at its log start, epochs ending at or before it, so its end offset for E stays ≥ F and its
+epoch for E stays E. (Checked by instrumenting the leader to check the unlisted partitions
+too: no divergence across tests/properties and every scenario, 2026-11-27.)
 """
 
 from __future__ import annotations

@@ -169,9 +169,10 @@ class ReplicaFetcher(FetchClient):
             answer = answers.get(key)
             if answer is None:
                 continue  # not leader (any more): wait for the controller's word
-            decision = strategy.on_epoch_end(self._view(key), epoch, *answer)
+            view = self._view(key)
+            decision = strategy.on_epoch_end(view, epoch, *answer)
             if isinstance(decision, AskLeader):
-                self.truncating[key] = decision.epoch
+                self._walk_back(key, view, decision.epoch)
                 continue
             del self.truncating[key]
             self._truncate(key, decision.offset, "leader-epoch")
@@ -185,6 +186,22 @@ class ReplicaFetcher(FetchClient):
         else:
             self._fetch_turn = bool(self.truncating)
             self.send()
+
+    def _walk_back(self, key: TopicPartition, view: FollowerView, epoch: int) -> None:
+        """KIP-279's intermediate step (2.0–2.7, AbstractFetcherThread.getOffsetTruncationState:
+        the leader answered with an epoch this log does not have): truncate now to the end of
+        the log's epoch `epoch` (the largest below the leader's, `truncationCompleted = false`),
+        and stay truncating; the next OffsetsForLeaderEpoch asks about the log's latest epoch
+        (fetchTruncatingPartitions → latestEpoch), which is `epoch` once the truncation dropped
+        the epochs after it. A truncation at or past the log end drops none before KAFKA-10706
+        (2.7, Log.truncateTo's early return): the replica then asks the same epoch again, gets
+        the same answer, and never completes (the liveness bug KAFKA-10706 fixed)."""
+        own_epoch, own_end = view.end_offset_for_epoch(epoch)
+        if own_epoch != -1:
+            self._truncate(key, own_end, "leader-epoch")
+        replica = self.broker.replicas[key]
+        latest = replica.log.latest_epoch
+        self.truncating[key] = latest if latest != -1 else epoch
 
     def _truncate(self, key: TopicPartition, offset: int, reason: str) -> None:
         replica = self.broker.replicas[key]

@@ -1,5 +1,5 @@
-"""A broker's view of who leads each partition and its ISR, as UpdateMetadata last said
-(Kafka's MetadataCache; docs/kafka.md §10)."""
+"""A broker's view of who leads each partition and its ISR, which brokers are alive and which
+one is the controller, as UpdateMetadata last said (Kafka's ZkMetadataCache; docs/kafka.md §10)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,10 @@ class MetadataCache:
         self.leaders: dict[TopicPartition, int] = {}  # partition → leader, as last told
         self.isrs: dict[TopicPartition, tuple[int, ...]] = {}  # partition → ISR, as told
         self._shared = False  # both still the start-up maps every broker holds
+        # UpdateMetadataRequest's live brokers (the controller's liveOrShuttingDownBrokers)
+        # and controllerId: what getAliveBroker / hasAliveBroker and getControllerId answer.
+        self.alive: frozenset[int] = frozenset()
+        self.controller_id: int | None = None
 
     def update(self, leaders: dict[TopicPartition, int],
                isrs: dict[TopicPartition, tuple[int, ...]] | None = None,
@@ -49,7 +53,19 @@ class MetadataCache:
                 self._emit(names.METADATA_UPDATED, broker=self.broker_id, topic=key[0],
                            partition=key[1], leader=leader, isr=list(self.isrs.get(key, ())))
 
+    def brokers(self, alive: frozenset[int], controller: int) -> None:
+        """The live brokers and the controller an UpdateMetadata names (each one names all)."""
+        self.alive = alive
+        self.controller_id = controller
+
+    def has_alive_broker(self, broker: int) -> bool:
+        """ZkMetadataCache.hasAliveBroker: `broker` is among the live brokers last told."""
+        return broker in self.alive
+
     def reset(self) -> None:
-        """A crash: the ISRs are forgotten until the next UpdateMetadata refills them (the
-        leaders stay, as the process's last word, for clients asking before then)."""
+        """A crash: the ISRs, the live brokers and the controller are forgotten until the next
+        UpdateMetadata refills them (the leaders stay, as the process's last word, for clients
+        asking before then)."""
         self.isrs = {}
+        self.alive = frozenset()
+        self.controller_id = None

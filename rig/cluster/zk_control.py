@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
-from rig.cluster.alter_isr import AlterIsrManager
+from rig.cluster.alter_isr_manager import AlterIsrManager
 from rig.cluster.controlled_shutdown import ControlledShutdown
 from rig.cluster.controller import Controller
 from rig.cluster.partition import TopicPartition
@@ -42,6 +42,13 @@ class ZooKeeperControlPlane:
 
     def after_stall(self, broker_id: int, action: Callable[[], None]) -> None:
         self.cluster.after_stall(broker_id, action)
+
+    def watch_connections(self, client: Any) -> None:
+        """`client` (a broker's channel to the controller) hears of connection resets."""
+        self.cluster.clients.append(client)
+
+    def link_latency_ms(self, src: int, dst: int) -> float:
+        return float(self.cluster.network.base_link(src, dst).latency_us) / 1000
 
     def assignment(self, key: TopicPartition) -> tuple[int, ...]:
         return self.cluster.assignment(key)
@@ -78,7 +85,9 @@ class ZooKeeperControlPlane:
         for broker in self.brokers.values():
             states = {key: zk.partitions[key] for key in broker.replicas}
             broker.on_leader_and_isr(self.controller.epoch, states, quiet=True)
-            broker.on_update_metadata(self.controller.epoch, leaders, isrs, quiet=True)
+            broker.on_update_metadata(self.controller.epoch, leaders, isrs, quiet=True,
+                                      alive=frozenset(zk.sessions),
+                                      controller=self.controller.broker)
             broker.start_tasks()
             self._heartbeats(broker)
 
@@ -121,7 +130,6 @@ class ZooKeeperControlPlane:
             self.controller.active = False
         self.controller = Controller(self, broker, epoch)
         self.controller.on_elected()
-        self.isr_writer.controller_moved()
 
     def controller_gone(self) -> None:
         if self.controller is not None:

@@ -84,6 +84,7 @@ class BrokerConfig:
     log_segment_bytes: int = 1 << 30
     replica_high_watermark_checkpoint_interval_ms: int = 5000
     replica_socket_timeout_ms: int = 30_000
+    controller_socket_timeout_ms: int = 30_000  # the broker's AlterIsr channel to the controller
     controlled_shutdown_max_retries: int = 3
     controlled_shutdown_retry_backoff_ms: int = 5000
     auto_leader_rebalance_enable: bool = True
@@ -111,18 +112,17 @@ class BrokerConfig:
     # 2.8+ at inter.broker.protocol.version 2.7+ (KAFKA-10554): a follower whose log has an
     # epoch sends no OffsetsForLeaderEpoch; the leader's Fetch answer says where it diverges.
     truncation_on_fetch: bool = True
-    # 2.8+ (KAFKA-10706): a truncation at or past the log end still drops the epochs that start
-    # there (an epoch the replica recorded as leader and never wrote).
+    # 2.7+ (KAFKA-10706; 2.6.1): a cut at or past the log end drops the epochs starting there.
     truncate_epochs_at_log_end: bool = True
-    # The leader's OffsetsForLeaderEpoch answer for an epoch older than all it knows: "undefined"
-    # (1.x: the follower falls back to its HW) or "first-start" (2.0+, KIP-279).
-    epoch_end_before_first_known: str = "first-start"
+    # The leader's OffsetsForLeaderEpoch answer for an epoch older than all it knows:
+    epoch_end_before_first_known: str = "first-start"  # 2.0+ (KIP-279); 1.x "undefined": the HW
     election_order: str = "assignment-order"  # 1.1+; "isr-order" before
-    # How a leader changes its ISR in ZooKeeper mode (KIP-497, by inter.broker.protocol.version):
+    # How a ZooKeeper-mode leader changes its ISR (KIP-497, by inter.broker.protocol.version):
     # "zookeeper-write" (before 2.7), "alter-isr-every-50ms" (2.7), "alter-isr" (2.8+).
     isr_update: str = "alter-isr"
+    alter_isr_takes_same_version: bool = True  # 3.0+ (KAFKA-12751): an answer at its version
     hw_on_alter_isr_response: bool = True  # 3.1+ (KAFKA-13091)
-    alter_partition_ineligible: bool = True  # 3.3+ (KIP-841): INELIGIBLE_REPLICA, ZooKeeper mode
+    alter_partition_ineligible: bool = True  # 3.3+ (KIP-841), ZooKeeper mode: controller, leader
     # KIP-392 (2.4+): "rack-aware" = RackAwareReplicaSelector; "none" = consumers read leaders.
     replica_selector_class: str = "none"
 

@@ -120,16 +120,24 @@ RULES: tuple[VersionRule, ...] = (
                 "KafkaController.processAlterIsr); AlterIsrManager (2.7: queued changes go "
                 "out every 50 ms; 2.8, DefaultAlterIsrManager: at once, one request in flight "
                 "per broker)"),
+    VersionRule("alter_isr_takes_same_version", "a leader takes the controller's AlterIsr "
+                "answer whose version equals its own (the answer for an ISR already in place; "
+                "before, it stays pending until the next LeaderAndIsr)",
+                (("0.8.2", False), ("3.0", True)),
+                "KAFKA-12751 (Partition.handleAlterIsrResponse: 2.7.0–2.8.0 ignore a version "
+                "<= their own; 2.7.2, 2.8.1 and 3.0.0 take an equal one)"),
     VersionRule("hw_on_alter_isr_response", "a leader recomputes its HW when the controller "
                 "confirms an ISR change it proposed (AlterIsr/AlterPartition)",
                 (("0.8.2", False), ("3.1", True)),
                 "KAFKA-13091 (Partition.handleAlterIsrResponse; before, at the next append "
                 "or follower fetch)"),
     VersionRule("alter_partition_ineligible", "the ZooKeeper controller refuses an ISR change "
-                "that adds a replica not live or shutting down (INELIGIBLE_REPLICA)",
+                "that adds a replica not live or shutting down (INELIGIBLE_REPLICA), and a "
+                "leader does not propose a follower its metadata cache does not list alive",
                 (("0.8.2", False), ("3.3", True)),
                 "KIP-841 (KafkaController.tryProcessAlterPartition; the leader goes back to "
-                "its committed ISR: Partition.handleAlterPartitionError)"),
+                "its committed ISR: Partition.handleAlterPartitionError; KAFKA-13916: "
+                "Partition.isReplicaIsrEligible, ZkMetadataCache.hasAliveBroker)"),
     VersionRule("election_order", "a clean election picks the first live replica of the ISR in",
                 (("0.8.2", "isr-order"), ("1.1", "assignment-order")),
                 "OfflinePartitionLeaderSelector (liveBrokersInIsr.head); 1.1's controller "
@@ -190,8 +198,9 @@ class Profile:
     epoch_start_at_election: bool  # 2.1+ (KAFKA-7415)
     isr_rejoin_needs_epoch_start: bool  # 2.1+
     isr_update: str  # zookeeper-write before IBP 2.7, alter-isr-every-50ms 2.7, alter-isr 2.8+
+    alter_isr_takes_same_version: bool  # 3.0+ (KAFKA-12751; also 2.7.2, 2.8.1)
     hw_on_alter_isr_response: bool  # 3.1+ (KAFKA-13091)
-    alter_partition_ineligible: bool  # 3.3+ (KIP-841), ZooKeeper controller
+    alter_partition_ineligible: bool  # 3.3+ (KIP-841), ZooKeeper controller and leaders
     election_order: str  # "isr-order" before 1.1, "assignment-order" from 1.1
     controller_detects_bounce: bool  # 2.2+ (KIP-380 broker epochs)
     rack_aware_assignment: bool  # 3.5+ clients (KIP-881)

@@ -14,11 +14,11 @@ import pytest
 
 from rig.cluster.alter_isr import (
     UNKNOWN_TOPIC_OR_PARTITION,
-    AlterIsrManager,
     handle_response,
     process_alter_isr,
     propose,
 )
+from rig.cluster.alter_isr_manager import AlterIsrManager
 from rig.cluster.controller import Controller
 from rig.cluster.kraft.replication_control import (
     FENCED_LEADER_EPOCH,
@@ -85,11 +85,10 @@ def test_a_pending_expansion_holds_the_hw_for_the_replica_it_adds() -> None:
     assert replica.high_watermark == 20
 
 
-@pytest.mark.parametrize(("version", "hw_on_answer"), [("3.0", False), ("3.1", True)])
-def test_the_hw_moves_on_the_answer_to_a_shrink_from_3_1(version: str,
-                                                          hw_on_answer: bool) -> None:
+def _shrink_proposed(config: BrokerConfig) -> tuple[Fixture, Proposals]:
+    """A leader with 10 records that broker 1 has and broker 2 (stopped at 0) has not; the
+    isr-expiration task proposes the shrink without broker 2."""
     writer = Proposals()
-    config = BrokerConfig(version, 12, hw_on_alter_isr_response=hw_on_answer)
     one = Fixture(isr_writer=writer, config=config, min_isr=1)
     _at(one, 1000)
     one.fetch(FakeFetcher(1), 0)
@@ -98,6 +97,14 @@ def test_the_hw_moves_on_the_answer_to_a_shrink_from_3_1(version: str,
     one.fetch(FakeFetcher(1), 10)  # broker 2 stops fetching at 0
     _at(one, 40_000)
     one.broker.isr.expire()  # the isr-expiration task: broker 2 is out of sync
+    return one, writer
+
+
+@pytest.mark.parametrize(("version", "hw_on_answer"), [("3.0", False), ("3.1", True)])
+def test_the_hw_moves_on_the_answer_to_a_shrink_from_3_1(version: str,
+                                                          hw_on_answer: bool) -> None:
+    one, writer = _shrink_proposed(BrokerConfig(version, 12,
+                                                hw_on_alter_isr_response=hw_on_answer))
     ((replica, pending, isr),) = writer.sent
     assert isr == (0, 1) and pending.expand is None and replica.high_watermark == 0
     request = AlterPartitionRequest(KEY, 0, 0, 0, 0, isr)
@@ -108,6 +115,29 @@ def test_the_hw_moves_on_the_answer_to_a_shrink_from_3_1(version: str,
     assert replica.high_watermark == (10 if hw_on_answer else 0)
     one.fetch(FakeFetcher(1), 10)
     assert replica.high_watermark == 10
+
+
+@pytest.mark.parametrize(("version", "takes_it"), [("2.7", False), ("2.8", False),
+                                                   ("3.0", True)])
+def test_an_answer_at_the_leaders_own_version_is_taken_from_3_0(version: str,
+                                                                 takes_it: bool) -> None:
+    one, writer = _shrink_proposed(BrokerConfig(version, 12,
+                                                alter_isr_takes_same_version=takes_it))
+    ((replica, pending, isr),) = writer.sent
+    assert isr == (0, 1) and replica.zk_version == 0
+    # The controller already holds this ISR (a request sent twice): it answers with the state
+    # it has, at the version the leader proposed from (processAlterIsr, equalsIgnoreZk).
+    request = AlterPartitionRequest(KEY, 0, 0, 0, 0, isr)
+    handle_response(one.broker, one.ctx.emit, replica, pending, request, NONE, (0, isr, 0))
+    # KAFKA-12751: 2.7.0–2.8.0 compare `zkVersion <= own` and ignore it, the change pending
+    # until the next LeaderAndIsr (no other ISR change meanwhile); 3.0 commits it.
+    assert (replica.pending_isr is None) is takes_it
+    assert replica.isr == ((0, 1) if takes_it else (0, 1, 2))
+    _at(one, 80_000)
+    one.broker.isr.expire()
+    assert len(writer.sent) == 1
+    one.broker.on_leader_and_isr(2, {KEY: PartitionState(0, 1, (0, 1), 1)})
+    assert replica.pending_isr is None and replica.isr == (0, 1)
 
 
 @pytest.mark.parametrize(("error", "stays_pending", "again"), [
@@ -152,7 +182,7 @@ def _controller() -> tuple[Host, Controller, list[tuple[int, Any]]]:
                           B: PartitionState(1, 2, (1, 0, 2), 4)}
     told: list[tuple[int, Any]] = []
     for b, broker in host.brokers.items():
-        broker.on_update_metadata = lambda epoch, leaders, isrs, b=b: told.append((b, isrs))
+        broker.on_update_metadata = (lambda epoch, leaders, isrs, b=b, **_: told.append((b, isrs)))
     controller = Controller(host, 1, 2)  # type: ignore[arg-type]
     host.controller = controller
     return host, controller, told
@@ -285,16 +315,26 @@ class Plane:
         self.zk = host.zk
         self.log = host.log
         self.controller: Controller | None = controller
-        self.brokers: dict[int, Any] = {}
+        self.brokers: dict[int, Any] = {
+            b: SimpleNamespace(id=b, alive=True, machine_down=False) for b in (1, 2)}
         self.wire: list[tuple[Any, Any, Callable[[], None]]] = []
+        self.clients: list[Any] = []
 
     def send(self, src: Any, dst: Any, nbytes: int, deliver: Callable[[], None], *,
              reliable: bool = False) -> None:
         self.wire.append((src, dst, deliver))
 
+    def watch_connections(self, client: Any) -> None:
+        self.clients.append(client)
+
+    def link_latency_ms(self, src: int, dst: int) -> float:
+        return 0.5
+
     def deliver(self) -> list[tuple[Any, Any]]:
         wire, self.wire = self.wire, []
-        for _, _, deliver in wire:
+        for src, _dst, deliver in wire:
+            if src in self.brokers and not self.brokers[src].alive:
+                continue  # a dead process sends nothing
             deliver()
         return [(src, dst) for src, dst, _ in wire]
 
@@ -309,6 +349,8 @@ def _leader_with_manager() -> tuple[Fixture, Plane, Host]:
     one = Fixture(isr_writer=manager, min_isr=1)  # 3.7: AlterIsr sent at once
     plane.brokers[0] = one.broker
     manager.broker_started(one.broker)
+    # The controller's UpdateMetadata: the live brokers, and broker 1 as the controller.
+    one.broker.on_update_metadata(1, {}, {}, alive=frozenset({0, 1, 2}), controller=1)
     _at(one, 1000)
     one.fetch(FakeFetcher(1), 0)
     one.produce(acks=1)
@@ -317,36 +359,134 @@ def _leader_with_manager() -> tuple[Fixture, Plane, Host]:
     return one, plane, host
 
 
-def test_an_alter_isr_in_flight_goes_again_to_the_next_controller() -> None:
-    one, plane, host = _leader_with_manager()
-    manager = one.ctx.isr_writer
-    one.broker.isr.expire()
-    replica = one.broker.replicas[KEY]
-    assert [(src, dst) for src, dst, _ in plane.wire] == [(0, 1)]  # to controller 1
-    assert replica.isr_change_pending and replica.isr == (0, 1, 2)
-    # Controller 1 loses its place before the request arrives; broker 2 is elected.
+def _new_controller(plane: Plane, host: Host) -> Controller:
+    """Controller 1 loses its place; broker 2 is elected (the brokers are not told yet)."""
     assert plane.controller is not None
     plane.controller.active = False
     plane.controller = Controller(host, 2, 2)  # type: ignore[arg-type]
-    manager.controller_moved()  # type: ignore[attr-defined]
-    assert plane.deliver() == [(0, 1), (0, 2)]  # the old one answers NOT_CONTROLLER, too late
-    assert plane.deliver() == [(1, 0), (2, 0)]
+    return plane.controller
+
+
+def _to(plane: Plane) -> list[tuple[Any, Any]]:
+    return [(src, dst) for src, dst, _ in plane.wire]
+
+
+def _taken_by(plane: Plane, one: Fixture, controller: int) -> None:
+    """The request now goes to `controller`, which accepts the shrink; the leader commits it."""
+    assert _to(plane) == [(0, controller)]
+    plane.deliver()
+    plane.deliver()
+    replica = one.broker.replicas[KEY]
+    assert replica.isr == (0, 1) and not replica.isr_change_pending
+
+
+def test_not_controller_sends_it_again_to_the_controller_the_metadata_cache_names() -> None:
+    one, plane, host = _leader_with_manager()
+    one.broker.isr.expire()
+    replica = one.broker.replicas[KEY]
+    assert _to(plane) == [(0, 1)] and replica.isr_change_pending  # to controller 1
+    _new_controller(plane, host)
+    # BrokerToControllerChannelManager learns of the new controller only from its metadata
+    # cache: the old controller answers NOT_CONTROLLER, the channel forgets it, and as the
+    # cache still names broker 1, asks it again after the reconnect backoff.
+    assert plane.deliver() == [(0, 1)]
+    assert plane.deliver() == [(1, 0)]  # NOT_CONTROLLER
+    assert plane.wire == []
+    _at(one, 40_049)
+    assert plane.wire == []
+    _at(one, 40_051)  # reconnect.backoff.ms 50
+    assert _to(plane) == [(0, 1)]
+    plane.deliver()
+    # The new controller's UpdateMetadata arrives meanwhile: the next attempt goes to it.
+    one.broker.on_update_metadata(2, {}, {}, alive=frozenset({0, 1, 2}), controller=2)
+    plane.deliver()  # NOT_CONTROLLER again
+    assert _to(plane) == [(0, 2)]
+    plane.deliver()
+    plane.deliver()
     assert replica.isr == (0, 1) and not replica.isr_change_pending
     assert host.zk.partitions[KEY].version == 1 and replica.zk_version == 1
     assert one.emitted(names.ALTER_PARTITION_REJECTED) == []
 
 
+def test_a_crashed_controller_resets_the_connection_and_is_asked_until_update_metadata(
+        ) -> None:
+    one, plane, host = _leader_with_manager()
+    one.broker.isr.expire()
+    replica = one.broker.replicas[KEY]
+    plane.deliver()  # at controller 1, which answers ...
+    plane.brokers[1].alive = False  # ... but its process dies first: no answer comes
+    _new_controller(plane, host)
+    (channel,) = plane.clients
+    channel.connection_reset(1)  # the cluster tells it after a round trip
+    # The metadata cache still names broker 1: refused after a round trip, again after the
+    # reconnect backoff, until the new controller's UpdateMetadata names broker 2.
+    assert plane.deliver() == [(1, 0)] and plane.wire == []
+    _at(one, 40_200)
+    assert plane.wire == [] and replica.isr_change_pending
+    one.broker.on_update_metadata(2, {}, {}, alive=frozenset({0, 2}), controller=2)
+    _at(one, 40_300)
+    _taken_by(plane, one, 2)
+
+
+def test_a_request_with_no_answer_goes_again_after_the_controller_socket_timeout() -> None:
+    one, plane, host = _leader_with_manager()
+    one.broker.isr.expire()
+    replica = one.broker.replicas[KEY]
+    plane.wire = []  # lost: the controller's machine lost power
+    plane.brokers[1].alive = False
+    plane.brokers[1].machine_down = True
+    _new_controller(plane, host)
+    one.broker.on_update_metadata(2, {}, {}, alive=frozenset({0, 2}), controller=2)
+    _at(one, 69_999)
+    assert plane.wire == [] and replica.isr_change_pending
+    _at(one, 70_001)  # controller.socket.timeout.ms 30 s after it was sent
+    _taken_by(plane, one, 2)
+
+
 def test_with_no_controller_known_the_channel_waits_and_polls() -> None:
     one, plane, _ = _leader_with_manager()
-    controller = plane.controller
-    plane.controller = None
+    one.broker.metadata_cache.reset()  # a restarted process: no UpdateMetadata yet
     one.broker.isr.expire()
     assert plane.wire == [] and one.broker.replicas[KEY].isr_change_pending
     _at(one, 40_050)
     assert plane.wire == []  # the channel looks again every 100 ms
-    plane.controller = controller
+    one.broker.on_update_metadata(1, {}, {}, alive=frozenset({0, 1, 2}), controller=1)
     _at(one, 40_300)
-    assert [(src, dst) for src, dst, _ in plane.wire] == [(0, 1)]
+    _taken_by(plane, one, 1)
+
+
+@pytest.mark.parametrize(("version", "kip_841"), [("3.2", False), ("3.3", True)])
+def test_from_3_3_the_leader_proposes_no_follower_its_metadata_cache_has_not_alive(
+        version: str, kip_841: bool) -> None:
+    host = Host({KEY: (0, 1, 2)}, live=[0, 1])  # broker 2's ZooKeeper session expired
+    host.zk.partitions = {KEY: PartitionState(0, 1, (0, 1), 1)}
+    controller = Controller(host, 1, 2)  # type: ignore[arg-type]
+    host.controller = controller
+    host.variant.broker_config = lambda b: SimpleNamespace(alter_partition_ineligible=kip_841)
+    plane = Plane(host, controller)
+    manager = AlterIsrManager(plane)
+    config = BrokerConfig(version, 12, alter_partition_ineligible=kip_841)
+    one = Fixture(isr_writer=manager, config=config, min_isr=1)
+    plane.brokers[0] = one.broker
+    manager.broker_started(one.broker)
+    one.broker.on_leader_and_isr(2, {KEY: PartitionState(0, 1, (0, 1), 1)})
+    one.broker.on_update_metadata(2, {KEY: 0}, {KEY: (0, 1)}, alive=frozenset({0, 1}),
+                                  controller=1)
+    _at(one, 1000)
+    one.fetch(FakeFetcher(2), 0)  # broker 2's process still fetches, at the HW
+    replica = one.broker.replicas[KEY]
+    # KIP-841 (KAFKA-13916, Partition.isReplicaIsrEligible → ZkMetadataCache.hasAliveBroker):
+    # a 3.3+ leader does not propose a follower its metadata cache does not list alive; 3.2
+    # proposes it and the controller writes it (it refuses only from 3.3).
+    assert [(src, dst) for src, dst, _ in plane.wire] == ([] if kip_841 else [(0, 1)])
+    assert replica.isr_change_pending is not kip_841
+    if kip_841:
+        # Broker 2 registers again; the controller's UpdateMetadata lists it alive: its next
+        # fetch takes it back.
+        controller.live.add(2)
+        one.broker.on_update_metadata(2, {}, {}, alive=frozenset({0, 1, 2}), controller=1)
+        one.fetch(FakeFetcher(2), 0)
+        assert [(src, dst) for src, dst, _ in plane.wire] == [(0, 1)]
     plane.deliver()
     plane.deliver()
-    assert one.broker.replicas[KEY].isr == (0, 1)
+    assert replica.isr == (0, 1, 2)

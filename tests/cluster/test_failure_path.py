@@ -242,7 +242,7 @@ class Host:
         self.leader_and_isr: list[tuple[int, dict[Any, PartitionState]]] = []
         self.brokers = {b: SimpleNamespace(
             on_leader_and_isr=lambda epoch, states, b=b: self.leader_and_isr.append((b, states)),
-            on_update_metadata=lambda *args: None, alive=True, stalled=False, id=b)
+            on_update_metadata=lambda *args, **kwargs: None, alive=True, stalled=False, id=b)
             for b in range(3)}
 
     def assignment(self, key: Any) -> tuple[int, ...]:

@@ -1,10 +1,14 @@
 """A replica fetcher walking back epochs (KIP-279) takes one truncation step per round of its
 loop, then fetches the partitions that are ready, or waits replica.fetch.backoff.ms when none
-is (Kafka's AbstractFetcherThread.doWork: maybeTruncate(); maybeFetch(); 2.0–2.7)."""
+is (Kafka's AbstractFetcherThread.doWork: maybeTruncate(); maybeFetch(); 2.0–2.7). Each step
+cuts the log (getOffsetTruncationState's intermediate truncation) and asks next about the log's
+latest epoch, which before KAFKA-10706 can be the same one for ever."""
 
 from __future__ import annotations
 
 from types import SimpleNamespace
+
+import pytest
 
 from rig.cluster.fetcher import ReplicaFetcher
 from rig.cluster.log import Log
@@ -79,3 +83,48 @@ def test_with_nothing_ready_the_next_step_waits_the_fetch_backoff() -> None:
     host.step()
     host.step()  # the leader's (0, 2): both end epoch 0 at offset 2
     assert fetcher.truncating == {} and fetcher.broker.replicas[WALKING].leo == 2
+
+
+def test_each_walk_back_step_truncates_before_the_next_question() -> None:
+    host, fetcher = _fetcher(with_ready_partition=False)
+    host.step()
+    host.step()  # the leader's (1, 3): the follower has no epoch 1
+    # getOffsetTruncationState's intermediate step (truncationCompleted = false): the log is
+    # cut now to the end of its epoch 0 (offset 2), dropping epoch 2, and the next question
+    # asks about its latest epoch, 0. The last answer, (0, 2), then cuts nothing more.
+    walking = fetcher.broker.replicas[WALKING]
+    assert walking.leo == 2 and walking.log.latest_epoch == 0
+    assert fetcher.truncating == {WALKING: 0}
+
+
+@pytest.mark.parametrize(("version", "kafka_10706"), [("2.4", False), ("2.7", True)])
+def test_before_kafka_10706_a_walk_back_at_the_log_end_never_completes(
+        version: str, kafka_10706: bool) -> None:
+    # The follower led epoch 2 without writing (epoch 2 starts at its log end, offset 2); the
+    # leader has epoch 1 from offset 2 and leads epoch 3. Asked about 2, the leader answers
+    # (1, 3); the follower
+    # has no epoch 1, its epoch 0 ends at 2 = its log end: the intermediate truncation is
+    # Log.truncateTo(2) at the log end, which before KAFKA-10706 returns early and keeps epoch
+    # 2 in the cache, so the next question asks about 2 again, for ever.
+    leader_log = build([(0, 2, SHARED), (1, 1, LEADER), (3, 0, LEADER)])
+    host = Host(leader_log)
+    follower = Replica(WALKING, 1, (0, 1), build([(0, 2, SHARED), (2, 0, FOLLOWER)]), 0,
+                       role=Role.FOLLOWER)
+    broker = SimpleNamespace(
+        id=1, config=BrokerConfig(version, 11, truncate_epochs_at_log_end=kafka_10706),
+        alive=True, stalled=False, fetch_stuck=False, replicas={WALKING: follower},
+        replica_manager=SimpleNamespace(hw_dirty={}))
+    fetcher = ReplicaFetcher(host, broker, 0, 0, Sessionless().new_client())  # type: ignore
+    fetcher.add_partition(WALKING, AskLeader(2), wake=False)
+    fetcher.send()
+    for _ in range(5):  # five rounds of the fetcher's loop, each after the fetch backoff
+        host.step()
+        host.step()
+        host.sim.run(host.sim.now_us + 1_000_000)
+        if not fetcher.truncating:
+            break
+    if kafka_10706:
+        assert fetcher.truncating == {} and WALKING in fetcher.partitions
+        assert follower.leo == 2 and follower.log.latest_epoch == 0
+    else:
+        assert fetcher.truncating == {WALKING: 2} and WALKING not in fetcher.partitions

@@ -6,7 +6,13 @@ StaleEpoch; Partition.addBrokerEpochToIsr)."""
 
 from __future__ import annotations
 
-from rig.cluster.kraft.alter_partition_manager import _isr_epochs
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from rig.cluster.kraft.alter_partition_manager import AlterPartitionManager, _isr_epochs
+from rig.cluster.kraft.metadata_publisher import BrokerMetadataPublisher
 from rig.cluster.kraft.replication_control import (
     INELIGIBLE_REPLICA,
     NONE,
@@ -80,3 +86,43 @@ def test_the_leader_keeps_each_followers_broker_epoch_from_its_fetches() -> None
     assert replica.followers[1].broker_epoch == 4
     fetch(11)  # restarted and registered again
     assert replica.followers[1].broker_epoch == 11
+
+
+class _Plane:
+    """A KRaft control plane as a leader's AlterPartitionManager sees it: one broker's image,
+    a controller that records what it is asked."""
+
+    def __init__(self, image: BrokerMetadataPublisher) -> None:
+        self.lifecycles = {0: image}
+        self.quorum = False
+        self.asked: list[AlterPartitionRequest] = []
+        self.log = SimpleNamespace(emit=lambda event, **fields: None)
+
+    def at_controller(self, node: Any) -> Any:
+        return SimpleNamespace(alter_partition=lambda request, answer: self.asked.append(request))
+
+    def send(self, src: Any, dst: Any, nbytes: int, deliver: Any, **kwargs: Any) -> None:
+        deliver()  # to the controller, which records the request and answers nothing
+
+
+@pytest.mark.parametrize(("fetched_epoch", "proposed"), [(9, False), (-1, True), (4, True)])
+def test_from_3_5_the_leader_proposes_no_follower_whose_fetch_epoch_is_not_its_image_s(
+        fetched_epoch: int, proposed: bool) -> None:
+    image = BrokerMetadataPublisher(None, None)
+    image.epoch = 3
+    image.epochs = {0: 3, 1: 5, 2: 4}  # broker 2's registration as this leader's image has it
+    image.known = 0
+    plane = _Plane(image)
+    replica = Replica(KEY, 0, (0, 1, 2), Log(), 0)
+    replica.isr = (0, 1)
+    # Broker 2 restarted and registered at epoch 9; its fetches carry it (Fetch v15
+    # ReplicaState, KIP-903) before the leader's image has the new registration. 3.3–3.4
+    # fetch with v13–v14: no epoch (-1), which passes.
+    replica.followers[2] = FollowerProgress(broker_epoch=fetched_epoch)
+    broker = SimpleNamespace(id=0, incarnation=1, now_ms=0.0,
+                             schedule=lambda *args: None)
+    AlterPartitionManager(plane).change_isr(broker, replica, (0, 1, 2), expand=[2])
+    # Partition.isReplicaIsrEligible → isBrokerEpochIsrEligible (KAFKA-14617, 3.5): the
+    # fetched epoch must be -1 or the image's.
+    assert [r.new_isr for r in plane.asked] == ([(0, 1, 2)] if proposed else [])
+    assert (replica.pending_isr is not None) is proposed

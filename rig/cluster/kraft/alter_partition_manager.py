@@ -42,7 +42,9 @@ class AlterPartitionManager:
     def change_isr(self, broker: Any, replica: Replica, isr: tuple[int, ...],
                    shrink: list[int] | None = None, expand: list[int] | None = None) -> None:
         life = self.plane.lifecycles[broker.id]
-        if expand and any(life.ineligible(b) for b in expand):
+        followers = replica.followers
+        if expand and any(life.ineligible(b, followers[b].broker_epoch if b in followers
+                                          else -1) for b in expand):
             return  # Partition.canAddReplicaToIsr: not ISR-eligible in this broker's image
         self._send(broker, replica, isr, RECOVERED, expand)
 

@@ -54,9 +54,15 @@ class BrokerMetadataPublisher:
         self._answered_at_us = 0
 
     # -- the broker's view of other brokers ----------------------------------------------------
-    def ineligible(self, broker: int) -> bool:
-        """Not ISR-eligible in this broker's image (Partition.isReplicaIsrEligible, KIP-841)."""
-        return broker in self.fenced or broker in self.shutting_down or broker not in self.epochs
+    def ineligible(self, broker: int, fetched_epoch: int = -1) -> bool:
+        """Not ISR-eligible in this broker's image (Partition.isReplicaIsrEligible, KIP-841):
+        fenced, in controlled shutdown, not registered, or, from 3.5 (KAFKA-14617,
+        isBrokerEpochIsrEligible), `fetched_epoch` (the broker epoch of the follower's latest
+        fetch, Fetch v15's ReplicaState; -1 before v15, which passes) is not the registered
+        one: the image has not yet seen a restarted broker's new registration, or the fetch
+        came from the process before it."""
+        return (broker in self.fenced or broker in self.shutting_down or broker not in self.epochs
+                or fetched_epoch not in (-1, self.epochs[broker]))
 
 
     # -- the metadata log ----------------------------------------------------------------------

@@ -2,7 +2,9 @@
 
 The model calls `on_become_follower` with what the replica knows; the strategy answers either
 "truncate to this offset now" or "ask the leader where epoch E ends" (OffsetsForLeaderEpoch),
-then `on_epoch_end` with the answer, until it truncates. On brokers that truncate on fetch
+then `on_epoch_end` with the answer, until it truncates. A further AskLeader(e) truncates the
+replica at once to the end of its epoch e (Kafka's intermediate truncation, KIP-279) and the
+next question is about its latest epoch after that cut. On brokers that truncate on fetch
 (Kafka 2.8+, KAFKA-10554: rig.cluster.diverging_epoch) an AskLeader is not sent: the replica
 fetches with its latest epoch, and a leader's diverging epoch comes to `on_epoch_end` as an answer
 would; a further AskLeader(e) then truncates to the end of the replica's epoch e (Kafka's
