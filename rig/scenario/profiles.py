@@ -6,6 +6,10 @@ every row at its version; README's version table is `rules_table()` (tests/test_
 the two the same). A variant can still pick a strategy by hand: the profile chooses only the
 defaults and the rules the brokers themselves follow.
 
+A profile is the X.Y.0 release: a fix back-ported to a patch release (KAFKA-10706 in 2.6.1,
+KAFKA-12751 in 2.7.2 and 2.8.1) counts from the next minor release that shipped it. One
+exception: 2.8's truncation on fetch is 2.8.1's (2.8.0's KAFKA-13141 is not modelled).
+
 The follower Fetch version follows inter.broker.protocol.version exactly as Kafka's
 ReplicaFetcherThread chooses it (0.8.2 → v0; 0.9 → v1; 0.10 → v2; 0.10.1 → v3; 1.0 → v5,
 which is v6 on the wire; 1.1 → v7; … 3.9 → v17;
