@@ -106,7 +106,7 @@ class IsrTasks:
         """The follower's progress as Kafka would hold it: one not pending on `replica` was
         caught up as of its last fetch, which the fetch path records lazily (as the append
         path does, ReplicaManager.append)."""
-        progress = replica.followers.setdefault(follower, FollowerProgress())
+        progress = replica.follower(follower)
         slot = (follower, replica.fetcher_slot)
         rm = self.replica_manager
         if progress.log_end_offset != replica.leo or replica.key in rm.pending.get(slot, {}):

@@ -10,7 +10,7 @@ collections) until the run ends, when it is unfrozen and collected like any othe
 Whatever its size, a run allocates short-lived objects by the million (messages, timers, event
 dicts): it runs with the young generation collected every RUN_GC_THRESHOLD[0] allocations
 instead of every 700, which cuts the collections' cost several-fold (the million-record
-benchmark: 0.6 of 9 CPU s → 0.15) and keeps what they free bounded.
+benchmark: 0.60 of 9.0 CPU s → 0.16) and keeps what they free bounded.
 
 The collector never changes what a run does (the model has no finalizers and no weak
 references), only how long it takes.

@@ -32,6 +32,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from rig.engine.heap import RUN_GC_THRESHOLD
 from rig.search.bounds import FuzzBounds
 from rig.search.cases import CaseResult, compiler
 from rig.search.draw import draw_run
@@ -98,14 +99,11 @@ def run_one(job: Job, index: int) -> CaseResult:
 _job: Job | None = None
 
 
-# The cycle collector during fuzz runs. A run of a small model allocates ~10^5 short-lived
-# objects; with Python's default thresholds (700, 10, 10) a fuzz-replication run sees ~60 young,
-# 5 middle and 0.5 full collections, 74 ms of its 361 ms of CPU (20 runs, one process). Young
-# collections every 50,000 allocations and the set-up frozen (imported modules, the compiled
-# scenario: never garbage) took 27 ms of 317 ms. A full collection every 100 young ones (about
-# every hundred runs) bounds the garbage of earlier runs' models left in the oldest generation.
-# The collector never changes what a run does (rig.engine.heap), only when memory is freed.
-FUZZ_GC_THRESHOLD = (50_000, 20, 5)
+# The cycle collector during a fuzz session: every run has RUN_GC_THRESHOLD (rig.engine.heap)
+# while it runs; the session also keeps it between runs, and freezes its set-up (imported
+# modules, the compiled scenario: never garbage). With Python's default thresholds (700, 10, 10)
+# a fuzz-replication run saw ~60 young, 5 middle and 0.5 full collections, 74 ms of its 361 ms
+# of CPU (20 runs, one process); with these and the set-up frozen, 27 ms of 317 ms.
 
 
 @contextmanager
@@ -113,7 +111,7 @@ def fuzz_gc() -> Iterator[None]:
     """Freeze what exists and raise the collector's thresholds; restore both afterwards."""
     before = gc.get_threshold()
     gc.freeze()
-    gc.set_threshold(*FUZZ_GC_THRESHOLD)
+    gc.set_threshold(*RUN_GC_THRESHOLD)
     try:
         yield
     finally:
@@ -129,7 +127,7 @@ def _start_worker(job: Job) -> None:
     _job = job
     compiler(job.data, job.variant)
     gc.freeze()
-    gc.set_threshold(*FUZZ_GC_THRESHOLD)
+    gc.set_threshold(*RUN_GC_THRESHOLD)
 
 
 def _work(index: int) -> CaseResult:

@@ -24,7 +24,6 @@ from rig.cluster.partition import TopicPartition
 from rig.cluster.replica import Replica, Role
 from rig.events import names
 from rig.protocol.errors import NOT_LEADER_OR_FOLLOWER
-from rig.strategies.isr import FollowerProgress
 from rig.strategies.isr.base import NEVER_CAUGHT_UP
 
 REQUEST_TIMEOUT_MS = 2000  # controller.quorum.request.timeout.ms
@@ -198,8 +197,7 @@ class BrokerMetadataPublisher:
         now = broker.now_ms
         for follower in replica.assignment:
             if follower != broker.id and follower not in part.isr and self.ineligible(follower):
-                replica.followers.setdefault(follower, FollowerProgress()).reset_caught_up(
-                    replica.leo, now, NEVER_CAUGHT_UP)
+                replica.follower(follower).reset_caught_up(replica.leo, now, NEVER_CAUGHT_UP)
         rm.maybe_advance_hw(replica)
 
     def _lose_leader(self, replica: Replica, part: PartitionRegistration) -> None:
