@@ -179,7 +179,6 @@ OVER_300: dict[str, tuple[int, str]] = {
     "report/compare.py": (424, "not split yet: `rig compare` of two runs' summaries"),
     "search/fuzz.py": (407, "not split yet: the fuzz session (draw, run, shrink, replay, report)"),
     "workload/producer.py": (397, "not split yet: the producer's accumulator, sender, retries"),
-    "report/firstscreen.py": (375, "not split yet: the report's first screen"),
     "protocol/sizes.py": (362, "not split yet: the fast wire-size path, by version"),
     "testing/_isr.py": (359, "not split yet: the ISR strategy conformance kit"),
     "strategies/registry.py": (358, "not split yet: entry-point loading and plugin validation"),

@@ -11,7 +11,6 @@ each write, from rig.analysis.isr); never the event logs.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -19,14 +18,14 @@ import orjson
 
 from rig import rundir
 from rig.report.charts.figure import PALETTE, Chart, FaultMark, base_layout, time_unit
-from rig.report.format import DASH, fmt_bytes, fmt_int, fmt_number, fmt_ratio, fmt_usd, human_bytes
+from rig.report.format import DASH, fmt_number, fmt_ratio
 from rig.report.inputs import RunInputs, dig, expectation_rows, number
+from rig.report.metric_text import metric_label, target_text, value_text
 from rig.report.recovery.frame import finish_timeline, shared_marks
-from rig.report.recovery.headline import RECOVERY_METRICS
 from rig.report.verdicts import expectation_subject, variant_of, variant_verdicts
 from rig.scenario.summary_keys import path_parts
 
-__all__ = ["MAX_LANES", "build_first_screen", "metric_label"]
+__all__ = ["MAX_LANES", "build_first_screen"]
 
 MAX_LANES = 12  # partition lanes on the fault timeline; the ISR section has every partition
 OFFLINE = "#9ca3af"
@@ -34,86 +33,9 @@ MARKS = {"pass": "✓", "fail": "✗", "unknown": "?"}
 # Broker colours on the timeline: not the variant palette, whose colours mean variants.
 BROKER_COLORS = ("#0f766e", "#7c3aed", "#c2410c", "#0369a1", "#a16207", "#be123c", "#4d7c0f",
                  "#475569")
-_KNOWN = {".".join(path): (label, unit) for label, unit, path, _, _ in RECOVERY_METRICS} | {
-    "checks.status": ("Safety checks", "ok, failed or unknown"),
-    "checks.ok": ("Safety checks pass", "true, false or null (unknown)"),
-}
-_WORDS = {"isr": "ISR", "hw": "HW", "p50": "p50", "ms": "ms"}
-
-
-def metric_label(path: str) -> tuple[str, str]:
-    """(label, unit) of a path under `variants.<name>.`: the recovery table's names where it
-    has one, else the path in words ("isr.shrink_delay_ms.max" → "isr · shrink delay · max",
-    unit "ms")."""
-    if path in _KNOWN:
-        return _KNOWN[path]
-    parts = path.split(".")
-    if parts[0] == "fetch" and len(parts) >= 3:  # fetch.follower.request_bytes.p50
-        stat = f", {parts[3]}" if len(parts) > 3 else ""
-        return f"{parts[1].capitalize()} {parts[2].replace('_', ' ')}{stat}", ""
-    unit = ""
-    words = []
-    for part in parts:
-        # A duration's cells carry their own unit (ms below a second, s above: _time_text).
-        for suffix, name in (("_partition_seconds", "partition-seconds"), ("_ms", ""),
-                             ("_seconds", ""), ("_bytes", "bytes")):
-            if part.endswith(suffix) and part != suffix.lstrip("_"):
-                unit = name
-                part = part[: -len(suffix)] + ("" if suffix != "_bytes" else " bytes")
-                break
-        if part.startswith("usd_"):  # cost.usd_per_month → "Cost: per month", in dollars
-            part = part[len("usd_"):]
-        words.append(" ".join(_WORDS.get(w, w) for w in part.split("_")))
-    if parts[0] == "cost":
-        unit = "USD"
-    # "sessions.evicted" → "Sessions: evicted"; "isr.shrink_delay_ms.max" → "ISR: shrink delay, max"
-    head = words[0][:1].upper() + words[0][1:]
-    return (f"{head}: {', '.join(words[1:])}" if len(words) > 1 else head), unit
 
 
 STATS = ("total", "min", "max", "p50")
-
-
-def _time_text(ms: float) -> str:
-    """A duration to the microsecond, in ms below a second and in s from one, with the same
-    three decimals in every cell of a row: 15001.0 → "15.001 s" (not "15 s" beside
-    "8.001 s"), 2.5 → "2.5 ms"."""
-    if abs(ms) >= 1000:
-        return f"{ms / 1000:,.3f} s"
-    return f"{round(ms, 3):,.3f}".rstrip("0").rstrip(".") + " ms"
-
-
-def _value_text(path: str, value: Any) -> tuple[str, str]:
-    """(the cell's text, its exact value for a tooltip when the text rounds it): bytes exact
-    below 1 MiB, in IEC units above, so a row of six variants fits a screen."""
-    if isinstance(value, str):
-        return value, ""
-    parts = path.split(".")
-    if number(value) is not None and not any(p.endswith("_partition_seconds") for p in parts):
-        if any(part.endswith("_ms") for part in parts):
-            return _time_text(float(value)), f"{fmt_number(value)} ms"
-        if any(part.endswith("_seconds") for part in parts):
-            return _time_text(float(value) * 1000), f"{fmt_number(value)} s"
-    if any(part.endswith("bytes") for part in path.split(".")):
-        exact = number(value)
-        if exact is not None and abs(exact) < 1 << 20:
-            return f"{fmt_int(value)} B", ""  # exact: an expectation may judge it to the byte
-        return human_bytes(value), fmt_bytes(value)
-    if path.split(".")[0] == "cost" and number(value) is not None:  # every figure under cost. is $
-        return fmt_usd(value), f"${fmt_number(value)}"
-    return fmt_number(value), ""
-
-
-def _target_text(path: str, target: str) -> str:
-    """An expectation's number written as its cell's figure is ("<= 9500" on a row of seconds
-    reads "<= 9.500 s"); the expectation itself, as written, is the mark's tooltip."""
-    try:
-        value = float(target)
-    except ValueError:
-        return target
-    if not math.isfinite(value):
-        return target
-    return _value_text(path, int(value) if value == int(value) else value)[0]
 
 
 def _one_variant_ratio(variant: str, over: str, under: str) -> str:
@@ -144,7 +66,7 @@ def _figures(inputs: RunInputs, variants: Sequence[str]) -> dict[str, Any]:
             label, unit = metric_label(path)
             rows[path] = {
                 "path": path, "label": label, "unit": unit, "headline": headline,
-                "cells": [dict(zip(("text", "exact"), _value_text(
+                "cells": [dict(zip(("text", "exact"), value_text(
                     path, dig(inputs.summary, "variants", v, *path_parts(path))), strict=True),
                     marks=[]) for v in variants],
             }
@@ -162,7 +84,7 @@ def _figures(inputs: RunInputs, variants: Sequence[str]) -> dict[str, Any]:
             variant, rest = located[0]
             target = row(rest, False)
             target["cells"][list(variants).index(variant)]["marks"].append(
-                {**mark, "target": f"{subject.op} {_target_text(rest, subject.target)}"})
+                {**mark, "target": f"{subject.op} {target_text(rest, subject.target)}"})
             continue
         if subject and subject.is_ratio and all(located):
             for found in located:

@@ -14,6 +14,7 @@ __all__ = [
     "fmt_number",
     "fmt_rate",
     "fmt_ratio",
+    "fmt_seconds",
     "human_bytes",
     "keep_units",
     "relative_change",
@@ -99,6 +100,14 @@ def fmt_number(value: object) -> str:
     if value is None:
         return DASH
     return str(value)
+
+
+def fmt_seconds(value: object) -> str:
+    """Seconds to the millisecond, as summary.json holds partition-seconds and recovery times:
+    30.009828 → "30.010", 36.0 → "36.000" (every cell of a row with the same three decimals)."""
+    if not _is_number(value) or not math.isfinite(float(value)):  # type: ignore[arg-type]
+        return DASH
+    return f"{float(value):,.3f}"  # type: ignore[arg-type]
 
 
 def fmt_ms_spread(spread: object) -> str:

@@ -24,7 +24,7 @@ from rig.report.charts.figure import (
     seconds_log_axis,
     time_unit,
 )
-from rig.report.format import DASH, fmt_int, fmt_ms_spread, fmt_number
+from rig.report.format import DASH, fmt_int, fmt_ms_spread, fmt_seconds
 from rig.report.inputs import RunInputs, dig
 
 __all__ = ["MAX_STRIPS", "build_isr"]
@@ -82,8 +82,8 @@ def _headline(inputs: RunInputs, variants: Sequence[str]) -> list[dict[str, Any]
              for v in variants]),
         row("Under min ISR", "partition-seconds led with fewer in-sync replicas than "
             "min.insync.replicas",
-            [fmt_number(dig(inputs.summary, "variants", v, "replication",
-                            "under_min_isr_partition_seconds")) for v in variants]),
+            [fmt_seconds(dig(inputs.summary, "variants", v, "replication",
+                             "under_min_isr_partition_seconds")) for v in variants]),
     ]
 
 

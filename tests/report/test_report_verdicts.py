@@ -9,8 +9,9 @@ from typing import Any
 import orjson
 
 from rig.report.charts.figure import FaultMark
-from rig.report.firstscreen import _target_text, _value_text, build_first_screen, metric_label
+from rig.report.firstscreen import build_first_screen
 from rig.report.inputs import load_inputs
+from rig.report.metric_text import metric_label, target_text, value_text
 from rig.report.verdicts import EXPECTED_WORD, expectation_subject, variant_of, variant_verdicts
 from tests.report.conftest import write_report_run
 
@@ -122,33 +123,33 @@ def test_metric_labels_read_as_words() -> None:
 
 
 def test_dollar_figures_read_as_dollars() -> None:
-    assert _value_text("cost.usd_per_month", 44.2477)[0] == "$44.25"
-    assert _value_text("cost.usd_total", 0.00123)[0] == "$0.0012"
-    assert _value_text("cost.by_class.replication", 3)[0] == "$3.00"
-    assert _value_text("traffic.produce.cross_zone_bytes", 3)[0] == "3 B"
+    assert value_text("cost.usd_per_month", 44.2477)[0] == "$44.25"
+    assert value_text("cost.usd_total", 0.00123)[0] == "$0.0012"
+    assert value_text("cost.by_class.replication", 3)[0] == "$3.00"
+    assert value_text("traffic.produce.cross_zone_bytes", 3)[0] == "3 B"
 
 
 def test_a_mark_states_its_target_as_its_row_reads() -> None:
     """A row in seconds gets a target in seconds ("<= 9.500 s", not "<= 9500"), exact bytes
     below 1 MiB, a count as a count; what is not a number stays as written."""
-    assert _target_text("replication.fencing_delay_ms.max", "9500") == "9.500 s"
-    assert _target_text("replication.max_ack_stall_ms.max", "100") == "100 ms"
-    assert _target_text("fetch.follower.request_bytes.min", "12031") == "12,031 B"
-    assert _target_text("produce.acked_all_lost", "0") == "0"
-    assert _target_text("checks.ok", "true") == "true"
+    assert target_text("replication.fencing_delay_ms.max", "9500") == "9.500 s"
+    assert target_text("replication.max_ack_stall_ms.max", "100") == "100 ms"
+    assert target_text("fetch.follower.request_bytes.min", "12031") == "12,031 B"
+    assert target_text("produce.acked_all_lost", "0") == "0"
+    assert target_text("checks.ok", "true") == "true"
 
 
 def test_durations_in_one_row_read_alike() -> None:
     """15.001 s beside 8.001 s, never "15 s": seconds and milliseconds to the same places."""
     ms = "replication.max_ack_stall_ms.max"
-    assert _value_text(ms, 15_001.0)[0] == "15.001 s"
-    assert _value_text(ms, 15_000)[0] == "15.000 s"
-    assert _value_text(ms, 2)[0] == "2 ms"
-    assert _value_text(ms, 0.25)[0] == "0.25 ms"
-    assert _value_text("replication.max_recovery_seconds", 15.001)[0] == "15.001 s"
-    assert _value_text("replication.max_recovery_seconds", 8.0)[0] == "8.000 s"
-    assert _value_text("replication.max_recovery_seconds", 0.4)[0] == "400 ms"
-    assert _value_text("replication.offline_partition_seconds", 12.5)[0] == "12.5"
+    assert value_text(ms, 15_001.0)[0] == "15.001 s"
+    assert value_text(ms, 15_000)[0] == "15.000 s"
+    assert value_text(ms, 2)[0] == "2 ms"
+    assert value_text(ms, 0.25)[0] == "0.25 ms"
+    assert value_text("replication.max_recovery_seconds", 15.001)[0] == "15.001 s"
+    assert value_text("replication.max_recovery_seconds", 8.0)[0] == "8.000 s"
+    assert value_text("replication.max_recovery_seconds", 0.4)[0] == "400 ms"
+    assert value_text("replication.offline_partition_seconds", 12.5)[0] == "12.500"
 
 
 def test_the_timeline_has_a_lane_per_changed_partition_and_marks_lost_records(

@@ -8,9 +8,9 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rig.report.format import DASH, human_bytes
+from rig.report.format import DASH, fmt_seconds, human_bytes
 from rig.report.inputs import number
-from rig.report.recovery.values import fmt_seconds, to_int
+from rig.report.recovery.values import to_int
 
 __all__ = [
     "MAX_FAULT_ROWS",

@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rig.report.format import fmt_int, fmt_ms_spread
+from rig.report.format import fmt_int, fmt_ms_spread, fmt_seconds
 from rig.report.inputs import dig, number
-from rig.report.recovery.values import Fmt, fmt_seconds
+from rig.report.recovery.values import Fmt
 
 __all__ = [
     "RECOVERY_METRICS",

@@ -8,9 +8,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rig import rundir
-from rig.report.format import DASH, fmt_int
+from rig.report.format import DASH, fmt_int, fmt_seconds
 from rig.report.inputs import RunInputs, dig, number
-from rig.report.recovery.values import Fmt, fmt_seconds, read_table
+from rig.report.recovery.values import Fmt, read_table
 
 __all__ = [
     "MAX_LOST_SHOWN",

@@ -1,10 +1,9 @@
 """Tolerant readers the recovery section's tables and charts share: a metrics table (None
-when missing), a whole number, simulated seconds to the millisecond.
+when missing), a whole number.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -12,24 +11,15 @@ from typing import Any
 import orjson
 
 from rig import rundir
-from rig.report.format import DASH
 from rig.report.inputs import number
 
 __all__ = [
     "Fmt",
-    "fmt_seconds",
     "read_table",
     "to_int",
 ]
 
 Fmt = Callable[[Any], str]
-
-
-def fmt_seconds(value: object) -> str:
-    """Simulated seconds to the millisecond: 30.009828 → "30.010"."""
-    if not isinstance(value, int | float) or isinstance(value, bool) or not math.isfinite(value):
-        return DASH
-    return f"{value:,.3f}"
 
 
 def _rows(value: Any) -> list[dict[str, Any]]:
