@@ -7,7 +7,10 @@ temporary run directory (as `rig run` would, checks.json included), starts Spark
 trivial job (the start-up), then times `rig analyze`'s work on it: the one parse of the logs,
 every stage, the summary and the expectations. The `rig-run` case times a whole `rig run` of the
 seed scenario (simulate, analyse, report) from a cold process, against the cold Spark start-up
-that run measured itself (summary.json's timings.spark_start_seconds).
+that run measured itself (summary.json's timings.spark_start_seconds). The `seed-first-query`
+case measures the floor under any Spark analysis: a fresh JVM's start-up (and trivial job), then
+one minimal query over the seed's event table, then rig's whole analysis in that JVM, each in
+wall time and in the JVM's own CPU seconds (which the machine's other load changes less).
 Issue 19's targets: analysis ≤ 1.0 × start-up for the million records and the idle 100k hour;
 the seed scenario's whole `rig run` ≤ 1.4 × start-up.
 """
@@ -40,6 +43,10 @@ CASES = {
     # The whole `rig run` of the seed scenario, report included (its own events setting), its
     # variants side by side as the command line runs them.
     "seed-rig-run": (ROOT / "scenarios" / "fetch-sessions-1000-partitions.yaml", [], ("full",)),
+    # What one Spark query costs in a JVM that has just started (and run its trivial job): the
+    # least any Spark analysis adds to the start-up, measured on the seed's event table.
+    "seed-first-query": (ROOT / "scenarios" / "fetch-sessions-1000-partitions.yaml", [],
+                         ("full",)),
 }
 
 CHILD = """
@@ -100,6 +107,51 @@ print(json.dumps({"run_s": whole, "spark_start_s": timings["spark_start_seconds"
 """
 
 
+FIRST_QUERY = """
+import json, os, sys, time
+from pathlib import Path
+from rig.scenario.load import load_scenario
+from rig.simulate import simulate
+from rig import pipeline, rundir
+from rig.pipeline import RunOptions
+from rig.analysis import stages
+scenario = load_scenario(sys.argv[1], sets=[])
+run_dir = Path(sys.argv[2])
+rundir.write_run(run_dir, pipeline._run_json(scenario, RunOptions(command="bench")))
+results = {v.name: simulate(v, rundir.event_log(run_dir, v.name), scenario=scenario.name)
+           for v in scenario.variants}
+pipeline.record_checks(run_dir, scenario, results)
+# The parse as `prepare` does it, without starting Spark: the start-up is timed alone below.
+from rig.analysis.columnar import parse_event_logs
+analysis = stages.Analysis(run_dir=run_dir, run=rundir.read_run(run_dir))
+analysis.parsed = parse_event_logs(rundir.event_logs(run_dir),
+                                   stages._fields(stages.load_stages()),
+                                   rundir.event_table_path(run_dir))
+
+def jvm_cpu():  # user + system CPU seconds of Spark's JVM so far
+    from pyspark import SparkContext
+    fields = Path(f"/proc/{SparkContext._gateway.proc.pid}/stat").read_text().rsplit(")", 1)[1]
+    utime, stime = fields.split()[11:13]
+    return (int(utime) + int(stime)) / os.sysconf("SC_CLK_TCK")
+
+from rig.analysis.spark import get_spark
+started = time.perf_counter()
+spark = get_spark()
+spark.range(1).count()
+start_s, start_cpu = time.perf_counter() - started, jvm_cpu()
+from pyspark.sql import functions as F
+started = time.perf_counter()
+analysis.open_table().groupBy("variant").agg(F.count(F.lit(1))).toArrow()
+query_s, query_cpu = time.perf_counter() - started, jvm_cpu() - start_cpu
+started, before = time.perf_counter(), jvm_cpu()
+stages.analyse(run_dir)  # then the whole analysis, in the same, no longer cold JVM
+rest_s, rest_cpu = time.perf_counter() - started, jvm_cpu() - before
+print(json.dumps({"start_s": start_s, "start_cpu": start_cpu, "query_s": query_s,
+                  "query_cpu": query_cpu, "rest_s": rest_s, "rest_cpu": rest_cpu,
+                  "events": analysis.parsed.lines}))
+"""
+
+
 CODE_ROOT = ROOT  # where the children import rig from (--code-root: an older checkout)
 
 
@@ -120,6 +172,18 @@ def _stages(timings: dict) -> str:
 def run_case(name: str, events: str) -> None:
     scenario, sets, _ = CASES[name]
     with tempfile.TemporaryDirectory() as tmp:
+        if name == "seed-first-query":
+            r = _child(FIRST_QUERY, [str(scenario), tmp])
+            print(f"{name}\n  {r['events']:>10,} events; Spark start-up {r['start_s']:.2f} s "
+                  f"({r['start_cpu']:.2f} JVM CPU s); then one query (the events per variant) "
+                  f"{r['query_s']:.2f} s ({r['query_cpu']:.2f} JVM CPU s)\n"
+                  f"  ratio to the start-up {r['query_s'] / r['start_s']:.2f}× wall, "
+                  f"{r['query_cpu'] / r['start_cpu']:.2f}× JVM CPU (the seed's whole run may "
+                  f"add 0.4× to the start-up, simulation and report included)\n"
+                  f"  then rig's whole analysis in that JVM {r['rest_s']:.2f} s "
+                  f"({r['rest_cpu']:.2f} JVM CPU s, {r['rest_cpu'] / r['start_cpu']:.2f}× the "
+                  f"start-up's)")
+            return
         if name == "seed-rig-run":
             r = _child(WHOLE_RUN, [str(scenario), tmp])
             print(f"{name}\n  {r['events']:>10,} events; whole `rig run` {r['run_s']:6.1f} s "
