@@ -305,15 +305,21 @@ def stage(given: Path) -> Staging:
         # Locked under a name no cleaner looks at, then renamed: a cleaner never finds the
         # owner file unlocked while its process lives.
         fresh = staging.owner_path.with_name(staging.owner_path.name + "-new")
-        owner = open(fresh, "xb")  # noqa: SIM115 - held while the process lives
-        with suppress(OSError):  # no locks here: the folder is then never taken for stale
-            fcntl.flock(owner, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        owner.write(f"rig process {pid}, started {dt.datetime.now():%Y-%m-%d %H:%M:%S}\n"
-                    .encode())
-        owner.flush()
-        staging._owner = owner
-        fresh.rename(staging.owner_path)
-        path.mkdir()
+        staging._owner = open(fresh, "xb")  # noqa: SIM115 - held while the process lives
+        try:
+            with suppress(OSError):  # no locks here: the folder is then never taken for stale
+                fcntl.flock(staging._owner, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            staging._owner.write(f"rig process {pid}, started "
+                                 f"{dt.datetime.now():%Y-%m-%d %H:%M:%S}\n".encode())
+            staging._owner.flush()
+            fresh.rename(staging.owner_path)
+            path.mkdir()
+        except OSError:
+            # No folder, so no owner file either: closed and removed now, not left locked
+            # until the collector closes it (a second run in this process could not clean it).
+            staging._release()
+            fresh.unlink(missing_ok=True)
+            raise
     except OSError as exc:
         raise write_error(exc, given) from None
     return staging

@@ -26,8 +26,9 @@ from tests.conftest import ROOT, SMALL
 def no_spark(monkeypatch: pytest.MonkeyPatch) -> None:
     """These tests are about folders: skip Spark and the report."""
     from rig.analysis import stages
+    from rig.analysis.analysis import Timings
 
-    monkeypatch.setattr(stages, "analyse", lambda run_dir, **_: ({}, stages.Timings()))
+    monkeypatch.setattr(stages, "analyse", lambda run_dir, **_: ({}, Timings()))
 
 
 def _run(path: Path, out: Path) -> pipeline.RunOutcome:
@@ -308,6 +309,27 @@ def test_a_file_system_that_refuses_the_run_is_one_line(write_scenario: Any, tmp
     _one_line(_cli("run", str(scenario), "--out", str(tmp_path / "out"), "--workers", "1"),
               os.strerror(code))
     assert not (tmp_path / "out").exists() and _hidden(tmp_path) == []
+
+
+def test_a_staging_folder_refused_leaves_no_owner_file(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The owner file is made before its folder; when the folder is refused, the owner file
+    goes too, at once: left behind (locked until the collector closed it), the next run of
+    this process could not clean it and the user's folder kept a stray `.owner`."""
+    from rig import promotion
+    from rig.errors import RunDirError
+
+    real_mkdir = Path.mkdir
+
+    def mkdir(self: Path, *args: Any, **kw: Any) -> None:
+        if ".staging-" in self.name:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(self))
+        real_mkdir(self, *args, **kw)
+
+    monkeypatch.setattr(Path, "mkdir", mkdir)
+    with pytest.raises(RunDirError, match=os.strerror(errno.ENOSPC)):
+        promotion.stage(tmp_path / "out")
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
 
 
 # Each child is a whole `rig run` up to its analysis, which is replaced: the run writes its
