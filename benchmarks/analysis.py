@@ -115,6 +115,7 @@ from rig.simulate import simulate
 from rig import pipeline, rundir
 from rig.pipeline import RunOptions
 from rig.analysis import stages
+from rig.analysis.analysis import Analysis
 scenario = load_scenario(sys.argv[1], sets=[])
 run_dir = Path(sys.argv[2])
 rundir.write_run(run_dir, pipeline._run_json(scenario, RunOptions(command="bench")))
@@ -123,7 +124,7 @@ results = {v.name: simulate(v, rundir.event_log(run_dir, v.name), scenario=scena
 pipeline.record_checks(run_dir, scenario, results)
 # The parse as `prepare` does it, without starting Spark: the start-up is timed alone below.
 from rig.analysis.columnar import parse_event_logs
-analysis = stages.Analysis(run_dir=run_dir, run=rundir.read_run(run_dir))
+analysis = Analysis(run_dir=run_dir, run=rundir.read_run(run_dir))
 analysis.parsed = parse_event_logs(rundir.event_logs(run_dir),
                                    stages._fields(stages.load_stages()),
                                    rundir.event_table_path(run_dir))

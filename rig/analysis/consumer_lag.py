@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rig import rundir
+from rig.analysis.analysis import Analysis
 from rig.analysis.buckets import MAX_POINTS, bucket_seconds, span_seconds
-from rig.analysis.stages import Analysis, FunctionStage, run_stage
+from rig.analysis.stages import FunctionStage, run_stage
 from rig.events import names
 
 if TYPE_CHECKING:

@@ -2,7 +2,7 @@
 whichever way they were logged.
 
 Every analysis stage reads the event table (rig.analysis.columnar, through
-rig.analysis.stages.Analysis.events) with a schema of the fields it needs; a line that is not
+rig.analysis.analysis.Analysis.events) with a schema of the fields it needs; a line that is not
 JSON, or a field of the wrong type, is nulls there instead of failing the run. A stage that
 reads fetches reads them through
 `fetch_rows` (or `fetch_runs`), never by the names fetch.request / fetch.response: with

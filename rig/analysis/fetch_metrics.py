@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rig import rundir
+from rig.analysis.analysis import Analysis
 from rig.analysis.events import (
     idle_fetch_runs,
     idle_per_second,
@@ -23,7 +24,7 @@ from rig.analysis.events import (
     with_fetch_fields,
 )
 from rig.analysis.faults import fault_rows_of
-from rig.analysis.stages import Analysis, FunctionStage, run_stage
+from rig.analysis.stages import FunctionStage, run_stage
 from rig.analysis.timeline import fetch_timeline
 from rig.events import names
 

@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rig import rundir
+from rig.analysis.analysis import Analysis
 from rig.analysis.events import spark_sorted
-from rig.analysis.stages import Analysis, FunctionStage, run_stage
+from rig.analysis.stages import FunctionStage, run_stage
 from rig.events import names
 
 if TYPE_CHECKING:

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rig import rundir
-from rig.analysis.stages import Analysis, FunctionStage, run_stage
+from rig.analysis.analysis import Analysis
+from rig.analysis.stages import FunctionStage, run_stage
 
 if TYPE_CHECKING:
     from pyspark.sql.types import StructType

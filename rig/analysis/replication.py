@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rig import rundir
+from rig.analysis.analysis import Analysis
 from rig.analysis.availability import EVENTS as AVAILABILITY_EVENTS
 from rig.analysis.availability import fencing_delays, under_min_isr_seconds
 from rig.analysis.events import spark_sorted, with_fetch_fields
@@ -27,7 +28,7 @@ from rig.analysis.fault_reaction import (
 )
 from rig.analysis.isr import spread
 from rig.analysis.side_by_side import side_by_side
-from rig.analysis.stages import Analysis, FunctionStage, run_stage
+from rig.analysis.stages import FunctionStage, run_stage
 from rig.events import names
 
 if TYPE_CHECKING:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rig import rundir
+from rig.analysis.analysis import Analysis
 from rig.analysis.buckets import bucket_seconds
 from rig.analysis.events import (
     idle_fetch_runs,
@@ -23,7 +24,7 @@ from rig.analysis.events import (
     to_arrow,
     with_fetch_fields,
 )
-from rig.analysis.stages import Analysis, FunctionStage, run_stage
+from rig.analysis.stages import FunctionStage, run_stage
 from rig.events import names
 from rig.protocol.errors import FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH
 

@@ -16,22 +16,22 @@ from __future__ import annotations
 import contextlib
 import gc
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from functools import partial
 from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from rig import rundir
-from rig.analysis.columnar import ParsedLogs, column_name, parse_event_logs
+from rig.analysis.analysis import Analysis, Timings
+from rig.analysis.columnar import parse_event_logs
 from rig.analysis.side_by_side import STAGE_THREADS, VariantEntries, run_side_by_side
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
-__all__ = ["STAGES", "STAGE_THREADS", "Analysis", "FunctionStage", "Stage", "Timings", "analyse",
+__all__ = ["STAGES", "STAGE_THREADS", "FunctionStage", "Stage", "analyse",
            "load_stages", "run_stage", "run_stages"]
 
 # In order: the summary keys of a variant come in the order the stages add them.
@@ -82,143 +82,6 @@ class FunctionStage:
 
     def run(self, analysis: Analysis) -> VariantEntries:
         return self.job(analysis)
-
-
-@dataclass
-class Timings:
-    """Where an analysis spent its wall time, in seconds (summary.json's `timings`)."""
-
-    spark_start: float = 0.0
-    parse: float = 0.0
-    stages: dict[str, float] = field(default_factory=dict)  # each stage's own wall time
-    stages_wall: float | None = None  # all stages, run side by side (None: never run)
-
-    def as_json(self) -> dict[str, Any]:
-        wall = self.stages_wall if self.stages_wall is not None else sum(self.stages.values())
-        return {"spark_start_seconds": round(self.spark_start, 3),
-                "parse_seconds": round(self.parse, 3),
-                "stages": {name: round(s, 3) for name, s in self.stages.items()},
-                "analysis_seconds": round(self.parse + wall, 3)}
-
-
-@dataclass
-class Analysis:
-    """One run directory being analysed: run.json, the parsed event table, the Spark session.
-
-    `variants` are run.json's, in order; `durations` their declared duration_ms (None when
-    unknown). `parsed` is None when the run has no event logs: then no stage starts Spark.
-    """
-
-    run_dir: Path
-    spark_master: str | None = None
-    run: dict[str, Any] = field(default_factory=dict)
-    parsed: ParsedLogs | None = None
-    timings: Timings = field(default_factory=Timings)
-    _spark: SparkSession | None = None
-    _table: DataFrame | None = None
-    _kinds: dict[str, str] | None = None  # the table's columns and their Spark types
-
-    @property
-    def variants(self) -> list[str]:
-        return [str(v) for v in (self.run.get("variants") or {})]
-
-    @property
-    def durations(self) -> dict[str, Any]:
-        declared = self.run.get("variants") or {}
-        return {str(v): (info or {}).get("duration_ms") for v, info in declared.items()}
-
-    def spark(self) -> SparkSession:
-        """The process's Spark session (prepare started it while it parsed)."""
-        if self._spark is None:
-            from rig.analysis.spark import get_spark
-
-            self._spark = get_spark(self.spark_master)
-        return self._spark
-
-    def logged(self, event: str) -> bool:
-        """Whether the event logs hold an event of that name."""
-        return self.parsed is not None and self.parsed.names.get(event, 0) > 0
-
-    def events(self, schema: StructType) -> DataFrame | None:
-        """The event table with the columns of `schema` (None: the run has no event logs).
-
-        Raises ValueError for a field no stage declared (it is not in the table)."""
-        if self.parsed is None:
-            return None
-        from pyspark.sql import functions as F
-
-        return self.open_table().select(*(F.col(column).alias(name)
-                                          for column, name in self._columns(schema)))
-
-    def open_table(self) -> DataFrame:
-        """The whole event table as one DataFrame, read once; every stage selects from it.
-        The analysis opens it before its stages run side by side, so none of them races to."""
-        assert self.parsed is not None
-        self._table_kinds()
-        if self._table is None:
-            from rig.analysis.events import hadoop_path
-
-            self._table = self.spark().read.parquet(hadoop_path(self.parsed.table))
-        return self._table
-
-    def _table_kinds(self) -> dict[str, str]:
-        """The table's columns and their Spark types, from the file's schema (no Spark)."""
-        assert self.parsed is not None
-        if self._kinds is None:
-            import pyarrow.parquet as pq
-
-            from rig.analysis.columnar import spark_kind
-
-            self._kinds = {f.name: spark_kind(f.type)
-                           for f in pq.read_schema(self.parsed.table)}
-        return self._kinds
-
-    def _columns(self, schema: StructType) -> list[tuple[str, str]]:
-        """(the table's column, the field's name) for each field of `schema`."""
-        kinds = self._table_kinds()
-        picked = []
-        for wanted in schema.fields:
-            kind = wanted.dataType.simpleString()
-            column = next((c for c in (column_name(wanted.name, kind, True), wanted.name)
-                           if kinds.get(c) == kind), None)
-            if column is None:
-                raise ValueError(f"no stage declares the event field {wanted.name} ({kind})")
-            picked.append((column, wanted.name))
-        return picked
-
-    def rare(self, events: Iterable[str], schema: StructType,
-             fields: Sequence[str] = ()) -> list[dict[str, Any]]:
-        """The rows of the few `events` named (cluster changes, faults, samples: never the
-        fetches or produces that make a log big) with the fields of `schema` (or those of
-        them named in `fields`, in that order), in the table's order (the logs' order), as
-        dicts; none when the run has no event logs.
-
-        Read here, on the driver, straight from the table's file: a stage that walks a handful
-        of events in Python needs no Spark job for them (issue 19). The values are the table's,
-        as Spark would collect them; the driver wrote the file, so it can always read it."""
-        if self.parsed is None:
-            return []
-        import pyarrow as pa
-        import pyarrow.compute as pc
-        import pyarrow.parquet as pq
-
-        picked = self._columns(schema)
-        if fields:
-            named = dict((name, column) for column, name in picked)
-            picked = [(named[name], name) for name in fields]
-        wanted = pa.array(sorted(set(events)), pa.string())
-        columns = sorted({column for column, _ in picked} | {"event"})
-        found = []
-        for batch in pq.ParquetFile(self.parsed.table).iter_batches(columns=columns):
-            chosen = batch.filter(pc.fill_null(pc.is_in(batch.column("event"), wanted), False))
-            if chosen.num_rows:
-                found.append(pa.Table.from_batches([chosen]).select(
-                    [column for column, _ in picked]).rename_columns(
-                    [name for _, name in picked]))
-        if not found:
-            return []
-        rows: list[dict[str, Any]] = pa.concat_tables(found).to_pylist()
-        return rows
 
 
 def load_stages(names: Sequence[str] = STAGES) -> list[Stage]:
@@ -306,19 +169,25 @@ def _analyse(run_dir: Path, *, spark_master: str | None,
             f"(Spark started meanwhile, in {timings.spark_start:.2f} s)")
         for warning in analysis.parsed.warnings():
             say(f"  warning: {warning}")
-    if analysis.parsed is not None:
-        analysis.open_table()  # before the threads: every stage then shares one table
-    began = time.perf_counter()
-    merged = run_side_by_side([(stage.name, partial(stage.run, analysis)) for stage in chosen],
-                              timings.stages, say=say, begin=begin)
-    timings.stages_wall = time.perf_counter() - began
+    try:
+        if analysis.parsed is not None:
+            analysis.open_table()  # before the threads: every stage then shares one table
+        began = time.perf_counter()
+        merged = run_side_by_side([(stage.name, partial(stage.run, analysis))
+                                   for stage in chosen], timings.stages, say=say, begin=begin)
+        timings.stages_wall = time.perf_counter() - began
+    finally:
+        analysis.close()
     return merged, timings
 
 
 def run_stage(stage: Stage, run_dir: Path, *, spark_master: str | None = None) -> dict[str, Any]:
     """One stage on `run_dir` alone (its own parse of the logs): `{"variants": entries}`."""
     analysis = prepare(run_dir, [stage], spark_master=spark_master)
-    return {"variants": stage.run(analysis)}
+    try:
+        return {"variants": stage.run(analysis)}
+    finally:
+        analysis.close()
 
 
 def run_stages(run_dir: Path, *, spark_master: str | None = None) -> VariantEntries:

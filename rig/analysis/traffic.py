@@ -31,7 +31,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rig import rundir
-from rig.analysis.stages import Analysis, FunctionStage, run_stage
+from rig.analysis.analysis import Analysis
+from rig.analysis.stages import FunctionStage, run_stage
 from rig.cost import GB, MONTH_MS, PROFILES, Prices
 from rig.events import names
 

@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 
 from rig import rundir
+from rig.analysis.analysis import Analysis
 from rig.analysis.side_by_side import side_by_side
-from rig.analysis.stages import STAGE_THREADS, Analysis, FunctionStage, analyse
+from rig.analysis.stages import STAGE_THREADS, FunctionStage, analyse
 
 
 def _run_dir(tmp_path: Path) -> Path:
