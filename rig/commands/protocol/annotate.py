@@ -11,7 +11,6 @@ import orjson
 
 from rig.errors import ProtocolError
 from rig.protocol import FETCH_API_KEY, is_flexible
-from rig.protocol.fetch import ArrayOf, Field, Schema
 from rig.protocol.primitives import (
     ARRAY_PREFIX,
     NULLABLE_STRING,
@@ -21,6 +20,7 @@ from rig.protocol.primitives import (
     Reader,
     Scalar,
 )
+from rig.protocol.schema import ArrayOf, Field, Schema
 
 _I16 = struct.Struct(">h")
 _I32 = struct.Struct(">i")

@@ -31,7 +31,8 @@ from rig.protocol import (
     decode_request_header,
     decode_response_header,
 )
-from rig.protocol.fetch import FETCH_REQUEST, FETCH_RESPONSE
+from rig.protocol.fetch_request import FETCH_REQUEST
+from rig.protocol.fetch_response import FETCH_RESPONSE
 from rig.scenario.source import read_limited
 
 MAX_INPUT_BYTES = 256 << 20  # the most --decode reads

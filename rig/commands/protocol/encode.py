@@ -35,7 +35,8 @@ from rig.protocol import (
     request_header_version,
     response_header_version,
 )
-from rig.protocol.fetch import FETCH_REQUEST, FETCH_RESPONSE
+from rig.protocol.fetch_request import FETCH_REQUEST
+from rig.protocol.fetch_response import FETCH_RESPONSE
 
 
 def encode_example(ex: Example, response: bool, client_id: str, correlation_id: int, show_hex: bool,

@@ -8,8 +8,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from rig.commands.protocol.annotate import Span
-from rig.protocol.fetch import ArrayOf, Schema
 from rig.protocol.primitives import RECORDS, UUID, Scalar
+from rig.protocol.schema import ArrayOf, Schema
 
 _ELIDE_OVER = 256  # bytes: longer fields (records) show their first and last lines only
 
