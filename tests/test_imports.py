@@ -174,7 +174,6 @@ def test_planted_imports_against_the_flow_are_found() -> None:
 # long. A ratchet: a listed module may shrink (then lower its count, or drop it once ≤ 300) but
 # never grow, and no other module may pass 300 lines (rig/cluster/ has no entry, by rule).
 OVER_300: dict[str, tuple[int, str]] = {
-    "report/compare.py": (424, "not split yet: `rig compare` of two runs' summaries"),
     "search/fuzz.py": (407, "not split yet: the fuzz session (draw, run, shrink, replay, report)"),
     "workload/producer.py": (397, "not split yet: the producer's accumulator, sender, retries"),
     "report/firstscreen.py": (375, "not split yet: the report's first screen"),
