@@ -6,28 +6,29 @@ size messages from a shape with `request_body_size` / `response_body_size` inste
 
 from rig.errors import ProtocolError
 from rig.protocol.fetch import (
-    FETCH_API_KEY,
-    FETCH_VERSIONS,
-    FIRST_FLEXIBLE_VERSION,
-    AbortedTransaction,
-    EpochEndOffset,
-    FetchPartition,
-    FetchRequest,
-    FetchResponse,
-    FetchResponsePartition,
-    FetchResponseTopic,
-    FetchTopic,
-    ForgottenTopic,
-    LeaderIdAndEpoch,
-    NodeEndpoint,
-    SnapshotId,
     decode_fetch_request,
     decode_fetch_response,
     encode_fetch_request,
     encode_fetch_response,
-    is_flexible,
     normalize_fetch_request,
     normalize_fetch_response,
+)
+from rig.protocol.fetch_request import FetchPartition, FetchRequest, FetchTopic, ForgottenTopic
+from rig.protocol.fetch_response import (
+    AbortedTransaction,
+    EpochEndOffset,
+    FetchResponse,
+    FetchResponsePartition,
+    FetchResponseTopic,
+    LeaderIdAndEpoch,
+    NodeEndpoint,
+    SnapshotId,
+)
+from rig.protocol.fetch_versions import (
+    FETCH_API_KEY,
+    FETCH_VERSIONS,
+    FIRST_FLEXIBLE_VERSION,
+    is_flexible,
 )
 from rig.protocol.header import (
     SIZE_PREFIX_BYTES,

@@ -10,7 +10,7 @@ import struct
 from dataclasses import dataclass
 
 from rig.errors import ProtocolError
-from rig.protocol.fetch import FETCH_API_KEY, check_version, is_flexible
+from rig.protocol.fetch_versions import FETCH_API_KEY, check_version, is_flexible
 from rig.protocol.primitives import NULLABLE_STRING, CodecFailure, Reader, write_uvarint
 
 SIZE_PREFIX_BYTES = 4

@@ -12,38 +12,36 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 
 from rig.errors import ProtocolError
-from rig.protocol.fetch import (
-    ABORTED_TRANSACTION,
-    EPOCH_END_OFFSET,
+from rig.protocol.fetch_request import (
     FETCH_PARTITION,
     FETCH_REQUEST,
-    FETCH_RESPONSE,
     FETCH_TOPIC,
     FORGOTTEN_TOPIC,
+    REPLICA_STATE,
+    FetchPartition,
+    FetchRequest,
+    FetchTopic,
+    ForgottenTopic,
+)
+from rig.protocol.fetch_response import (
+    ABORTED_TRANSACTION,
+    EPOCH_END_OFFSET,
+    FETCH_RESPONSE,
     LEADER_ID_AND_EPOCH,
     NODE_ENDPOINT,
-    REPLICA_STATE,
     RESPONSE_PARTITION,
     RESPONSE_TOPIC,
     SNAPSHOT_ID,
     AbortedTransaction,
     EpochEndOffset,
-    FetchPartition,
-    FetchRequest,
     FetchResponse,
     FetchResponsePartition,
     FetchResponseTopic,
-    FetchTopic,
-    ForgottenTopic,
     LeaderIdAndEpoch,
     NodeEndpoint,
-    Schema,
     SnapshotId,
-    carries,
-    check_version,
-    fixed_size,
-    is_flexible,
 )
+from rig.protocol.fetch_versions import check_version, is_flexible
 from rig.protocol.primitives import (
     INT32,
     RecordsLength,
@@ -52,6 +50,7 @@ from rig.protocol.primitives import (
     string_size,
     tagged_field_size,
 )
+from rig.protocol.schema import Schema, carries, fixed_size
 
 # -- shapes --------------------------------------------------------------------------------------
 

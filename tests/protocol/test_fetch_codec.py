@@ -38,7 +38,8 @@ from rig.protocol import (
     normalize_fetch_request,
     normalize_fetch_response,
 )
-from rig.protocol.fetch import Schema, iter_schemas
+from rig.protocol.fetch import iter_schemas
+from rig.protocol.schema import Schema
 
 VERSIONS = list(FETCH_VERSIONS)
 MiB = 1 << 20

@@ -14,7 +14,7 @@ from __future__ import annotations
 import pytest
 
 from rig.errors import ProtocolError
-from rig.protocol.fetch import (
+from rig.protocol import (
     FetchPartition,
     FetchRequest,
     FetchResponse,
