@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rig.cluster.kraft import replica_set
 from rig.cluster.kraft.metadata_log import (
     FETCH_BYTES,
     FETCH_MAX_WAIT_MS,
@@ -163,15 +164,24 @@ class BrokerMetadataPublisher:
             return
         broker.metadata_cache.update({k: image[k].leader for k in keys},
                                      {k: image[k].isr for k in keys})
+        plane = self.plane
         for key in keys:
+            part = image[key]
             replica = broker.replicas.get(key)
-            if replica is not None:
-                self._publish_partition(replica, image[key])
+            if broker.id not in part.replicas:  # TopicDelta.localChanges: deletes
+                if replica is not None:
+                    replica_set.delete(plane, broker, replica)
+                continue
+            if replica is None:  # a reassignment added this broker
+                replica = replica_set.create(plane, broker, key, part.replicas)
+            self._publish_partition(replica, part)
 
     def _publish_partition(self, replica: Replica, part: PartitionRegistration) -> None:
         """ReplicaManager.applyDelta for one partition this broker holds."""
         broker = self.broker
         rm = broker.replica_manager
+        if part.replicas != replica.assignment:
+            replica_set.update_assignment(self.plane, broker, replica, part.replicas)
         if part.leader_epoch > replica.leader_epoch:
             if part.leader == broker.id:
                 rm.become_leader(replica, part)
