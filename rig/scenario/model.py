@@ -229,9 +229,12 @@ class FaultSpec:
     heal_after_ms: int | None = None
     description: str = ""
     # alter-config: the topic whose settings change (None: the cluster-wide default) and what
-    # they become (min.insync.replicas only)
+    # they become (min.insync.replicas only); reassign: the topic of the partition it moves
     topic: str | None = None
     config: Mapping[str, Any] = field(default_factory=dict)
+    # reassign: the partition of `topic` and its target replicas, in order
+    partition: int | None = None
+    replicas: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
