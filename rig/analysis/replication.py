@@ -54,7 +54,8 @@ def _schema() -> StructType:
         ("duration_ms", long), ("removed", T.ArrayType(long)), ("previous", long),
         ("offset", long), ("hw", long), ("leader", T.BooleanType()),
         ("leaderless_ms", T.DoubleType()), ("stale_ms", T.DoubleType()), ("broker", long),
-        ("min_insync_replicas", long), ("reason", text),
+        ("min_insync_replicas", long), ("reason", text), ("removing", T.ArrayType(long)),
+        ("error_code", long),
     ]
     # The fetch fields are for the catch-up bytes (rig.analysis.fault_reaction).
     return with_fetch_fields(T.StructType([T.StructField(n, k, nullable=True)
@@ -107,6 +108,14 @@ def _counts(events: DataFrame) -> dict[str, dict[str, Any]]:
         F.max(F.when(F.col("event") == names.BROKER_METADATA_RESUMED, F.col("stale_ms"))
               ).alias("max_metadata_stale_ms"),
         count_of(names.BROKER_HALT).alias("broker_halts"),
+        # Reassignments (KRaft, KIP-455): NEW_LEADER_ELECTED answers, leaders elected as one
+        # completed, replicas created and deleted.
+        count_of(names.ALTER_PARTITION_REJECTED, F.col("error_code") == 108).alias(
+            "new_leader_elected"),
+        count_of(names.LEADER_ELECTED, F.col("reason") == "reassignment").alias(
+            "reassignment_elections"),
+        count_of(names.REPLICA_CREATED).alias("replicas_created"),
+        count_of(names.REPLICA_DELETED).alias("replicas_deleted"),
     ).collect()
     return {row["variant"]: row.asDict() for row in rows if row["variant"] is not None}
 
@@ -146,7 +155,7 @@ def _selected(analysis: Analysis) -> list[dict[str, Any]]:
     order (nulls first, as Spark orders)."""
     chosen = analysis.rare(_SELECTED, _schema(), (
         "variant", "event", "t_ms", "seq", "topic", "partition", "isr", "replicas", "fault",
-        "kind", "targets", "removed", "previous", "broker", "min_insync_replicas"))
+        "kind", "targets", "removed", "previous", "broker", "min_insync_replicas", "removing"))
     return spark_sorted(chosen, "variant", "seq")
 
 
@@ -167,12 +176,30 @@ def _timeline(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
           for row in rows if row["event"] == names.PARTITION_ASSIGNED}
     state: dict[tuple[Any, Any, Any], tuple[int | None, int]] = {}  # (under, offline)
     running: dict[Any, list[int | None]] = {}  # per variant: [under, offline]
+    isrs = {(row["variant"], row["topic"], row["partition"]): row["replicas"]
+            for row in rows if row["event"] == names.PARTITION_ASSIGNED}  # the last ISR known
     points = []
     for row in rows:
         key = (row["variant"], row["topic"], row["partition"])
-        if row["event"] not in _ISR_EVENTS or key not in rf or None in key:
+        if key not in rf or None in key:
             continue
-        offline = int(row["event"] == names.PARTITION_OFFLINE)
+        event = row["event"]
+        if event == names.PARTITION_CHANGE and row["replicas"] is not None:
+            # A reassignment changes the replica count; Kafka counts a partition under
+            # replicated by its target's (Partition.isUnderReplicated: replicationFactor is
+            # replicas − removing while one is in progress).
+            size = len(row["replicas"]) - len(row["removing"] or ())
+            if size == rf[key]:
+                continue
+            rf[key] = size
+            if state.get(key, (0, 0))[1]:
+                continue  # offline: the new count applies from the next change
+            row = {**row, "isr": isrs[key]}
+        elif event not in _ISR_EVENTS:
+            continue
+        else:
+            isrs[key] = row["isr"]
+        offline = int(event == names.PARTITION_OFFLINE)
         isr, replicas = _size(row["isr"]), rf[key]
         under = 0 if offline else (None if isr is None or replicas is None
                                    else int(isr < replicas))
@@ -336,6 +363,9 @@ def _replication_stage(analysis: Analysis) -> dict[str, dict[str, Any]]:
                 # None: no active controller was lost (no failover, or one controller)
                 "max_leaderless_ms": _rounded(c.get("max_leaderless_ms")),
                 "max_metadata_stale_ms": _rounded(c.get("max_metadata_stale_ms")),
+                **{key: int(c.get(key) or 0) for key in (
+                    "new_leader_elected", "reassignment_elections", "replicas_created",
+                    "replicas_deleted")},
             },
         }
     rundir.write_metric(analysis.run_dir, rundir.RECOVERY, recovery)
