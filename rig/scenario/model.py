@@ -229,10 +229,9 @@ class FaultSpec:
     heal_after_ms: int | None = None
     description: str = ""
     # alter-config: the topic whose settings change (None: the cluster-wide default) and what
-    # they become (min.insync.replicas only); reassign: the topic of the partition it moves
+    # they become (min.insync.replicas only); reassign: a partition's topic, its index, the target
     topic: str | None = None
     config: Mapping[str, Any] = field(default_factory=dict)
-    # reassign: the partition of `topic` and its target replicas, in order
     partition: int | None = None
     replicas: tuple[int, ...] = ()
 
@@ -292,8 +291,7 @@ class VariantSpec:
     faults: tuple[FaultSpec, ...] = ()
     quiesce_ms: int = 120_000
     events: str = "full"  # full | fetch-aggregated (idle fetch rounds in closed form)
-    # KRaft's quorum (cluster.controllers); empty: one controller node that never fails.
-    controllers: tuple[ControllerSpec, ...] = ()
+    controllers: tuple[ControllerSpec, ...] = ()  # KRaft's quorum; (): one that never fails
 
     def broker_config(self, broker: int) -> BrokerConfig:
         return self.broker_configs.get(broker, self.config)
@@ -309,8 +307,7 @@ class Scenario:
     variants: tuple[VariantSpec, ...]
     expectations: tuple[Expectation, ...]
     document: Mapping[str, Any]  # the base document after --set overrides
-    # expectations about variants this run leaves out (`--variant`): neither passed nor failed
-    skipped_expectations: tuple[Expectation, ...] = ()
+    skipped_expectations: tuple[Expectation, ...] = ()  # of variants `--variant` left out
     # `report.headline`: the figures the report leads with, paths under variants.<name>.
     report_headline: tuple[str, ...] = ()
 
