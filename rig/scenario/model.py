@@ -65,13 +65,13 @@ class BrokerConfig:
     # KRaft (docs/kafka.md §12): BrokerLifecycleManager's heartbeat, the controller's session.
     broker_heartbeat_interval_ms: int = 2000
     broker_session_timeout_ms: int = 9000
-    # KRaft's quorum (KIP-595; docs/kafka.md §12): controller.quorum.* and the profile's rules.
-    controller_quorum_election_timeout_ms: int = 1000
+    controller_quorum_election_timeout_ms: int = 1000  # KRaft's quorum (KIP-595; §12)
     controller_quorum_fetch_timeout_ms: int = 2000
     raft_pre_vote: bool = False  # KIP-996 (4.0)
     raft_check_quorum: bool = False  # KAFKA-15489 (3.7)
     eligible_leader_replicas_enable: bool = False  # KIP-966; the profile's default (4.1+: on)
     leader_epoch_bump_on_shrink: bool = False  # before metadata version 3.6 (KAFKA-15021)
+    broker_epoch_checks: bool = True  # KIP-903 (3.5+), whatever protocol.fetch_version says
     elect_fenced_last_known_leader: bool = False  # before 4.1 (KAFKA-19522)
     max_incremental_fetch_session_cache_slots: int = 1000
     min_insync_replicas: int = 1
