@@ -27,6 +27,9 @@ from rig.analysis.fault_reaction import (
     visibility_delays,
 )
 from rig.analysis.isr import spread
+from rig.analysis.partition_timeline import ISR_EVENTS as _ISR_EVENTS
+from rig.analysis.partition_timeline import partition_seconds as _partition_seconds
+from rig.analysis.partition_timeline import timeline as _timeline
 from rig.analysis.side_by_side import side_by_side
 from rig.analysis.stages import FunctionStage, run_stage
 from rig.events import names
@@ -37,7 +40,6 @@ if TYPE_CHECKING:
 
 __all__ = ["STAGE", "analyze_replication"]
 
-_ISR_EVENTS = (names.ISR_SHRINK, names.ISR_EXPAND, names.LEADER_ELECTED, names.PARTITION_OFFLINE)
 _SELECTED = (names.PARTITION_ASSIGNED, *_ISR_EVENTS, names.FAULT_INJECT, names.FAULT_HEAL,
              names.ZK_PARTITION_STATE, names.PARTITION_CHANGE, names.TOPIC_CREATED,
              *AVAILABILITY_EVENTS)
@@ -55,7 +57,8 @@ def _schema() -> StructType:
         ("duration_ms", long), ("removed", T.ArrayType(long)), ("previous", long),
         ("offset", long), ("hw", long), ("leader", T.BooleanType()),
         ("leaderless_ms", T.DoubleType()), ("stale_ms", T.DoubleType()), ("broker", long),
-        ("min_insync_replicas", long), ("reason", text),
+        ("min_insync_replicas", long), ("reason", text), ("removing", T.ArrayType(long)),
+        ("error_code", long),
     ]
     # The fetch fields are for the catch-up bytes (rig.analysis.fault_reaction).
     return with_fetch_fields(T.StructType([T.StructField(n, k, nullable=True)
@@ -108,6 +111,14 @@ def _counts(events: DataFrame) -> dict[str, dict[str, Any]]:
         F.max(F.when(F.col("event") == names.BROKER_METADATA_RESUMED, F.col("stale_ms"))
               ).alias("max_metadata_stale_ms"),
         count_of(names.BROKER_HALT).alias("broker_halts"),
+        # Reassignments (KRaft, KIP-455): NEW_LEADER_ELECTED answers, leaders elected as one
+        # completed, replicas created and deleted.
+        count_of(names.ALTER_PARTITION_REJECTED, F.col("error_code") == 108).alias(
+            "new_leader_elected"),
+        count_of(names.LEADER_ELECTED, F.col("reason") == "reassignment").alias(
+            "reassignment_elections"),
+        count_of(names.REPLICA_CREATED).alias("replicas_created"),
+        count_of(names.REPLICA_DELETED).alias("replicas_deleted"),
     ).collect()
     return {row["variant"]: row.asDict() for row in rows if row["variant"] is not None}
 
@@ -147,56 +158,8 @@ def _selected(analysis: Analysis) -> list[dict[str, Any]]:
     order (nulls first, as Spark orders)."""
     chosen = analysis.rare(_SELECTED, _schema(), (
         "variant", "event", "t_ms", "seq", "topic", "partition", "isr", "replicas", "fault",
-        "kind", "targets", "removed", "previous", "broker", "min_insync_replicas"))
+        "kind", "targets", "removed", "previous", "broker", "min_insync_replicas", "removing"))
     return spark_sorted(chosen, "variant", "seq")
-
-
-def _size(values: list[Any] | None) -> int | None:
-    """Spark's size() in ANSI mode: null for a null array."""
-    return None if values is None else len(values)
-
-
-def _timeline(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Change points of (under-replicated, offline) partition counts per variant, from the
-    selected events in (variant, seq) order.
-
-    Every partition starts led and fully replicated; each ISR-carrying event of an assigned
-    partition (partition.assigned, logged once per partition when the cluster is built) sets
-    its state. Nulls follow Spark's SQL: an unknown ISR or replica count leaves that change
-    unknown, and a running count that has seen only unknowns is null."""
-    rf = {(row["variant"], row["topic"], row["partition"]): _size(row["replicas"])
-          for row in rows if row["event"] == names.PARTITION_ASSIGNED}
-    state: dict[tuple[Any, Any, Any], tuple[int | None, int]] = {}  # (under, offline)
-    running: dict[Any, list[int | None]] = {}  # per variant: [under, offline]
-    points = []
-    for row in rows:
-        key = (row["variant"], row["topic"], row["partition"])
-        if row["event"] not in _ISR_EVENTS or key not in rf or None in key:
-            continue
-        offline = int(row["event"] == names.PARTITION_OFFLINE)
-        isr, replicas = _size(row["isr"]), rf[key]
-        under = 0 if offline else (None if isr is None or replicas is None
-                                   else int(isr < replicas))
-        was_under, was_offline = state.get(key, (0, 0))
-        state[key] = (under, offline)
-        sums = running.setdefault(row["variant"], [None, None])
-        if under is not None:
-            sums[0] = (sums[0] or 0) + under - (was_under or 0)
-        sums[1] = (sums[1] or 0) + offline - was_offline
-        points.append({"variant": row["variant"], "t_ms": row["t_ms"], "seq": row["seq"],
-                       "under_replicated": sums[0], "offline": sums[1]})
-    return points
-
-
-def _partition_seconds(points: list[dict[str, Any]], end_ms: float | None) -> tuple[float, float]:
-    under = offline = 0.0
-    following: list[dict[str, Any] | None] = [*points[1:], None] if points else []
-    for here, after in zip(points, following, strict=True):
-        stop = after["t_ms"] if after is not None else (end_ms or here["t_ms"])
-        span = max(0.0, stop - here["t_ms"]) / 1000
-        under += here["under_replicated"] * span
-        offline += here["offline"] * span
-    return under, offline
 
 
 def _recovery(rows: list[dict[str, Any]],
@@ -337,6 +300,9 @@ def _replication_stage(analysis: Analysis) -> dict[str, dict[str, Any]]:
                 # None: no active controller was lost (no failover, or one controller)
                 "max_leaderless_ms": _rounded(c.get("max_leaderless_ms")),
                 "max_metadata_stale_ms": _rounded(c.get("max_metadata_stale_ms")),
+                **{key: int(c.get(key) or 0) for key in (
+                    "new_leader_elected", "reassignment_elections", "replicas_created",
+                    "replicas_deleted")},
             },
         }
     rundir.write_metric(analysis.run_dir, rundir.RECOVERY, recovery)

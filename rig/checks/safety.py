@@ -120,9 +120,9 @@ class ReplicasAgree(_Base):
                 self.unknown.append(f"{key[0]}-{key[1]} (no leader)")
                 continue
             for broker_id in partition.assignment:
-                if broker_id == partition.leader:
-                    continue
-                follower = partition.replicas[broker_id]
+                follower = partition.replicas.get(broker_id)
+                if broker_id == partition.leader or follower is None:
+                    continue  # (None: a replica a reassignment added, not created yet: empty)
                 limit = min(follower.high_watermark, lead.high_watermark)
                 for base, end, identity in follower.batches():
                     if end > limit:

@@ -62,6 +62,16 @@ def propose(replica: Replica, isr: tuple[int, ...], expand: list[int] | None) ->
     return pending
 
 
+def log_rejected(emit: Any, request: AlterPartitionRequest, error: int, **ignored: bool) -> None:
+    """`alter_partition.rejected`: the controller's error for one partition, as its leader
+    received it (`ignored=True`: the partition had moved on, and Partition ignores it)."""
+    key = request.key
+    emit(names.ALTER_PARTITION_REJECTED, broker=request.broker, topic=key[0], partition=key[1],
+         error_code=error, error=ERROR_NAMES.get(error, str(error)),
+         isr=list(request.new_isr), leader_epoch=request.leader_epoch,
+         partition_epoch=request.partition_epoch, **ignored)
+
+
 def handle_response(broker: Any, emit: Any, replica: Replica, pending: PendingIsr,
                     request: AlterPartitionRequest, error: int, answer: Answer | None) -> bool:
     """Partition.handleAlterIsrResponse for one partition; True when the change must be sent
@@ -69,12 +79,8 @@ def handle_response(broker: Any, emit: Any, replica: Replica, pending: PendingIs
     first) is ignored."""
     if replica.pending_isr is not pending or replica.role is not Role.LEADER:
         return False
-    key = replica.key
     if error:
-        emit(names.ALTER_PARTITION_REJECTED, broker=broker.id, topic=key[0], partition=key[1],
-             error_code=error, error=ERROR_NAMES.get(error, str(error)),
-             isr=list(request.new_isr), leader_epoch=request.leader_epoch,
-             partition_epoch=request.partition_epoch)
+        log_rejected(emit, request, error)
         if error in _RESET:
             replica.pending_isr = None
             return False

@@ -130,12 +130,13 @@ class Cluster:
             create(key, replicas)
 
     def start(self) -> None:
-        """Start as a running cluster (the control plane says how: ZooKeeper sessions and a
-        controller, or KRaft registrations and a quorum); no election happens at t=0."""
+        """Start as a running cluster (as the control plane says); no election at t=0."""
         self.control.start()
 
     def assignment(self, key: TopicPartition) -> tuple[int, ...]:
-        return self.assignments[key[0]][key[1]]
+        """The partition's replicas now (KRaft: its registration's, which reassign changes)."""
+        current = getattr(self.control, "current_replicas", None)
+        return current(key) if current is not None else self.assignments[key[0]][key[1]]
 
     def place_client(self, node: str, role: str, rack: str | None) -> None:
         """A producer's or consumer's client.rack: its links follow it, and the log says where
@@ -145,7 +146,6 @@ class Cluster:
         self.network.place(node, rack)
         self.log.emit(names.CLIENT_RACK, client=node, role=role, rack=rack)
 
-    # -- configuration lookups ---------------------------------------------------------------
     def unclean_election(self, key: TopicPartition) -> bool:
         return self.topics.unclean_election(key)
 
@@ -189,7 +189,6 @@ class Cluster:
     def controller(self) -> Controller | None:
         return self.control.controller
 
-    # -- the model's factories -----------------------------------------------------------------
     def new_fetcher(self, broker: Broker, leader: int, slot: int) -> ReplicaFetcher:
         return ReplicaFetcher(self, broker, leader, slot,
                               self.strategies.fetch_session.new_client())
@@ -235,10 +234,8 @@ class Cluster:
         """A KRaft controller's process dies ("active": the active one; a combined one is its
         broker's process). Returns the node."""
         control = self.control
-        if node == "active":
-            node = control.active_node()
-            if node is None:
-                return None
+        if node == "active" and (node := control.active_node()) is None:
+            return None
         if node in self.brokers:
             self.crash(int(node), power_loss=False)
         else:
@@ -267,13 +264,15 @@ class Cluster:
 
     # -- the end of the run -------------------------------------------------------------------
     def final_state(self) -> FinalState:
-        """A read-only view of every partition's replicas, for the checks' verdicts."""
+        """Every partition's replicas, read only, for the checks (one reassign added is
+        missing until its broker creates it)."""
         brokers, partitions = self.brokers, self.control.partitions
 
         def view(key: TopicPartition) -> PartitionView:
             assignment = self.assignment(key)
             return PartitionView(partitions[key].leader, assignment, {
-                b: ReplicaView(brokers[b].replicas[key], brokers[b].alive) for b in assignment})
+                b: ReplicaView(brokers[b].replicas[key], brokers[b].alive) for b in assignment
+                if key in brokers[b].replicas})
 
         return FinalState(partitions, view)
 
@@ -293,8 +292,8 @@ class Cluster:
                 return False
             if replica.high_watermark != replica.leo:
                 return False
-            for b in replica.assignment:
-                if self.brokers[b].replicas[key].leo != replica.leo:
-                    return False
+            if any(getattr(self.brokers[b].replicas.get(key), "leo", -1) != replica.leo
+                   for b in replica.assignment):
+                return False
         return True
 

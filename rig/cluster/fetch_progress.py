@@ -60,7 +60,9 @@ def update_fetch_state(rm: ReplicaManager, slot: Slot, request: FetchRequestMsg)
         if offset < 0 or offset > replica.leo:
             continue  # unknown, or out of range (answered with an error): not progress
         progress = replica.follower(follower)
-        progress.broker_epoch = request.replica_epoch  # Replica.updateFetchStateOrThrow
+        # Replica.updateFetchStateOrThrow (3.5+, KIP-903). Before 3.5 Kafka had no such state:
+        # a Fetch v15 forced on an older profile brings an epoch its leader does not keep.
+        progress.broker_epoch = request.replica_epoch if rm.config.broker_epoch_checks else -1
         isr_strategy.on_fetch(progress, offset, replica.leo, now)
         if pending is not None and offset >= replica.leo:
             pending.pop(key, None)

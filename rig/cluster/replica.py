@@ -8,6 +8,7 @@ the ISR is smaller than min.insync.replicas. A follower's HW is min(leader's HW,
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from rig.cluster.log import Log
@@ -100,15 +101,20 @@ class Replica:
         return 0
 
     def candidate_hw(self, now_ms: float, lag_time_ms: int, min_isr: int,
-                     hold_below_min_isr: bool) -> int:
-        """The HW the leader may move to now (never lower than the current one)."""
+                     hold_below_min_isr: bool,
+                     eligible: Callable[[int, int], bool] | None = None) -> int:
+        """The HW the leader may move to now (never lower than the current one). A caught-up
+        follower outside the maximal ISR holds it back only if `eligible(follower, broker
+        epoch of its latest fetch)` (KRaft 3.6+: Partition.maybeIncrementLeaderHW's
+        shouldWaitForReplicaToJoinIsr asks isReplicaIsrEligible, KAFKA-15021); None: always."""
         if hold_below_min_isr and len(self.isr) < min_isr:
             return self.high_watermark
         leos = [self.leo]
         maximal = self.maximal_isr
         for broker, progress in self.followers.items():
             caught_up = now_ms - progress.last_caught_up_ms <= lag_time_ms
-            if broker in maximal or (caught_up and progress.log_end_offset >= 0):
+            if broker in maximal or (caught_up and progress.log_end_offset >= 0 and (
+                    eligible is None or eligible(broker, progress.broker_epoch))):
                 leos.append(max(progress.log_end_offset, 0) if broker in maximal
                             else progress.log_end_offset)
         return max(self.high_watermark, min(leos))

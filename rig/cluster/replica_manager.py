@@ -13,7 +13,7 @@ rig.cluster.coast) and just after it (`announced` says what came: a parked fetch
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from rig.cluster.context import NodeContext, Process
@@ -66,6 +66,7 @@ class ReplicaManager:
         # What the change being announced to the fetch purgatory brought: the bytes of an
         # append (0 for a HW advance); None before a change.
         self.announced: int | None = None
+        self.hw_eligible: Callable[[int, int], bool] | None = None  # KRaft 3.6+ (candidate_hw)
 
     def reset(self, power_loss: bool) -> int:
         """The process died: forget every client's progress, the replicas fall back to what
@@ -249,7 +250,7 @@ class ReplicaManager:
         new_hw = replica.candidate_hw(broker.now_ms, config.replica_lag_time_max_ms,
                                       self.ctx.topics.leader_min_isr(
                                           replica.key, len(replica.assignment), config),
-                                      config.hw_holds_below_min_isr)
+                                      config.hw_holds_below_min_isr, self.hw_eligible)
         if new_hw < replica.leo:
             if replica.key not in self.hw_behind:
                 self._before_change(self._follower_slots(replica))

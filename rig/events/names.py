@@ -143,14 +143,27 @@ BROKER_FENCED: Final = "broker.fenced"
 # broker.unfenced: broker, broker_epoch, metadata_offset (the offset it had applied)
 BROKER_UNFENCED: Final = "broker.unfenced"
 # partition.change: topic, partition, leader, isr, elr, last_known_elr, leader_epoch,
-#   partition_epoch, leader_recovery_state (RECOVERED | RECOVERING), offset (in the metadata
-#   log), reason (broker-fenced | broker-unfenced | controlled-shutdown | unclean-shutdown |
-#   alter-partition): a PartitionChangeRecord the active controller appended
+#   partition_epoch, leader_recovery_state (RECOVERED | RECOVERING), replicas, adding, removing
+#   (a reassignment in progress: the target's new replicas, the old ones leaving), offset (in
+#   the metadata log), reason (broker-fenced | broker-unfenced | controlled-shutdown |
+#   unclean-shutdown | alter-partition | reassignment | min-isr-change): a
+#   PartitionChangeRecord the active controller appended
 PARTITION_CHANGE: Final = "partition.change"
+# replica.created: broker, topic, partition, replicas — a KRaft broker's metadata names it a
+#   replica it does not hold (a reassignment added it): an empty log, fetching from offset 0
+REPLICA_CREATED: Final = "replica.created"
+# replica.deleted: broker, topic, partition, replicas, log_end_offset (of the log deleted) — its
+#   metadata no longer names it a replica (TopicDelta.localChanges deletes): stopped, log gone
+REPLICA_DELETED: Final = "replica.deleted"
+# reassignment.rejected: topic, partition, replicas (the target), error_code — a reassign fault
+#   no controller took (NOT_CONTROLLER 41: none active)
+REASSIGNMENT_REJECTED: Final = "reassignment.rejected"
 # alter_partition.rejected: broker (the leader), topic, partition, error_code, error (Kafka's
 #   name: INELIGIBLE_REPLICA 107, FENCED_LEADER_EPOCH 74, INVALID_UPDATE_VERSION 95, …), isr
 #   (proposed), leader_epoch, partition_epoch (both as the leader sent them; in ZooKeeper mode,
-#   IBP 2.7+, the AlterIsr answer and partition_epoch the /state version)
+#   IBP 2.7+, the AlterIsr answer and partition_epoch the /state version); ignored (KRaft, only
+#   when true: the answer came after the partition moved on, to a new leader epoch or deleted,
+#   and Partition ignores it — NEW_LEADER_ELECTED 108 races the record it reports)
 ALTER_PARTITION_REJECTED: Final = "alter_partition.rejected"
 # config.altered: topic, config ("min.insync.replicas"), value (as set; None: an alteration
 #   undone), scope ("topic" | "cluster": the cluster-wide default), min_insync_replicas (what the

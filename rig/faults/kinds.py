@@ -257,6 +257,32 @@ def _alter_min_isr(cluster: Cluster, topic: str | None, value: int | None) -> No
     cluster.control.min_isr_altered(topic)
 
 
+class Reassign(Fault):
+    """An operator reassigns one partition to `replicas`, in that order (kafka-reassign-partitions
+    --execute: AlterPartitionReassignments, KIP-455; KRaft). The active controller writes the
+    first step; the leader's AlterPartition that brings the whole target into the ISR completes
+    it, electing a leader from the target if the old one left (NEW_LEADER_ELECTED to it). Not
+    undone at the end: a reassignment is not a condition that heals. A controller that cannot
+    take it (none active) is logged as `reassignment.rejected`."""
+
+    kind = "reassign"
+
+    def targets(self, cluster: Cluster) -> list[int | str]:
+        return []  # no node fails: the analysis measures no detection or recovery for it
+
+    def inject(self, cluster: Cluster) -> None:
+        spec = self.spec
+        assert spec.topic is not None and spec.partition is not None
+        error = cluster.control.reassign((spec.topic, spec.partition), spec.replicas)
+        if error:
+            cluster.log.emit(names.REASSIGNMENT_REJECTED, topic=spec.topic,
+                             partition=spec.partition, replicas=list(spec.replicas),
+                             error_code=error)
+
+    def heal(self, cluster: Cluster) -> None:
+        pass
+
+
 KINDS: dict[str, type[Fault]] = {k.kind: k for k in (
     Crash, PowerLoss, ControlledShutdown, RackFailure, NetworkPartition, Link, Stall,
-    FetcherStuck, ZkSessionExpiry, ControllerFailover, AlterConfig)}
+    FetcherStuck, ZkSessionExpiry, ControllerFailover, AlterConfig, Reassign)}

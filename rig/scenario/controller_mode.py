@@ -69,6 +69,10 @@ def check_controller_mode(data: dict[str, Any], kafka: str, kind: str, out: Coll
                 out.add(("faults", i, key), "this variant has one controller that never "
                         "fails (no cluster.controllers): declare the quorum, e.g. "
                         "cluster.controllers: 3, to crash a controller")
+        if kind == "zookeeper" and raw.get("kind") == "reassign":
+            out.add(("faults", i, "kind"), "reassign is modelled with the kraft controller "
+                    f"only, but this variant runs zookeeper (kafka {kafka}); set "
+                    "strategies.controller: kraft (Kafka 3.3+)")
         if kind == "kraft" and raw.get("kind") in _ZK_ONLY_FAULTS:
             instead = ("a KRaft broker has no ZooKeeper session: cut it off from node "
                        "\"controller\" with a network-partition instead"

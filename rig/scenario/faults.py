@@ -19,6 +19,7 @@ _FAULT_TARGETS = {
     "stall": "brokers", "fetcher-stuck": "brokers",
     "zk-session-expiry": "brokers", "rack-failure": "rack", "network-partition": "groups",
     "link": "between", "controller-failover": None, "alter-config": "config",
+    "reassign": "replicas",
 }
 
 
@@ -105,6 +106,7 @@ def read_faults(data: dict[str, Any], brokers: Sequence[BrokerSpec], duration_ms
         if need == "between" and "between" not in raw:
             out.add(at, "a link fault needs `between: [node, node]`")
         _alter_config(raw, at, kind, data, out)
+        _reassign(raw, at, kind, data, ids, out)
         groups: list[tuple[int | str, ...]] = []
         for g, group in enumerate(raw.get("groups", [])):
             nodes: list[int | str] = []
@@ -135,7 +137,8 @@ def read_faults(data: dict[str, Any], brokers: Sequence[BrokerSpec], duration_ms
             restart_after_ms=u.get("restart_after", units.duration_ms),
             heal_after_ms=u.get("heal_after", units.duration_ms),
             description=raw.get("description", ""),
-            topic=raw.get("topic"), config=dict(raw.get("config", {}))))
+            topic=raw.get("topic"), config=dict(raw.get("config", {})),
+            partition=raw.get("partition"), replicas=tuple(raw.get("replicas", ()))))
         _never_fires(raw, at, result[-1], ids, duration_ms, out)
     return tuple(result)
 
@@ -149,7 +152,7 @@ def _alter_config(raw: dict[str, Any], at: PathKey, kind: str, data: dict[str, A
     the scenario (or none: the cluster-wide default)."""
     if kind != "alter-config":
         for key in ("topic", "config"):
-            if key in raw:
+            if key in raw and not (key == "topic" and kind == "reassign"):
                 out.add((*at, key), f"`{key}` is for an alter-config fault, not {kind}")
         return
     if "config" not in raw:
@@ -160,6 +163,41 @@ def _alter_config(raw: dict[str, Any], at: PathKey, kind: str, data: dict[str, A
         out.add((*at, "topic"), f"no topic is named {topic!r} (topics: "
                 f"{', '.join(map(str, names)) or 'none'}); leave `topic` out to change the "
                 "cluster-wide default")
+
+
+def _reassign(raw: dict[str, Any], at: PathKey, kind: str, data: dict[str, Any],
+              ids: set[int], out: Collector) -> None:
+    """reassign needs `topic`, `partition` and `replicas`: a partition of a topic of the
+    scenario, and brokers of the cluster, none twice (ReplicationControlManager
+    .validateManualPartitionAssignment; any count, as Kafka takes a reassignment that changes
+    the replication factor)."""
+    if kind != "reassign":
+        for key in ("partition", "replicas"):
+            if key in raw:
+                out.add((*at, key), f"`{key}` is for a reassign fault, not {kind}")
+        return
+    missing = [key for key in ("topic", "partition", "replicas") if key not in raw]
+    if missing:
+        out.add(at, "a reassign fault needs " + ", ".join(f"`{k}`" for k in missing)
+                + ", e.g. {topic: events, partition: 0, replicas: [2, 3, 4]}")
+    topics = {t.get("name"): t for t in data.get("topics") or [] if isinstance(t, dict)}
+    topic = raw.get("topic")
+    if topic is not None and topic not in topics:
+        out.add((*at, "topic"), f"no topic is named {topic!r} (topics: "
+                f"{', '.join(map(str, topics)) or 'none'})")
+    partition, count = raw.get("partition"), topics.get(topic, {}).get("partitions")
+    if isinstance(partition, int) and isinstance(count, int) and partition >= count:
+        out.add((*at, "partition"), f"topic {topic!r} has {count} partition(s): partition "
+                f"{partition} does not exist (partitions count from 0)")
+    replicas = raw.get("replicas", [])
+    for b in replicas:
+        if b not in ids:
+            out.add((*at, "replicas"), f"broker {b} is not in the cluster (brokers: "
+                    f"{', '.join(map(str, sorted(ids)))})")
+    twice = sorted({b for b in replicas if replicas.count(b) > 1})
+    if twice:
+        out.add((*at, "replicas"), f"broker {twice[0]} is listed more than once: a partition "
+                "has at most one replica on a broker")
 
 
 def _controller_targets(raw: dict[str, Any], at: PathKey, kind: str,

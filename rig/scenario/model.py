@@ -65,13 +65,13 @@ class BrokerConfig:
     # KRaft (docs/kafka.md §12): BrokerLifecycleManager's heartbeat, the controller's session.
     broker_heartbeat_interval_ms: int = 2000
     broker_session_timeout_ms: int = 9000
-    # KRaft's quorum (KIP-595; docs/kafka.md §12): controller.quorum.* and the profile's rules.
-    controller_quorum_election_timeout_ms: int = 1000
+    controller_quorum_election_timeout_ms: int = 1000  # KRaft's quorum (KIP-595; §12)
     controller_quorum_fetch_timeout_ms: int = 2000
     raft_pre_vote: bool = False  # KIP-996 (4.0)
     raft_check_quorum: bool = False  # KAFKA-15489 (3.7)
     eligible_leader_replicas_enable: bool = False  # KIP-966; the profile's default (4.1+: on)
     leader_epoch_bump_on_shrink: bool = False  # before metadata version 3.6 (KAFKA-15021)
+    broker_epoch_checks: bool = True  # KIP-903 (3.5+), whatever protocol.fetch_version says
     elect_fenced_last_known_leader: bool = False  # before 4.1 (KAFKA-19522)
     max_incremental_fetch_session_cache_slots: int = 1000
     min_insync_replicas: int = 1
@@ -229,9 +229,11 @@ class FaultSpec:
     heal_after_ms: int | None = None
     description: str = ""
     # alter-config: the topic whose settings change (None: the cluster-wide default) and what
-    # they become (min.insync.replicas only)
+    # they become (min.insync.replicas only); reassign: a partition's topic, its index, the target
     topic: str | None = None
     config: Mapping[str, Any] = field(default_factory=dict)
+    partition: int | None = None
+    replicas: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -289,8 +291,7 @@ class VariantSpec:
     faults: tuple[FaultSpec, ...] = ()
     quiesce_ms: int = 120_000
     events: str = "full"  # full | fetch-aggregated (idle fetch rounds in closed form)
-    # KRaft's quorum (cluster.controllers); empty: one controller node that never fails.
-    controllers: tuple[ControllerSpec, ...] = ()
+    controllers: tuple[ControllerSpec, ...] = ()  # KRaft's quorum; (): one that never fails
 
     def broker_config(self, broker: int) -> BrokerConfig:
         return self.broker_configs.get(broker, self.config)
@@ -306,8 +307,7 @@ class Scenario:
     variants: tuple[VariantSpec, ...]
     expectations: tuple[Expectation, ...]
     document: Mapping[str, Any]  # the base document after --set overrides
-    # expectations about variants this run leaves out (`--variant`): neither passed nor failed
-    skipped_expectations: tuple[Expectation, ...] = ()
+    skipped_expectations: tuple[Expectation, ...] = ()  # of variants `--variant` left out
     # `report.headline`: the figures the report leads with, paths under variants.<name>.
     report_headline: tuple[str, ...] = ()
 

@@ -170,6 +170,10 @@ RULES: tuple[VersionRule, ...] = (
     VersionRule("leader_epoch_bump_on_shrink", "a controller ISR shrink bumps the leader epoch "
                 "(KRaft; the partition epoch always moves)", (("0.8.2", True), ("3.6", False)),
                 "KAFKA-15021 (PartitionChangeBuilder, metadata version 3.6)"),
+    VersionRule("broker_epoch_checks", "a KRaft leader keeps the broker epoch of each "
+                "follower's fetch for ISR eligibility and AlterPartition (not the Fetch version)",
+                (("0.8.2", False), ("3.5", True)),
+                "KIP-903 (Partition.isBrokerEpochIsrEligible, KAFKA-14617; AlterPartition v3)"),
     VersionRule("elect_fenced_last_known_leader", "with ISR and ELR empty, the last known "
                 "leader is elected even while fenced (KRaft, ELR on)",
                 (("0.8.2", True), ("4.1", False)),
@@ -214,6 +218,7 @@ class Profile:
     controllers: str  # the controller kinds a variant may choose, ", "-joined
     eligible_leader_replicas_enable: bool  # KIP-966 default: 4.1+
     leader_epoch_bump_on_shrink: bool  # before metadata version 3.6 (KAFKA-15021)
+    broker_epoch_checks: bool  # 3.5+ (KIP-903)
     elect_fenced_last_known_leader: bool  # before 4.1 (KAFKA-19522)
     raft_pre_vote: bool  # KIP-996: 4.0+
     raft_check_quorum: bool  # KAFKA-15489: 3.7+

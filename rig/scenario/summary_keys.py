@@ -54,8 +54,11 @@ _VARIANT: dict[str, Any] = {
             "visibility_delay_ms": _SPREAD, "detection_seconds": NUMBER,
             "recovery_seconds": NUMBER}}},
     # rig.analysis.replication: KRaft's controller quorum (cluster.controllers)
+    # and reassignments (KIP-455): NEW_LEADER_ELECTED answers, completion elections, replicas
     "controller": dict.fromkeys(("elections", "brokers_fenced", "max_leaderless_ms",
-                                 "max_metadata_stale_ms"), NUMBER),
+                                 "max_metadata_stale_ms", "new_leader_elected",
+                                 "reassignment_elections", "replicas_created",
+                                 "replicas_deleted"), NUMBER),
     "sessions": {
         "created": NUMBER, "evicted": NUMBER,
         "errors": {"session_id_not_found": NUMBER, "invalid_session_epoch": NUMBER},

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from rig.analysis import fetch_metrics, replication, storage
+from rig.analysis import fetch_metrics, partition_timeline, storage
 
 pytestmark = pytest.mark.spark
 
@@ -202,5 +202,5 @@ def test_partition_timeline_agrees_with_spark_sql(spark: Any) -> None:
         FROM deltas ORDER BY variant, seq""")
     columns = ["variant", "event", "t_ms", "seq", "topic", "partition", "isr", "replicas"]
     rows = [dict(zip(columns, row, strict=True)) for row in ISR]
-    assert replication._timeline(rows) == expected
+    assert partition_timeline.timeline(rows) == expected
     assert any(point["under_replicated"] is None for point in expected)  # the null case is hit

@@ -69,9 +69,12 @@ def test_the_leader_sends_its_own_epoch_and_each_followers_from_its_latest_fetch
     assert _isr_epochs(0, 5, replica, (0, 3)) == (5, -1)  # never fetched
 
 
-def test_the_leader_keeps_each_followers_broker_epoch_from_its_fetches() -> None:
-    # Partition.updateFollowerFetchState → Replica.updateFetchStateOrThrow(brokerEpoch)
-    one = Fixture()
+@pytest.mark.parametrize("kept", [True, False])
+def test_the_leader_keeps_each_followers_broker_epoch_from_its_fetches(kept: bool) -> None:
+    # Partition.updateFollowerFetchState → Replica.updateFetchStateOrThrow(brokerEpoch), from
+    # 3.5 (KIP-903). Switched by the release, not the Fetch version: a 3.3/3.4 leader that a
+    # forced protocol.fetch_version 15 sends epochs keeps none (-1, which every check passes).
+    one = Fixture(broker_epoch_checks=kept)
     one.broker.on_leader_and_isr(1, {KEY: PartitionState(0, 0, (0, 1, 2))})
     keys = {KEY: None}
 
@@ -83,9 +86,26 @@ def test_the_leader_keeps_each_followers_broker_epoch_from_its_fetches() -> None
 
     fetch(4)
     replica = one.broker.replica_manager.replicas[KEY]
-    assert replica.followers[1].broker_epoch == 4
+    assert replica.followers[1].broker_epoch == (4 if kept else -1)
     fetch(11)  # restarted and registered again
-    assert replica.followers[1].broker_epoch == 11
+    assert replica.followers[1].broker_epoch == (11 if kept else -1)
+
+
+@pytest.mark.parametrize(("kafka", "kept"), [("3.4", False), ("3.5", True), ("4.1", True)])
+def test_the_profile_switches_the_epoch_checks_whatever_fetch_version_is_forced(
+        write_scenario: Any, kafka: str, kept: bool) -> None:
+    from rig.scenario.load import load_scenario
+
+    [variant] = load_scenario(write_scenario(f"""
+name: e
+duration: 1s
+kafka: "{kafka}"
+cluster: {{brokers: 3}}
+strategies: {{controller: kraft}}
+protocol: {{fetch_version: 15}}
+topics: [{{name: t, partitions: 1, replication_factor: 3}}]
+""", "s.yaml")).variants
+    assert (variant.config.fetch_version, variant.config.broker_epoch_checks) == (15, kept)
 
 
 class _Plane:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rig.cluster.alter_isr import handle_response, propose
+from rig.cluster.alter_isr import handle_response, log_rejected, propose
 from rig.cluster.kraft.broker_lifecycle import REQUEST_TIMEOUT_MS
 from rig.cluster.kraft.partition_change_builder import RECOVERED, RECOVERING
 from rig.cluster.kraft.replication_control import NOT_CONTROLLER, AlterPartitionRequest
@@ -81,10 +81,19 @@ class AlterPartitionManager:
                 node, broker.id, REQUEST_BYTES, lambda: answered(error, part), reliable=True))
 
         def answered(error: int, part: Any) -> None:
-            if broker.incarnation != incarnation or replica.leader_epoch != epoch:
+            if broker.incarnation != incarnation:
                 return
             if plane.quorum and inflight.get((broker.id, key)) != sent:
                 return  # timed out and proposed again since
+            if replica.leader_epoch != epoch or broker.replicas.get(key) is not replica:
+                # The partition moved on (a new leader epoch, or deleted) before the answer
+                # came: Partition ignores it ("partitionState != proposedIsrState"), but the
+                # broker did receive the error. NEW_LEADER_ELECTED races the very record it
+                # reports: the controller wrote it and answered at once, and the metadata
+                # fetch may bring the record first.
+                if error and error != NOT_CONTROLLER:
+                    log_rejected(plane.log.emit, request, error, ignored=True)
+                return
             if error == NOT_CONTROLLER and plane.quorum:
                 if replica.pending_isr is pending:
                     replica.pending_isr = None  # retriable (a controller no longer active, or

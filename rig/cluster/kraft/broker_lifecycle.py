@@ -52,6 +52,11 @@ class BrokerLifecycle(BrokerMetadataPublisher):
         self._stop: Callable[[], None] | None = None  # what ends a controlled shutdown
         self._shutdown_answered = False
         self._register_token = 0
+        # KRaft 3.6+ (KAFKA-15021, the release whose controller stops bumping the leader epoch
+        # on a shrink): every HW computation asks the full isReplicaIsrEligible of a caught-up
+        # follower outside the ISR, with the broker epoch of its latest fetch.
+        if not broker.config.leader_epoch_bump_on_shrink:
+            broker.replica_manager.hw_eligible = lambda b, epoch: not self.ineligible(b, epoch)
 
 
     # -- start ---------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rig.cluster.kraft import replica_set
 from rig.cluster.kraft.metadata_log import (
     FETCH_BYTES,
     FETCH_MAX_WAIT_MS,
@@ -24,7 +25,6 @@ from rig.cluster.partition import TopicPartition
 from rig.cluster.replica import Replica, Role
 from rig.events import names
 from rig.protocol.errors import NOT_LEADER_OR_FOLLOWER
-from rig.strategies.isr.base import NEVER_CAUGHT_UP
 
 REQUEST_TIMEOUT_MS = 2000  # controller.quorum.request.timeout.ms
 
@@ -163,15 +163,24 @@ class BrokerMetadataPublisher:
             return
         broker.metadata_cache.update({k: image[k].leader for k in keys},
                                      {k: image[k].isr for k in keys})
+        plane = self.plane
         for key in keys:
+            part = image[key]
             replica = broker.replicas.get(key)
-            if replica is not None:
-                self._publish_partition(replica, image[key])
+            if broker.id not in part.replicas:  # TopicDelta.localChanges: deletes
+                if replica is not None:
+                    replica_set.delete(plane, broker, replica)
+                continue
+            if replica is None:  # a reassignment added this broker
+                replica = replica_set.create(plane, broker, key, part.replicas)
+            self._publish_partition(replica, part)
 
     def _publish_partition(self, replica: Replica, part: PartitionRegistration) -> None:
         """ReplicaManager.applyDelta for one partition this broker holds."""
         broker = self.broker
         rm = broker.replica_manager
+        if part.replicas != replica.assignment:
+            replica_set.update_assignment(self.plane, broker, replica, part.replicas)
         if part.leader_epoch > replica.leader_epoch:
             if part.leader == broker.id:
                 rm.become_leader(replica, part)
@@ -188,16 +197,12 @@ class BrokerMetadataPublisher:
         if replica.role is not Role.LEADER:
             return
         # The same leader epoch, a newer partition epoch: the ISR changed (an AlterPartition
-        # of this leader's, or the controller's fencing). A follower the image no longer
-        # counts as ISR-eligible stops holding the HW back (maybeIncrementLeaderHW asks
-        # isReplicaIsrEligible); the caught-up time of the others is kept (makeLeader resets
-        # it only on a new leader epoch).
+        # of this leader's, or the controller's fencing). The followers' caught-up times are
+        # kept (makeLeader resets them only on a new leader epoch); from 3.6 a follower the
+        # image no longer counts as ISR-eligible stops holding the HW back at every HW
+        # computation (ReplicaManager.hw_eligible, set by BrokerLifecycle).
         rm.set_isr(replica, part.isr)
         replica.pending_isr = None
-        now = broker.now_ms
-        for follower in replica.assignment:
-            if follower != broker.id and follower not in part.isr and self.ineligible(follower):
-                replica.follower(follower).reset_caught_up(replica.leo, now, NEVER_CAUGHT_UP)
         rm.maybe_advance_hw(replica)
 
     def _lose_leader(self, replica: Replica, part: PartitionRegistration) -> None:

@@ -73,7 +73,10 @@ class QuorumController(ClusterControlManager):
         self.registrations: dict[int, BrokerRegistration] = {}
         self.replication = ReplicationControlManager(
             acceptable=self.is_active, broker_epoch=self._epoch_of, ineligible=self._ineligible,
-            min_isr=lambda key: min(host.topics.min_isr(key), len(host.assignment(key))),
+            # getTopicEffectiveMinIsr: min(min.insync.replicas, the replica count of the
+            # topic's partition 0 as the registration holds it now)
+            min_isr=lambda key: min(host.topics.min_isr(key),
+                                    len(self.partitions[(key[0], 0)].replicas)),
             unclean=host.topics.unclean_election,
             elr_enabled=config.eligible_leader_replicas_enable,
             bump_leader_epoch_on_shrink=config.leader_epoch_bump_on_shrink,
@@ -174,8 +177,12 @@ class QuorumController(ClusterControlManager):
             emit(names.PARTITION_CHANGE, topic=key[0], partition=key[1], leader=new.leader,
                  isr=list(new.isr), elr=list(new.elr), last_known_elr=list(new.last_known_elr),
                  leader_epoch=new.leader_epoch, partition_epoch=new.partition_epoch,
-                 leader_recovery_state=new.leader_recovery_state, offset=offset, reason=reason)
-            removed = [b for b in old.isr if b not in new.isr]
+                 leader_recovery_state=new.leader_recovery_state, replicas=list(new.replicas),
+                 adding=list(new.adding), removing=list(new.removing), offset=offset,
+                 reason=reason)
+            # A replica a completed reassignment takes out of the set leaves the ISR with it:
+            # that is no ISR shrink (no leader shrank it).
+            removed = [b for b in old.isr if b not in new.isr and b in new.replicas]
             added = [b for b in new.isr if b not in old.isr]
             by = "leader" if reason == "alter-partition" else "controller"
             if removed and new.leader == old.leader:
@@ -193,7 +200,8 @@ class QuorumController(ClusterControlManager):
                     how = "unclean" if new.leader not in old.isr else "clean"
                 emit(names.LEADER_ELECTED, topic=key[0], partition=key[1], leader=new.leader,
                      epoch=new.leader_epoch, isr=list(new.isr), previous=old.leader,
-                     election=how, reason=reason)
+                     election=how, reason="reassignment" if old.removing and not new.removing
+                     else reason)
             elif new.leader == NO_LEADER and old.leader != NO_LEADER:
                 emit(names.PARTITION_OFFLINE, topic=key[0], partition=key[1],
                      isr=list(new.isr), reason=reason)
@@ -214,6 +222,21 @@ class QuorumController(ClusterControlManager):
             return
         self._change(lambda: self.replication.clear_elrs(topic), "min-isr-change")
         self.metadata.appended()
+
+    def reassign(self, key: TopicPartition, target: tuple[int, ...]) -> int:
+        """AlterPartitionReassignments for one partition (an operator's
+        kafka-reassign-partitions --execute): the first PartitionChangeRecord of the
+        reassignment (ReplicationControlManager.alterPartitionReassignments). Returns the error
+        code; a controller that is not active answers NOT_CONTROLLER (the admin client would
+        retry: not modelled)."""
+        if not self.active:
+            return NOT_CONTROLLER
+        before = {key: self.partitions[key]} if key in self.partitions else {}
+        error, new = self.replication.alter_partition_reassignment(key, target)
+        if new is not None:
+            self._commit([(key, new)], before, "reassignment")
+            self.metadata.appended()
+        return error
 
     def alter_partition(self, request: AlterPartitionRequest,
                         reply: Callable[[int, PartitionRegistration | None], None]) -> None:

@@ -1,8 +1,9 @@
 """The active controller's partition state and the changes it makes to it (Kafka's
-ReplicationControlManager): fencing, unfencing, controlled and unclean shutdown, and the
-leaders' AlterPartition requests. Every change goes through PartitionChangeBuilder (`change`);
-what this returns are the partitions' new registrations, which the QuorumController appends to
-the metadata log as PartitionChangeRecords.
+ReplicationControlManager): fencing, unfencing, controlled and unclean shutdown, the leaders'
+AlterPartition requests, and partition reassignments (AlterPartitionReassignments, KIP-455).
+Every change goes through PartitionChangeBuilder (`change`); what this returns are the
+partitions' new registrations, which the QuorumController appends to the metadata log as
+PartitionChangeRecords.
 """
 
 from __future__ import annotations
@@ -16,19 +17,24 @@ from rig.cluster.kraft.partition_change_builder import (
     Change,
     PartitionRegistration,
     change,
+    reassignment_replicas,
 )
 from rig.cluster.partition import TopicPartition
 
 # Kafka's error codes (org.apache.kafka.common.protocol.Errors) the AlterPartition path returns.
 NONE = 0
+UNKNOWN_TOPIC_OR_PARTITION = 3
+INVALID_REPLICA_ASSIGNMENT = 39
 INVALID_REQUEST = 42
 FENCED_LEADER_EPOCH = 74
 STALE_BROKER_EPOCH = 77
 INVALID_UPDATE_VERSION = 95
 INELIGIBLE_REPLICA = 107  # KIP-841: a fenced or shutting-down replica in the proposed ISR
-NEW_LEADER_ELECTED = 108  # only when the change completes a reassignment (rig has none)
+NEW_LEADER_ELECTED = 108  # the change completed a reassignment and elected another leader
 NOT_CONTROLLER = 41
-ERROR_NAMES = {NONE: "NONE", INVALID_REQUEST: "INVALID_REQUEST",
+ERROR_NAMES = {NONE: "NONE", UNKNOWN_TOPIC_OR_PARTITION: "UNKNOWN_TOPIC_OR_PARTITION",
+               INVALID_REPLICA_ASSIGNMENT: "INVALID_REPLICA_ASSIGNMENT",
+               INVALID_REQUEST: "INVALID_REQUEST",
                FENCED_LEADER_EPOCH: "FENCED_LEADER_EPOCH",
                STALE_BROKER_EPOCH: "STALE_BROKER_EPOCH",
                INVALID_UPDATE_VERSION: "INVALID_UPDATE_VERSION",
@@ -70,11 +76,13 @@ class ReplicationControlManager:
         self.fenced_last_known_leader = fenced_last_known_leader  # before 4.1 (KAFKA-19522)
 
     def _build(self, key: TopicPartition, request: Change,
-               acceptable: Callable[[int], bool] | None = None) -> PartitionRegistration | None:
+               acceptable: Callable[[int], bool] | None = None,
+               topic_election: bool = True) -> PartitionRegistration | None:
+        """A PartitionChangeBuilder for `key`; with `topic_election` its election is UNCLEAN
+        where the topic allows it (every caller but changePartitionReassignment sets that)."""
         part = self.partitions[key]
-        if self.unclean(key) and request.election == "online":
-            request = Change(request.target_isr, "unclean", request.unclean_shutdown,
-                             request.recovery_state)
+        if topic_election and self.unclean(key) and request.election == "online":
+            request = replace(request, election="unclean")
         return change(part, request, acceptable=acceptable or self.acceptable,
                       min_isr=self.min_isr(key), elr_enabled=self.elr_enabled,
                       bump_leader_epoch_on_shrink=self.bump_leader_epoch_on_shrink,
@@ -176,5 +184,38 @@ class ReplicationControlManager:
         if new is not None:
             self.partitions[request.key] = new
             if new.leader != request.broker:
+                # The change completed a reassignment that took the requester out of the
+                # replica set (completeReassignmentIfNeeded, then tryElection over the target):
+                # the record is written and the leader is told NEW_LEADER_ELECTED (request
+                # version > 1; FENCED_LEADER_EPOCH for v0–1, which no KRaft broker rig models
+                # sends), so that it waits for the metadata (ReplicationControlManager
+                # .alterPartition, "change.leader() != request.brokerId()").
                 return NEW_LEADER_ELECTED, new
         return NONE, self.partitions[request.key]
+
+    def alter_partition_reassignment(self, key: TopicPartition, target: tuple[int, ...],
+                                     ) -> tuple[int, PartitionRegistration | None]:
+        """alterPartitionReassignment → changePartitionReassignment for one partition: (error,
+        the new registration, None when nothing changes). The target is checked as
+        validateManualPartitionAssignment checks it (not empty, every broker registered, none
+        twice; its length need not be the replication factor). The first step is one
+        PartitionChangeRecord: the replicas become the target followed by the removing ones,
+        with `adding` and `removing` set; it elects no new leader and, as no replica leaves the
+        set, bumps no leader epoch. If the ISR already holds the whole target (a reorder), the
+        same build completes it at once."""
+        part = self.partitions.get(key)
+        if part is None:
+            return UNKNOWN_TOPIC_OR_PARTITION, None
+        if (not target or len(set(target)) != len(target)
+                or any(self.broker_epoch(b) is None for b in target)):
+            return INVALID_REPLICA_ASSIGNMENT, None
+        replicas, adding, removing = reassignment_replicas(part.replicas, target)
+        # Only what differs is set; an empty `adding` or `removing` leaves the partition's own
+        # (a reassignment replacing one in progress keeps the older list, as Kafka does).
+        new = self._build(key, Change(
+            target_replicas=replicas if replicas != part.replicas else None,
+            target_adding=adding or None, target_removing=removing or None),
+            topic_election=False)
+        if new is not None:
+            self.partitions[key] = new
+        return NONE, new
