@@ -104,6 +104,10 @@ class FetchClient:
         self._shape_sizes = self.last_sizes
         self.last_listed = 0  # how many partitions it listed
         self.coast: Wakeable | None = None  # idle rounds in closed form (rig.cluster.coast)
+        self._emit_request = cluster.log.kind(
+            names.FETCH_REQUEST, "role", "client", "replica_id", "broker", "source", "fetcher",
+            "version", "session_id", "session_epoch", "full", "partitions", "forgotten",
+            "body_bytes", "header_bytes", "wire_bytes", "fetch_offsets")
         cluster.clients.append(self)
 
     # -- who is fetching (the broker reads these) ----------------------------------------------
@@ -217,15 +221,12 @@ class FetchClient:
         request = self.next_request_msg()
         session = request.session
         body, header, wire = self.last_sizes
-        fields = {"fetch_offsets": [[key[0], key[1], state.fetch_offset] for key, state in
-                                    request.updates.items()]} if request.updates else {}
-        cluster.log.emit(
-            names.FETCH_REQUEST, role=self.role, client=self.client_id,
-            replica_id=self.replica_id, broker=self.leader_id, source=self.source,
-            fetcher=self.fetcher_id, version=self.version, session_id=session.session_id,
-            session_epoch=session.epoch, full=session.full, partitions=self.last_listed,
-            forgotten=len(session.forgotten), body_bytes=body, header_bytes=header,
-            wire_bytes=wire, **fields)
+        offsets = ([[key[0], key[1], state.fetch_offset] for key, state in
+                    request.updates.items()],) if request.updates else ()
+        self._emit_request(self.role, self.client_id, self.replica_id, self.leader_id,
+                           self.source, self.fetcher_id, self.version, session.session_id,
+                           session.epoch, session.full, self.last_listed,
+                           len(session.forgotten), body, header, wire, *offsets)
         self.in_flight = True
         sent = self._sent = self._sent + 1
         request.request_id = sent

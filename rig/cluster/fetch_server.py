@@ -40,7 +40,7 @@ Slot = tuple[Any, int]  # a fetch client's key: (follower broker, fetcher slot) 
 SESSION_SAMPLE_MS = 1000  # how often the session-cache gauges are looked at
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class DelayedFetch:
     """A parked fetch, watched under its client's slot."""
 
@@ -49,6 +49,7 @@ class DelayedFetch:
     request: FetchRequestMsg
     context: SessionContext
     arrived_us: int
+    incarnation: int  # the broker process's that parked it
     timer: Timer | None = None
 
     def try_complete(self) -> bool:
@@ -67,6 +68,11 @@ class DelayedFetch:
 
     def expire(self) -> None:
         self.server.complete(self)
+
+    def max_wait_over(self) -> None:
+        """Its max-wait timer fired: expire, unless the process that parked it died since."""
+        if self.server.broker.incarnation == self.incarnation:
+            self.expire()
 
     def cancel_timer(self) -> None:
         """Let go of the max-wait timer (its action refers back here): no cycle to collect."""
@@ -90,6 +96,10 @@ class FetchServer:
         # The optional gauge, looked up once (a plugin's cache may not say).
         partitions = getattr(cache, "partitions_cached", None)
         self._partitions_cached = partitions if callable(partitions) else None
+        self._emit_response = ctx.emitter(
+            names.FETCH_RESPONSE, "role", "client", "replica_id", "broker", "source", "fetcher",
+            "version", "session_id", "error_code", "partitions", "records_bytes", "waited_ms",
+            "body_bytes", "header_bytes", "wire_bytes")
 
     def reset(self) -> None:
         """The process died: parked fetches and sessions die with it."""
@@ -157,12 +167,9 @@ class FetchServer:
     def _park(self, slot: Slot, request: FetchRequestMsg, context: SessionContext,
               arrived_us: int) -> None:
         """Hold the fetch in purgatory until data comes or its max wait ends."""
-        delayed = DelayedFetch(self, slot, request, context, arrived_us)
-        incarnation = self.broker.incarnation
-        delayed.timer = self.ctx.sim.at(
-            arrived_us + request.max_wait_ms * 1000,
-            lambda: delayed.expire() if self.broker.incarnation == incarnation else None,
-            scheduled_us=arrived_us)
+        delayed = DelayedFetch(self, slot, request, context, arrived_us, self.broker.incarnation)
+        delayed.timer = self.ctx.sim.at(arrived_us + request.max_wait_ms * 1000,
+                                        delayed.max_wait_over, scheduled_us=arrived_us)
         # One parked fetch per client: an older one (its request timed out) is dropped.
         self.purgatory.take(slot)
         self.purgatory.watch((slot,), delayed)
@@ -281,13 +288,10 @@ class FetchServer:
                   else len(listed_changed))
         records_bytes = sum(size for _, size in records.values())
         now_us = self.ctx.sim.now_us
-        self.ctx.emit(
-            names.FETCH_RESPONSE, role=fetcher.role, client=fetcher.client_id,
-            replica_id=fetcher.replica_id, broker=broker.id, source=fetcher.source,
-            fetcher=fetcher.fetcher_id, version=request.version, session_id=context.session_id,
-            error_code=context.error_code, partitions=listed, records_bytes=records_bytes,
-            waited_ms=(now_us - arrived_us) / 1000, body_bytes=body, header_bytes=header,
-            wire_bytes=wire)
+        self._emit_response(fetcher.role, fetcher.client_id, fetcher.replica_id, broker.id,
+                            fetcher.source, fetcher.fetcher_id, request.version,
+                            context.session_id, context.error_code, listed, records_bytes,
+                            (now_us - arrived_us) / 1000, body, header, wire)
         response = FetchResponseMsg(context.error_code, context.session_id, listed,
                                     records_bytes, records, hws, errors, body, header, wire,
                                     now_us, preferred, diverging)

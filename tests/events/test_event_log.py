@@ -90,3 +90,53 @@ def test_observers_see_the_stamped_event_they_asked_for() -> None:
         ("all", "a", 1), ("all", "b", 2), ("some", "b", 2)]
     assert list(seen[0][1]) == ["t_ms", "seq", "event", "variant", "n"]
     assert sink.last_line.endswith(b'"n":2}\n')
+
+
+def test_an_event_kinds_emitter_writes_the_line_emit_writes() -> None:
+    """`kind` (the hot events' path: a head rendered once, values by position) against `emit`,
+    byte for byte: floats, odd values, a trailing field left out, and a run of both mixed."""
+    lines = []
+    for by_kind in (False, True):
+        sink = io.BytesIO()
+        now = [1234567]
+        log = EventLog(sink, lambda now=now: now[0] / 1000, variant="v7", broker=9)
+        fields = ("client", "waited_ms", "full", "odd", "offsets")
+        request = log.kind("fetch.request", *fields)
+        for values in (("c-1", 0.5, True, _Rendered(), [["t", 0, 12]]),
+                       ("c-2", 1e-7, False, _Opaque()),
+                       ("ü", 123456789.125, None, None)):
+            if by_kind:
+                request(*values)
+            else:
+                log.emit("fetch.request", **dict(zip(fields, values, strict=False)))
+            now[0] += 1001
+            log.emit("hw.advance", hw=now[0])
+        lines.append(sink.getvalue())
+        assert log.count == 6
+    assert lines[1] == lines[0]
+    assert b'"broker":9,"client":"c-2","waited_ms":1e-7,"full":false,"odd":"<opaque>"}' in (
+        lines[1])
+
+
+def test_an_observed_kind_shows_its_observers_the_event_dict() -> None:
+    sink = io.BytesIO()
+    log = EventLog(sink, lambda: 2.0, variant="v6")
+    request = log.kind("fetch.request", "client", "partitions")
+    request("c", 3)  # before anyone observes it: the fast path
+    seen: list[dict[str, Any]] = []
+    log.observe(lambda event: seen.append(dict(event)), ["fetch.request"])
+    request("d", 4)
+    assert seen == [{"t_ms": 2.0, "seq": 2, "event": "fetch.request", "variant": "v6",
+                     "client": "d", "partitions": 4}]
+    assert sink.getvalue().splitlines()[1] == orjson.dumps(seen[0])
+
+
+def test_a_kind_whose_field_clashes_with_the_stamp_or_context_is_refused() -> None:
+    log = EventLog(io.BytesIO(), lambda: 0.0, variant="v6")
+    for fields in (("seq",), ("client", "variant"), ()):
+        try:
+            log.kind("fetch.request", *fields)
+        except ValueError as error:
+            assert "fetch.request" in str(error)
+        else:
+            raise AssertionError(f"{fields} accepted")
