@@ -36,10 +36,10 @@ class Emit(Protocol):
 
 
 class EmitterOf(Protocol):
-    """An event kind's emitter: `kind(event, *fields)` → a function of the fields' values, by
-    position (rig.events.log.EventLog.kind)."""
+    """An event kind's emitter: `kind(event, *fields, **fixed)` → a function of the fields'
+    values, by position, after the fixed ones (rig.events.log.EventLog.kind)."""
 
-    def __call__(self, event: str, /, *fields: str) -> Callable[..., None]: ...
+    def __call__(self, event: str, /, *fields: str, **fixed: Any) -> Callable[..., None]: ...
 
 
 class Send(Protocol):
@@ -183,6 +183,6 @@ class NodeContext:
     # Makes the hot events' emitters (EventLog.kind); None: `emit` with the fields by name.
     kind: EmitterOf | None = None
 
-    def emitter(self, event: str, *fields: str) -> Callable[..., None]:
-        """An emitter of `event` taking the values of `fields` by position."""
-        return (self.kind or partial(positional, self.emit))(event, *fields)
+    def emitter(self, event: str, *fields: str, **fixed: Any) -> Callable[..., None]:
+        """An emitter of `event`: the `fixed` fields, then the values of `fields` by position."""
+        return (self.kind or partial(positional, self.emit))(event, *fields, **fixed)

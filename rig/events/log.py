@@ -48,12 +48,12 @@ class _LineWriter:
         self.msg = sink.write
 
 
-def positional(emit: Callable[..., None], event: str, *fields: str) -> Emitter:
-    """An emitter of `event` over any `emit(event, **fields)`: its values by position, in the
-    order `fields` names them (trailing ones may be left out)."""
+def positional(emit: Callable[..., None], event: str, /, *fields: str, **fixed: Any) -> Emitter:
+    """An emitter of `event` over any `emit(event, **fields)`: the `fixed` fields, then the
+    values of `fields` by position, in their order (trailing ones may be left out)."""
 
     def emit_kind(*values: Any) -> None:
-        emit(event, **dict(zip(fields, values, strict=False)))
+        emit(event, **fixed, **dict(zip(fields, values, strict=False)))
 
     return emit_kind
 
@@ -121,31 +121,36 @@ class EventLog:
         self._observers.append((observer, None if events is None else frozenset(events)))
         self._watching.clear()
 
-    def kind(self, event: str, *fields: str) -> Emitter:
+    def kind(self, event: str, /, *fields: str, **fixed: Any) -> Emitter:
         """An emitter of `event` taking its fields' values by position, in the order `fields`
-        names them (trailing ones may be left out): it writes the line `emit(event, **fields)`
-        writes, byte for byte. When no observer watches the event, the line is its stamp, a head
-        rendered once per kind (`event` and the bound context) and the fields rendered by orjson,
-        joined: no event dict merged, no keywords packed (the hot events of a fetch round)."""
-        clashes = {"t_ms", "seq", "event", *self._context} & set(fields)
-        if clashes or not fields:
+        names them (trailing ones may be left out), after the `fixed` fields, whose values
+        never change for this emitter (a fetch client's ids): it writes the line
+        `emit(event, **fixed, **fields)` writes, byte for byte. When no observer watches the
+        event, that line is the stamp, a head rendered once (`event`, the bound context and
+        `fixed`) and the fields rendered by orjson, joined: no event dict merged, no keywords
+        packed (the events of a fetch round, the most frequent of a run)."""
+        clashes = {"t_ms", "seq", "event", *self._context} & {*fields, *fixed}
+        if clashes or not fields or set(fields) & set(fixed):
             raise ValueError(f"{event}: fields {sorted(clashes)} would clash with the stamp or "
-                             "the bound context" if clashes else f"{event}: no fields")
-        head = orjson.dumps({"event": event, **self._context}, default=_fallback)[1:-1] + b","
+                             "the bound context" if clashes else
+                             f"{event}: no fields, or a field given twice")
+        head = orjson.dumps({"event": event, **self._context, **fixed},
+                            default=_fallback)[1:-1] + b","
         dumps, write, clock = orjson.dumps, self._write, self._clock
         option = orjson.OPT_APPEND_NEWLINE
-        slow = positional(self.emit, event, *fields)
+        emit = self.emit
 
         def emit_kind(*values: Any) -> None:
             watching = self._watching.get(event)
             if watching is None:
                 watching = self._watchers(event)
-            if watching or not values:
-                slow(*values)  # the observers see the event dict the general path makes
+            if watching or not values:  # the observers see the event dict emit makes
+                emit(event, **fixed, **dict(zip(fields, values, strict=False)))
                 return
             count = self.count = self.count + 1
             body = dumps(dict(zip(fields, values, strict=False)), default=_fallback, option=option)
-            write(b'{"t_ms":%b,"seq":%d,%b%b' % (dumps(clock()), count, head, body[1:]))
+            write(b"".join((b'{"t_ms":', dumps(clock()), b',"seq":', b"%d," % count, head,
+                            body[1:])))
 
         return emit_kind
 
