@@ -118,6 +118,25 @@ def test_an_event_kinds_emitter_writes_the_line_emit_writes() -> None:
         lines[1])
 
 
+def test_a_kinds_fixed_fields_come_first_as_if_passed_each_time() -> None:
+    lines = []
+    for by_kind in (False, True):
+        sink = io.BytesIO()
+        log = EventLog(sink, lambda: 0.25, variant="v6")
+        ids = {"role": "follower", "client": "broker-1-fetcher-0", "replica_id": 1}
+        response = log.kind("fetch.response", "waited_ms", "wire_bytes", **ids)
+        for waited, wire in ((500.0, 22), (0.001, 1_000_000)):
+            if by_kind:
+                response(waited, wire)
+            else:
+                log.emit("fetch.response", **ids, waited_ms=waited, wire_bytes=wire)
+        lines.append(sink.getvalue())
+    assert lines[1] == lines[0]
+    assert lines[1].startswith(b'{"t_ms":0.25,"seq":1,"event":"fetch.response","variant":"v6",'
+                               b'"role":"follower","client":"broker-1-fetcher-0","replica_id":1,'
+                               b'"waited_ms":500.0,"wire_bytes":22}\n')
+
+
 def test_an_observed_kind_shows_its_observers_the_event_dict() -> None:
     sink = io.BytesIO()
     log = EventLog(sink, lambda: 2.0, variant="v6")
@@ -133,9 +152,10 @@ def test_an_observed_kind_shows_its_observers_the_event_dict() -> None:
 
 def test_a_kind_whose_field_clashes_with_the_stamp_or_context_is_refused() -> None:
     log = EventLog(io.BytesIO(), lambda: 0.0, variant="v6")
-    for fields in (("seq",), ("client", "variant"), ()):
+    for fields, fixed in ((("seq",), {}), (("client", "variant"), {}), ((), {}),
+                          (("client",), {"client": "c"}), (("client",), {"event": "x"})):
         try:
-            log.kind("fetch.request", *fields)
+            log.kind("fetch.request", *fields, **fixed)
         except ValueError as error:
             assert "fetch.request" in str(error)
         else:
