@@ -58,6 +58,42 @@ def positional(emit: Callable[..., None], event: str, /, *fields: str, **fixed: 
     return emit_kind
 
 
+# Value types whose equality, type for type, means the same JSON: a kind's rendered fields are
+# kept by their values when every value is one of these (and no float is zero: -0.0 equals 0.0
+# but renders "-0.0"). An idle fetch round's events repeat the previous round's values.
+_SCALARS = frozenset({int, bool, float, str, type(None)})
+RENDERED_KEPT = 1024  # rendered field sets kept per type signature (then cleared)
+
+
+def _fields_renderer(fields: tuple[str, ...]) -> Callable[[tuple[Any, ...]], bytes]:
+    """`render(values)`: `fields` with `values` as orjson renders them as an object (the
+    trailing newline included), kept for values seen before (per type signature)."""
+    dumps, option = orjson.dumps, orjson.OPT_APPEND_NEWLINE
+    kept: dict[tuple[type, ...], dict[tuple[Any, ...], bytes]] = {}
+    unkept: set[tuple[type, ...]] = set()  # signatures with a value of another type
+
+    def render(values: tuple[Any, ...]) -> bytes:
+        types = tuple(map(type, values))
+        by_values = kept.get(types)
+        if by_values is None:
+            if types in unkept or not _SCALARS.issuperset(types):
+                unkept.add(types)
+                return dumps(dict(zip(fields, values, strict=False)), default=_fallback,
+                             option=option)
+            by_values = kept[types] = {}
+        rendered = by_values.get(values)
+        if rendered is None:
+            rendered = dumps(dict(zip(fields, values, strict=False)), default=_fallback,
+                             option=option)
+            if 0.0 not in [value for value in values if type(value) is float]:
+                if len(by_values) >= RENDERED_KEPT:
+                    by_values.clear()
+                by_values[values] = rendered
+        return rendered
+
+    return render
+
+
 def _fallback(value: Any) -> Any:
     """What orjson cannot render natively: its `__structlog__()` or its repr (structlog's
     JSONRenderer's fallback)."""
@@ -137,7 +173,7 @@ class EventLog:
         head = orjson.dumps({"event": event, **self._context, **fixed},
                             default=_fallback)[1:-1] + b","
         dumps, write, clock = orjson.dumps, self._write, self._clock
-        option = orjson.OPT_APPEND_NEWLINE
+        render = _fields_renderer(fields)
         emit = self.emit
 
         def emit_kind(*values: Any) -> None:
@@ -148,9 +184,8 @@ class EventLog:
                 emit(event, **fixed, **dict(zip(fields, values, strict=False)))
                 return
             count = self.count = self.count + 1
-            body = dumps(dict(zip(fields, values, strict=False)), default=_fallback, option=option)
             write(b"".join((b'{"t_ms":', dumps(clock()), b',"seq":', b"%d," % count, head,
-                            body[1:])))
+                            render(values)[1:])))
 
         return emit_kind
 

@@ -160,3 +160,27 @@ def test_a_kind_whose_field_clashes_with_the_stamp_or_context_is_refused() -> No
             assert "fetch.request" in str(error)
         else:
             raise AssertionError(f"{fields} accepted")
+
+
+def test_a_kind_keeps_rendered_values_only_where_equal_values_render_alike() -> None:
+    """Values equal across types (1, 1.0, True), -0.0 and 0.0, NaN, lists: a line whose values
+    equal an earlier line's is written as emit writes it, never as the earlier one was."""
+    values = [(1, "a"), (1.0, "a"), (True, "a"), (1, "a"), (-0.0, "b"), (0.0, "b"), (-0.0, "b"),
+              (float("nan"), "c"), (float("nan"), "c"), ([1, 2], "d"), ([1, 2], "d"),
+              (None, "e"), (None, "e"), (2**40, "f"), (2**40, "f"), (0.5, "g"), (0.5, "g")]
+    lines = []
+    for by_kind in (False, True):
+        sink = io.BytesIO()
+        log = EventLog(sink, lambda: 1.0, variant="v6")
+        emit = log.kind("x.y", "value", "tag")
+        for value, tag in values:
+            if by_kind:
+                emit(value, tag)
+            else:
+                log.emit("x.y", value=value, tag=tag)
+        lines.append(sink.getvalue().splitlines())
+    assert lines[1] == lines[0]
+    assert [orjson.loads(line)["value"] for line in lines[1][:7]] == [1, 1.0, True, 1, -0.0,
+                                                                       0.0, -0.0]
+    assert [line.split(b'"value":')[1][:4] for line in lines[1][:7]] == [
+        b'1,"t', b'1.0,', b'true', b'1,"t', b'-0.0', b'0.0,', b'-0.0']
