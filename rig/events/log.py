@@ -85,7 +85,7 @@ def _fields_renderer(fields: tuple[str, ...]) -> Callable[[tuple[Any, ...]], byt
         if rendered is None:
             rendered = dumps(dict(zip(fields, values, strict=False)), default=_fallback,
                              option=option)
-            if 0.0 not in [value for value in values if type(value) is float]:
+            if float not in types or 0.0 not in [v for v in values if type(v) is float]:
                 if len(by_values) >= RENDERED_KEPT:
                     by_values.clear()
                 by_values[values] = rendered
