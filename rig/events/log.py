@@ -62,7 +62,7 @@ def positional(emit: Callable[..., None], event: str, /, *fields: str, **fixed: 
 # kept by their values when every value is one of these (and no float is zero: -0.0 equals 0.0
 # but renders "-0.0"). An idle fetch round's events repeat the previous round's values.
 _SCALARS = frozenset({int, bool, float, str, type(None)})
-RENDERED_KEPT = 1024  # rendered field sets kept per type signature (then cleared)
+RENDERED_KEPT = 16  # rendered field sets kept per kind and type signature (then cleared)
 
 
 def _fields_renderer(fields: tuple[str, ...]) -> Callable[[tuple[Any, ...]], bytes]:
