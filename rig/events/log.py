@@ -60,7 +60,8 @@ def positional(emit: Callable[..., None], event: str, /, *fields: str, **fixed: 
 
 # Value types whose equality, type for type, means the same JSON: a kind's rendered fields are
 # kept by their values when every value is one of these (and no float is zero: -0.0 equals 0.0
-# but renders "-0.0"). An idle fetch round's events repeat the previous round's values.
+# but renders "-0.0"). An idle fetch round's events repeat the previous round's values; a kind
+# whose values never repeat (a session's epoch, a busy run's sizes) stops keeping them.
 _SCALARS = frozenset({int, bool, float, str, type(None)})
 RENDERED_KEPT = 16  # rendered field sets kept per kind and type signature (then cleared)
 
@@ -70,7 +71,9 @@ def _fields_renderer(fields: tuple[str, ...]) -> Callable[[tuple[Any, ...]], byt
     trailing newline included), kept for values seen before (per type signature)."""
     dumps, option = orjson.dumps, orjson.OPT_APPEND_NEWLINE
     kept: dict[tuple[type, ...], dict[tuple[Any, ...], bytes]] = {}
-    unkept: set[tuple[type, ...]] = set()  # signatures with a value of another type
+    reused: set[tuple[type, ...]] = set()  # signatures with a kept rendering used since cleared
+    # Signatures with a value of another type, or whose kept renderings filled up unused.
+    unkept: set[tuple[type, ...]] = set()
 
     def render(values: tuple[Any, ...]) -> bytes:
         types = tuple(map(type, values))
@@ -82,13 +85,20 @@ def _fields_renderer(fields: tuple[str, ...]) -> Callable[[tuple[Any, ...]], byt
                              option=option)
             by_values = kept[types] = {}
         rendered = by_values.get(values)
-        if rendered is None:
-            rendered = dumps(dict(zip(fields, values, strict=False)), default=_fallback,
-                             option=option)
-            if float not in types or 0.0 not in [v for v in values if type(v) is float]:
-                if len(by_values) >= RENDERED_KEPT:
-                    by_values.clear()
-                by_values[values] = rendered
+        if rendered is not None:
+            reused.add(types)
+            return rendered
+        rendered = dumps(dict(zip(fields, values, strict=False)), default=_fallback,
+                         option=option)
+        if float not in types or 0.0 not in [v for v in values if type(v) is float]:
+            if len(by_values) >= RENDERED_KEPT:
+                if types not in reused:
+                    del kept[types]
+                    unkept.add(types)
+                    return rendered
+                by_values.clear()
+                reused.discard(types)
+            by_values[values] = rendered
         return rendered
 
     return render

@@ -167,7 +167,9 @@ def test_a_kind_keeps_rendered_values_only_where_equal_values_render_alike() -> 
     equal an earlier line's is written as emit writes it, never as the earlier one was."""
     values = [(1, "a"), (1.0, "a"), (True, "a"), (1, "a"), (-0.0, "b"), (0.0, "b"), (-0.0, "b"),
               (float("nan"), "c"), (float("nan"), "c"), ([1, 2], "d"), ([1, 2], "d"),
-              (None, "e"), (None, "e"), (2**40, "f"), (2**40, "f"), (0.5, "g"), (0.5, "g")]
+              (None, "e"), (None, "e"), (2**40, "f"), (2**40, "f"), (0.5, "g"), (0.5, "g"),
+              # past the kept count, values that never repeat, then some that do
+              *((n, "h") for n in range(40)), *((1, "a") for _ in range(3)), (-0.0, "b")]
     lines = []
     for by_kind in (False, True):
         sink = io.BytesIO()
