@@ -70,34 +70,35 @@ def _fields_renderer(fields: tuple[str, ...]) -> Callable[[tuple[Any, ...]], byt
     """`render(values)`: `fields` with `values` as orjson renders them as an object (the
     trailing newline included), kept for values seen before (per type signature)."""
     dumps, option = orjson.dumps, orjson.OPT_APPEND_NEWLINE
-    kept: dict[tuple[type, ...], dict[tuple[Any, ...], bytes]] = {}
-    reused: set[tuple[type, ...]] = set()  # signatures with a kept rendering used since cleared
+    # Per signature: its renderings by values, and whether one was reused since they were cleared.
+    kept: dict[tuple[type, ...], list[Any]] = {}
     # Signatures with a value of another type, or whose kept renderings filled up unused.
     unkept: set[tuple[type, ...]] = set()
 
     def render(values: tuple[Any, ...]) -> bytes:
         types = tuple(map(type, values))
-        by_values = kept.get(types)
-        if by_values is None:
+        entry = kept.get(types)
+        if entry is None:
             if types in unkept or not _SCALARS.issuperset(types):
                 unkept.add(types)
                 return dumps(dict(zip(fields, values, strict=False)), default=_fallback,
                              option=option)
-            by_values = kept[types] = {}
+            entry = kept[types] = [{}, False]
+        by_values: dict[tuple[Any, ...], bytes] = entry[0]
         rendered = by_values.get(values)
         if rendered is not None:
-            reused.add(types)
+            entry[1] = True
             return rendered
         rendered = dumps(dict(zip(fields, values, strict=False)), default=_fallback,
                          option=option)
         if float not in types or 0.0 not in [v for v in values if type(v) is float]:
             if len(by_values) >= RENDERED_KEPT:
-                if types not in reused:
+                if not entry[1]:
                     del kept[types]
                     unkept.add(types)
                     return rendered
                 by_values.clear()
-                reused.discard(types)
+                entry[1] = False
             by_values[values] = rendered
         return rendered
 
