@@ -127,7 +127,7 @@ started = cpu()
 import rig.cli, rig.simulate
 from rig.checks import safety, fetch_sessions, consumer_reads, base
 from rig.cluster.cluster import Cluster
-from rig.events.log import EventLog, HashingSink
+from rig.events.log import HashingSink
 from rig.scenario.load import load_scenario
 from rig.scenario.source import load_yaml_file
 from rig.search import parallel
@@ -139,13 +139,14 @@ Cluster.build = timed("set-up (cluster build and start)", Cluster.build)
 Cluster.start = timed("set-up (cluster build and start)", Cluster.start)
 simulate_module = sys.modules["rig.simulate"]
 simulate_module._quiesce = timed("quiesce (settling after the duration)", simulate_module._quiesce)
-EventLog._notify = timed("online checks (observing events)", EventLog._notify)
 HashingSink.write = timed("hashing (SHA-256 of the log)", HashingSink.write)
 for module in (safety, fetch_sessions, consumer_reads, base):
     for name in dir(module):
         kind = getattr(module, name)
         if isinstance(kind, type) and "finish" in vars(kind):
             kind.finish = timed("checks' verdicts (finish)", kind.finish)
+        if isinstance(kind, type) and "observe" in vars(kind):
+            kind.observe = timed("online checks (observing events)", kind.observe)
 def on_gc(phase, info):
     if phase == "start":
         enter()
@@ -183,13 +184,14 @@ parts = {k: max(0.0, v - calls[k] * per_call) / runs for k, v in spent.items()}
 gc.callbacks.remove(on_gc)
 Cluster.build, Cluster.start = Cluster.build.__wrapped__, Cluster.start.__wrapped__
 simulate_module._quiesce = simulate_module._quiesce.__wrapped__
-EventLog._notify, HashingSink.write = EventLog._notify.__wrapped__, HashingSink.write.__wrapped__
+HashingSink.write = HashingSink.write.__wrapped__
 orjson.dumps = orjson.dumps.__wrapped__
 for module in (safety, fetch_sessions, consumer_reads, base):
     for name in dir(module):
         kind = getattr(module, name)
-        if isinstance(kind, type) and hasattr(vars(kind).get("finish"), "__wrapped__"):
-            kind.finish = kind.finish.__wrapped__
+        for method in ("finish", "observe"):
+            if isinstance(kind, type) and hasattr(vars(kind).get(method), "__wrapped__"):
+                setattr(kind, method, vars(kind)[method].__wrapped__)
 base_s = this_s = 0.0
 for index in range(runs):
     faults, seed = draw_run(bounds, 0, index)

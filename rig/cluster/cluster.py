@@ -65,7 +65,7 @@ class Cluster:
         self.node_context = NodeContext(
             sim, log.emit, self.send, self.after_stall, self.strategies, self.topics,
             self.meter, variant.os, self.control.isr_writer, self.new_fetcher,
-            {b.id: b.rack for b in variant.brokers})
+            {b.id: b.rack for b in variant.brokers}, log.kind)
         for b in variant.brokers:
             config = variant.broker_config(b.id)
             self.brokers[b.id] = Broker(self.node_context, b.id, b.rack, config, sessions.new_cache(

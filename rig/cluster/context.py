@@ -12,9 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
 
 from rig.engine import Simulation
+from rig.events.log import positional
 from rig.scenario.model import BrokerConfig, OsSpec
 from rig.strategies.compaction.base import CompactionStrategy
 from rig.strategies.fetch_session.base import FetchSessionStrategy
@@ -31,6 +33,13 @@ Action = Callable[[], None]
 
 class Emit(Protocol):
     def __call__(self, event: str, /, **fields: Any) -> None: ...
+
+
+class EmitterOf(Protocol):
+    """An event kind's emitter: `kind(event, *fields, **fixed)` → a function of the fields'
+    values, by position, after the fixed ones (rig.events.log.EventLog.kind)."""
+
+    def __call__(self, event: str, /, *fields: str, **fixed: Any) -> Callable[..., None]: ...
 
 
 class Send(Protocol):
@@ -171,3 +180,9 @@ class NodeContext:
     new_fetcher: Callable[[Any, int, int], Any]
     # Each broker's rack, as the metadata cache's endpoints give it (KIP-392's replica views).
     racks: Mapping[int, str | None] = field(default_factory=dict)
+    # Makes the hot events' emitters (EventLog.kind); None: `emit` with the fields by name.
+    kind: EmitterOf | None = None
+
+    def emitter(self, event: str, *fields: str, **fixed: Any) -> Callable[..., None]:
+        """An emitter of `event`: the `fixed` fields, then the values of `fields` by position."""
+        return (self.kind or partial(positional, self.emit))(event, *fields, **fixed)

@@ -76,9 +76,13 @@ class FetchClient:
 
     def __init__(self, cluster: ClientHost, node: Node, leader_id: int, client_id: str,
                  version: int, client: SessionClient, max_wait_ms: int, min_bytes: int,
-                 timeout_ms: int, backoff_ms: int):
+                 timeout_ms: int, backoff_ms: int, *, slot_key: tuple[int | str, int],
+                 replica_id: int = -1, fetcher_id: int = 0):
         self.cluster = cluster
-        self.node = node
+        self.node = self.source = node
+        self.slot_key = slot_key
+        self.replica_id = replica_id
+        self.fetcher_id = fetcher_id
         self.leader_id = leader_id
         self.client_id = client_id
         self.version = version
@@ -104,30 +108,19 @@ class FetchClient:
         self._shape_sizes = self.last_sizes
         self.last_listed = 0  # how many partitions it listed
         self.coast: Wakeable | None = None  # idle rounds in closed form (rig.cluster.coast)
+        self._emit_request = cluster.log.kind(
+            names.FETCH_REQUEST, "version", "session_id", "session_epoch", "full", "partitions",
+            "forgotten", "body_bytes", "header_bytes", "wire_bytes", "fetch_offsets",
+            role=self.role, client=client_id, replica_id=replica_id, broker=leader_id,
+            source=node, fetcher=fetcher_id)
         cluster.clients.append(self)
 
-    # -- who is fetching (the broker reads these) ----------------------------------------------
-    @property
-    def slot_key(self) -> tuple[int | str, int]:
-        """The key a leader files this client's pending partitions and long poll under."""
-        raise NotImplementedError
-
-    @property
-    def replica_id(self) -> int:
-        return -1
-
+    # -- who is fetching (the broker reads these, and `slot_key`, `replica_id`, `fetcher_id` and
+    # `source`, fixed for the client's life) ---------------------------------------------------
     @property
     def replica_epoch(self) -> int:
         """The broker epoch a follower sends (ReplicaState.ReplicaEpoch); -1 for a consumer."""
         return -1
-
-    @property
-    def source(self) -> Node:
-        return self.node
-
-    @property
-    def fetcher_id(self) -> int:
-        return 0
 
     def up(self) -> bool:
         return True
@@ -217,15 +210,11 @@ class FetchClient:
         request = self.next_request_msg()
         session = request.session
         body, header, wire = self.last_sizes
-        fields = {"fetch_offsets": [[key[0], key[1], state.fetch_offset] for key, state in
-                                    request.updates.items()]} if request.updates else {}
-        cluster.log.emit(
-            names.FETCH_REQUEST, role=self.role, client=self.client_id,
-            replica_id=self.replica_id, broker=self.leader_id, source=self.source,
-            fetcher=self.fetcher_id, version=self.version, session_id=session.session_id,
-            session_epoch=session.epoch, full=session.full, partitions=self.last_listed,
-            forgotten=len(session.forgotten), body_bytes=body, header_bytes=header,
-            wire_bytes=wire, **fields)
+        offsets = ([[key[0], key[1], state.fetch_offset] for key, state in
+                    request.updates.items()],) if request.updates else ()
+        self._emit_request(self.version, session.session_id, session.epoch, session.full,
+                           self.last_listed, len(session.forgotten), body, header, wire,
+                           *offsets)
         self.in_flight = True
         sent = self._sent = self._sent + 1
         request.request_id = sent

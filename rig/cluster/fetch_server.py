@@ -11,12 +11,13 @@ are readable below the HW (never a follower's).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
 from rig.cluster import diverging_epoch
 from rig.cluster.context import NodeContext, Process
+from rig.cluster.delayed_fetch import DelayedFetch
 from rig.cluster.fetch_progress import fetch_offset, update_fetch_state
 from rig.cluster.log import Batch
 from rig.cluster.messages import (
@@ -29,50 +30,13 @@ from rig.cluster.partition import TopicPartition
 from rig.cluster.purgatory import Purgatory
 from rig.cluster.read_replica import RACK_AWARE, answers, preferred_read_replicas
 from rig.cluster.replica import Replica
-from rig.cluster.replica_manager import ReplicaManager
-from rig.engine import Timer
+from rig.cluster.replica_manager import ReplicaManager, Slot
 from rig.errors import InternalError
 from rig.events import names
 from rig.protocol.errors import NOT_LEADER_OR_FOLLOWER, OFFSET_OUT_OF_RANGE
 from rig.strategies.fetch_session import FINAL_EPOCH, NONE, SessionContext
 
-Slot = tuple[Any, int]  # a fetch client's key: (follower broker, fetcher slot) or (client, 0)
 SESSION_SAMPLE_MS = 1000  # how often the session-cache gauges are looked at
-
-
-@dataclass(eq=False)
-class DelayedFetch:
-    """A parked fetch, watched under its client's slot."""
-
-    server: FetchServer
-    slot: Slot
-    request: FetchRequestMsg
-    context: SessionContext
-    arrived_us: int
-    timer: Timer | None = None
-
-    def try_complete(self) -> bool:
-        """Answer if what was just announced brings enough: a HW advance that makes a consumer's
-        min bytes readable (DelayedFetch), one append of a follower's min bytes."""
-        announced = self.server.replica_manager.announced
-        if announced is None:
-            return False
-        request = self.request
-        if request.fetcher.role == "consumer":
-            ready = (request.min_bytes <= 1 or self.server.readable(
-                self.slot, request, request.min_bytes) >= request.min_bytes)
-        else:
-            ready = request.min_bytes <= announced
-        return ready and self.server.complete(self)
-
-    def expire(self) -> None:
-        self.server.complete(self)
-
-    def cancel_timer(self) -> None:
-        """Let go of the max-wait timer (its action refers back here): no cycle to collect."""
-        timer, self.timer = self.timer, None
-        if timer is not None:
-            timer.cancel()
 
 
 class FetchServer:
@@ -90,6 +54,8 @@ class FetchServer:
         # The optional gauge, looked up once (a plugin's cache may not say).
         partitions = getattr(cache, "partitions_cached", None)
         self._partitions_cached = partitions if callable(partitions) else None
+        # fetch.response's emitter per client slot, with the client it was made for.
+        self._emitters: dict[Slot, tuple[Any, Callable[..., None]]] = {}
 
     def reset(self) -> None:
         """The process died: parked fetches and sessions die with it."""
@@ -157,12 +123,9 @@ class FetchServer:
     def _park(self, slot: Slot, request: FetchRequestMsg, context: SessionContext,
               arrived_us: int) -> None:
         """Hold the fetch in purgatory until data comes or its max wait ends."""
-        delayed = DelayedFetch(self, slot, request, context, arrived_us)
-        incarnation = self.broker.incarnation
-        delayed.timer = self.ctx.sim.at(
-            arrived_us + request.max_wait_ms * 1000,
-            lambda: delayed.expire() if self.broker.incarnation == incarnation else None,
-            scheduled_us=arrived_us)
+        delayed = DelayedFetch(self, slot, request, context, arrived_us, self.broker.incarnation)
+        delayed.timer = self.ctx.sim.at(arrived_us + request.max_wait_ms * 1000,
+                                        delayed.max_wait_over, scheduled_us=arrived_us)
         # One parked fetch per client: an older one (its request timed out) is dropped.
         self.purgatory.take(slot)
         self.purgatory.watch((slot,), delayed)
@@ -279,17 +242,24 @@ class FetchServer:
                                             listed_changed, diverging)
         listed = (len(request.partitions) if context.full and context.error_code == NONE
                   else len(listed_changed))
-        records_bytes = sum(size for _, size in records.values())
+        records_bytes = sum(size for _, size in records.values()) if records else 0
         now_us = self.ctx.sim.now_us
-        self.ctx.emit(
-            names.FETCH_RESPONSE, role=fetcher.role, client=fetcher.client_id,
-            replica_id=fetcher.replica_id, broker=broker.id, source=fetcher.source,
-            fetcher=fetcher.fetcher_id, version=request.version, session_id=context.session_id,
-            error_code=context.error_code, partitions=listed, records_bytes=records_bytes,
-            waited_ms=(now_us - arrived_us) / 1000, body_bytes=body, header_bytes=header,
-            wire_bytes=wire)
+        emitter = self._emitters.get(slot)
+        if emitter is None or emitter[0] is not fetcher:
+            emitter = self._response_emitter(slot, fetcher)
+        emitter[1](request.version, context.session_id, context.error_code, listed, records_bytes,
+                   (now_us - arrived_us) / 1000, body, header, wire)
         response = FetchResponseMsg(context.error_code, context.session_id, listed,
                                     records_bytes, records, hws, errors, body, header, wire,
                                     now_us, preferred, diverging)
         self.ctx.send(broker.id, fetcher.node, wire,
                       partial(fetcher.on_response, request, response), kind="fetch")
+
+    def _response_emitter(self, slot: Slot, fetcher: Any) -> tuple[Any, Callable[..., None]]:
+        """fetch.response's emitter for the client in `slot`, its ids rendered once."""
+        emitter = self._emitters[slot] = (fetcher, self.ctx.emitter(
+            names.FETCH_RESPONSE, "version", "session_id", "error_code", "partitions",
+            "records_bytes", "waited_ms", "body_bytes", "header_bytes", "wire_bytes",
+            role=fetcher.role, client=fetcher.client_id, replica_id=fetcher.replica_id,
+            broker=self.broker.id, source=fetcher.source, fetcher=fetcher.fetcher_id))
+        return emitter

@@ -40,7 +40,8 @@ class ReplicaFetcher(FetchClient):
         super().__init__(cluster, broker.id, leader_id, f"broker-{broker.id}-fetcher-{slot}",
                          config.fetch_version, client, config.replica_fetch_wait_max_ms,
                          config.replica_fetch_min_bytes, config.replica_socket_timeout_ms,
-                         config.replica_fetch_backoff_ms)
+                         config.replica_fetch_backoff_ms, slot_key=(broker.id, slot),
+                         replica_id=broker.id, fetcher_id=slot)
         self.broker = broker
         self.broker_id = broker.id
         self.slot = slot
@@ -49,20 +50,8 @@ class ReplicaFetcher(FetchClient):
         self._fetch_turn = False  # a truncation round ended: the fetchable partitions go next
 
     @property
-    def slot_key(self) -> tuple[int | str, int]:
-        return (self.broker_id, self.slot)
-
-    @property
-    def replica_id(self) -> int:
-        return self.broker_id
-
-    @property
     def replica_epoch(self) -> int:
         return self.broker.broker_epoch
-
-    @property
-    def fetcher_id(self) -> int:
-        return self.slot
 
     def up(self) -> bool:
         # A stalled broker's fetchers resume when the stall ends.

@@ -43,7 +43,8 @@ class Network:
         self._free_at: dict[tuple[Node, Node], int] = {}
         self._links: dict[tuple[Node, Node], tuple[int, float, float]] = {}
         self._overrides: dict[tuple[Node, Node], tuple[LinkSpec, float]] = {}
-        self._cut: dict[tuple[Node, Node], int] = {}  # how many faults cut this link
+        # How many faults cut each link (a healed link leaves: empty while none is cut).
+        self.cuts: dict[tuple[Node, Node], int] = {}
         # Links carrying a coasting client's messages → those clients.
         self.coasting: dict[Link, dict[Coasting, None]] = {}
 
@@ -123,14 +124,18 @@ class Network:
             waiting = self.coasting.get(link)
 
     def blocked(self, src: Node, dst: Node) -> bool:
-        return self._cut.get((src, dst), 0) > 0
+        return self.cuts.get((src, dst), 0) > 0
 
     def cut(self, a: Node, b: Node, on: bool) -> None:
         """Cut (or restore) both directions between two nodes; cuts from several faults stack."""
         if self.coasting:
             self.wake_coasting(a, b)
         for pair in ((a, b), (b, a)):
-            self._cut[pair] = self._cut.get(pair, 0) + (1 if on else -1)
+            count = self.cuts.get(pair, 0) + (1 if on else -1)
+            if count:
+                self.cuts[pair] = count
+            else:
+                del self.cuts[pair]
 
     def degrade(self, a: Node, b: Node, spec: LinkSpec | None, loss: float = 0.0) -> None:
         """Replace both directions' link with `spec` (None restores the scenario's)."""

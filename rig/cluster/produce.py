@@ -28,7 +28,7 @@ from rig.protocol.errors import (
 )
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class DelayedProduce:
     """An acks=all produce waiting for the HW to pass every batch it appended."""
 

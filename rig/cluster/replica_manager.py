@@ -52,6 +52,8 @@ class ReplicaManager:
         self.touched = touched  # logs read or written (the storage's samples look at them)
         self.written = written  # logs written (retention looks at them)
         self.replicas = replicas  # the broker's: every part reads the same map
+        self._emit_hw = ctx.emitter(names.HW_ADVANCE, "topic", "partition", "hw", "leader",
+                                    broker=broker.id)
         self.pending: dict[Slot, dict[TopicPartition, None]] = {}
         self.hw_unseen: dict[Slot, dict[TopicPartition, None]] = {}
         self.last_fetch_ms: dict[Slot, float] = {}
@@ -263,8 +265,7 @@ class ReplicaManager:
         self._before_change(self.consumer_watchers.get(replica.key, ()))
         replica.high_watermark = new_hw
         self.hw_dirty[replica.key] = None
-        self.ctx.emit(names.HW_ADVANCE, broker=broker.id, topic=replica.key[0],
-                      partition=replica.key[1], hw=new_hw, leader=True)
+        self._emit_hw(replica.key[0], replica.key[1], new_hw, True)
         for follower in replica.assignment:
             if follower != broker.id:
                 self.hw_unseen.setdefault((follower, replica.fetcher_slot), {})[replica.key] = None
@@ -291,8 +292,7 @@ class ReplicaManager:
         if watched:
             self._before_change(watched)
         replica.high_watermark = new_hw
-        self.ctx.emit(names.HW_ADVANCE, broker=self.broker.id, topic=replica.key[0],
-                      partition=replica.key[1], hw=new_hw, leader=False)
+        self._emit_hw(replica.key[0], replica.key[1], new_hw, False)
         if watched:
             self.cache.mark_changed(replica.key)
             self._consumers_see(replica, new_hw)

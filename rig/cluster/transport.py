@@ -13,6 +13,7 @@ end of the run (`net.traffic`) for the traffic ledger (rig.analysis.traffic).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from functools import partial
 from typing import Protocol
 
 from rig.cluster.network import Network, Node
@@ -95,7 +96,8 @@ class Transport:
             if resend is not None:
                 self.sim.call_after(RESEND_MS * 1000, resend)
             return
-        self._arrive(arrival, src, dst, deliver, incarnation, resend)
+        self.sim.call_at(arrival, partial(self._arrival, src, dst, deliver, receiver,
+                                          incarnation, resend))
 
     def _resender(self, src: Node, dst: Node, nbytes: int, deliver: Callable[[], None],
                   incarnation: int, kind: str) -> Callable[[], None]:
@@ -114,30 +116,30 @@ class Transport:
                    sent_us: int) -> None:
         """A message sent at `sent_us` in closed form (a coasting fetch round, which kept the
         link busy itself) arrives at `arrival_us` under the rules of `send`."""
-        self._arrive(arrival_us, src, dst, deliver, self._incarnation(dst), None, sent_us)
-
-    def _arrive(self, arrival_us: int, src: Node, dst: Node, deliver: Callable[[], None],
-                incarnation: int, resend: Callable[[], None] | None,
-                sent_us: int | None = None) -> None:
         receiver = self._brokers.get(dst) if isinstance(dst, int) else None
+        self.sim.call_at(arrival_us, partial(self._arrival, src, dst, deliver, receiver,
+                                             self._incarnation(dst), None),
+                         scheduled_us=sent_us)
+
+    def _arrival(self, src: Node, dst: Node, deliver: Callable[[], None],
+                 receiver: Endpoint | None, incarnation: int,
+                 resend: Callable[[], None] | None) -> None:
+        """A message reaches `dst` (`receiver`: the broker it is, None for another node): it
+        is delivered if `dst` still runs as `incarnation` and no cut separates the two ends."""
+        if receiver is not None:
+            if not receiver.alive or receiver.incarnation != incarnation:
+                return
+        elif not self._up(dst):
+            return
         network = self.network
-
-        def arrive() -> None:
-            if receiver is not None:
-                if not receiver.alive or receiver.incarnation != incarnation:
-                    return
-            elif not self._up(dst):
-                return
-            if network.blocked(src, dst):
-                if resend is not None:
-                    self.sim.call_after(RESEND_MS * 1000, resend)
-                return
-            if receiver is not None and receiver.stalled:
-                self._stalled_mail.setdefault(receiver.id, []).append(deliver)
-                return
-            deliver()
-
-        self.sim.call_at(arrival_us, arrive, scheduled_us=sent_us)
+        if network.cuts and network.blocked(src, dst):  # (asked only while a link is cut)
+            if resend is not None:
+                self.sim.call_after(RESEND_MS * 1000, resend)
+            return
+        if receiver is not None and receiver.stalled:
+            self._stalled_mail.setdefault(receiver.id, []).append(deliver)
+            return
+        deliver()
 
     def stall_ended(self, broker_id: int) -> None:
         """Broker `broker_id` runs again: what it sent leaves, then what it received arrives."""

@@ -49,15 +49,11 @@ class ConsumerFetcher(FetchClient):
         super().__init__(member.cluster, member.node, leader_id, member.client_id,
                          member.version, member.cluster.strategies.fetch_session.new_client(),
                          spec.fetch_max_wait_ms, spec.fetch_min_bytes, spec.request_timeout_ms,
-                         spec.retry_backoff_ms)
+                         spec.retry_backoff_ms, slot_key=(member.client_id, 0))
         self.member = member
         self.max_bytes = spec.fetch_max_bytes
         self.partition_max_bytes = spec.max_partition_fetch_bytes
         self.rack_id = member.rack or ""
-
-    @property
-    def slot_key(self) -> tuple[int | str, int]:
-        return (self.client_id, 0)
 
     def may_coast(self) -> bool:
         # An empty response changes nothing here (commits and lag samples run on their own

@@ -15,10 +15,10 @@ from array import array
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from rig.cluster.log import Batch
+from rig.engine.rng import randrange_of
 from rig.events import names
 from rig.hashing import murmur2
 from rig.protocol.errors import (
@@ -200,13 +200,13 @@ class Producer:
         spec = self.spec
         rng = self.rng
         draw_key: Callable[[], int | None] = (
-            partial(rng.randrange, spec.key_count) if spec.keys == "uniform" else self._key)
+            randrange_of(rng, 0, spec.key_count) if spec.keys == "uniform" else self._key)
         keyed = spec.keys in ("uniform", "zipf")
         murmur = spec.partitioner == "murmur2"
         key_partition = self._key_partition
         dist = spec.record_size
         draw_value: Callable[[], int] | None = (
-            partial(rng.randint, dist.low, dist.high) if dist.kind == "uniform"
+            randrange_of(rng, dist.low, dist.high + 1) if dist.kind == "uniform"  # randint
             else self._value_size if dist.kind == "normal" else None)
         fixed_value = dist.low
         key_size = spec.key_size

@@ -4,15 +4,23 @@ strategies, and a wire on which every message waits until the test delivers it."
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
+from types import SimpleNamespace
 from typing import Any
 
 from rig.cluster.context import Strategies
 from rig.cluster.wire import Meter
 from rig.engine import Simulation
+from rig.events.log import positional
 from rig.strategies.fetch_session.sessionless import Sessionless
 from rig.strategies.isr.lag_time import LagTime
 from rig.strategies.placement.kafka import KafkaPlacement
 from rig.strategies.replication.leader_epoch import LeaderEpoch
+
+
+def fake_log(emit: Callable[..., None]) -> SimpleNamespace:
+    """An event log that hands every event to `emit`, its event kinds' emitters included."""
+    return SimpleNamespace(emit=emit, kind=partial(positional, emit))
 
 
 class FetcherHost:

@@ -16,7 +16,7 @@ from rig.cluster.replica import Replica, Role
 from rig.scenario.model import BrokerConfig
 from rig.strategies.fetch_session.sessionless import Sessionless
 from rig.strategies.replication.base import AskLeader, TruncateTo
-from tests.cluster.fetcher_host import FetcherHost
+from tests.cluster.fetcher_host import FetcherHost, fake_log
 from tests.strategies.test_replication_strategies import FOLLOWER, LEADER, SHARED, build
 
 READY, WALKING = ("t", 0), ("t", 1)
@@ -27,7 +27,7 @@ class Host(FetcherHost):
 
     def __init__(self, leader_log: Log) -> None:
         super().__init__()
-        self.log = SimpleNamespace(emit=lambda event, **fields: None)
+        self.log = fake_log(lambda event, **fields: None)
         leader_replica = Replica(WALKING, 0, (0, 1), leader_log, 0, role=Role.LEADER)
         self.leader = SimpleNamespace(
             alive=True, replicas={WALKING: leader_replica},

@@ -27,7 +27,7 @@ from rig.scenario.load import load_scenario
 from rig.scenario.model import BrokerConfig
 from rig.strategies.fetch_session.sessionless import Sessionless
 from rig.strategies.replication.leader_epoch import LeaderEpoch
-from tests.cluster.fetcher_host import FetcherHost
+from tests.cluster.fetcher_host import FetcherHost, fake_log
 from tests.strategies.test_replication_strategies import (
     FOLLOWER,
     LEADER,
@@ -46,7 +46,7 @@ class Host(FetcherHost):
     def __init__(self, leader_log: Log, version: str) -> None:
         super().__init__()
         self.events: list[dict[str, Any]] = []
-        self.log = SimpleNamespace(emit=lambda event, **fields: self.events.append(
+        self.log = fake_log(lambda event, **fields: self.events.append(
             {"event": event, **fields}))
         self.fetches: list[FetchRequestMsg] = []
         self.sent: list[dict[Any, tuple[int, int]]] = []  # (fetch offset, last fetched epoch)

@@ -90,3 +90,99 @@ def test_observers_see_the_stamped_event_they_asked_for() -> None:
         ("all", "a", 1), ("all", "b", 2), ("some", "b", 2)]
     assert list(seen[0][1]) == ["t_ms", "seq", "event", "variant", "n"]
     assert sink.last_line.endswith(b'"n":2}\n')
+
+
+def test_an_event_kinds_emitter_writes_the_line_emit_writes() -> None:
+    """`kind` (the hot events' path: a head rendered once, values by position) against `emit`,
+    byte for byte: floats, odd values, a trailing field left out, and a run of both mixed."""
+    lines = []
+    for by_kind in (False, True):
+        sink = io.BytesIO()
+        now = [1234567]
+        log = EventLog(sink, lambda now=now: now[0] / 1000, variant="v7", broker=9)
+        fields = ("client", "waited_ms", "full", "odd", "offsets")
+        request = log.kind("fetch.request", *fields)
+        for values in (("c-1", 0.5, True, _Rendered(), [["t", 0, 12]]),
+                       ("c-2", 1e-7, False, _Opaque()),
+                       ("ü", 123456789.125, None, None)):
+            if by_kind:
+                request(*values)
+            else:
+                log.emit("fetch.request", **dict(zip(fields, values, strict=False)))
+            now[0] += 1001
+            log.emit("hw.advance", hw=now[0])
+        lines.append(sink.getvalue())
+        assert log.count == 6
+    assert lines[1] == lines[0]
+    assert b'"broker":9,"client":"c-2","waited_ms":1e-7,"full":false,"odd":"<opaque>"}' in (
+        lines[1])
+
+
+def test_a_kinds_fixed_fields_come_first_as_if_passed_each_time() -> None:
+    lines = []
+    for by_kind in (False, True):
+        sink = io.BytesIO()
+        log = EventLog(sink, lambda: 0.25, variant="v6")
+        ids = {"role": "follower", "client": "broker-1-fetcher-0", "replica_id": 1}
+        response = log.kind("fetch.response", "waited_ms", "wire_bytes", **ids)
+        for waited, wire in ((500.0, 22), (0.001, 1_000_000)):
+            if by_kind:
+                response(waited, wire)
+            else:
+                log.emit("fetch.response", **ids, waited_ms=waited, wire_bytes=wire)
+        lines.append(sink.getvalue())
+    assert lines[1] == lines[0]
+    assert lines[1].startswith(b'{"t_ms":0.25,"seq":1,"event":"fetch.response","variant":"v6",'
+                               b'"role":"follower","client":"broker-1-fetcher-0","replica_id":1,'
+                               b'"waited_ms":500.0,"wire_bytes":22}\n')
+
+
+def test_an_observed_kind_shows_its_observers_the_event_dict() -> None:
+    sink = io.BytesIO()
+    log = EventLog(sink, lambda: 2.0, variant="v6")
+    request = log.kind("fetch.request", "client", "partitions")
+    request("c", 3)  # before anyone observes it: the fast path
+    seen: list[dict[str, Any]] = []
+    log.observe(lambda event: seen.append(dict(event)), ["fetch.request"])
+    request("d", 4)
+    assert seen == [{"t_ms": 2.0, "seq": 2, "event": "fetch.request", "variant": "v6",
+                     "client": "d", "partitions": 4}]
+    assert sink.getvalue().splitlines()[1] == orjson.dumps(seen[0])
+
+
+def test_a_kind_whose_field_clashes_with_the_stamp_or_context_is_refused() -> None:
+    log = EventLog(io.BytesIO(), lambda: 0.0, variant="v6")
+    for fields, fixed in ((("seq",), {}), (("client", "variant"), {}), ((), {}),
+                          (("client",), {"client": "c"}), (("client",), {"event": "x"})):
+        try:
+            log.kind("fetch.request", *fields, **fixed)
+        except ValueError as error:
+            assert "fetch.request" in str(error)
+        else:
+            raise AssertionError(f"{fields} accepted")
+
+
+def test_a_kind_keeps_rendered_values_only_where_equal_values_render_alike() -> None:
+    """Values equal across types (1, 1.0, True), -0.0 and 0.0, NaN, lists: a line whose values
+    equal an earlier line's is written as emit writes it, never as the earlier one was."""
+    values = [(1, "a"), (1.0, "a"), (True, "a"), (1, "a"), (-0.0, "b"), (0.0, "b"), (-0.0, "b"),
+              (float("nan"), "c"), (float("nan"), "c"), ([1, 2], "d"), ([1, 2], "d"),
+              (None, "e"), (None, "e"), (2**40, "f"), (2**40, "f"), (0.5, "g"), (0.5, "g"),
+              # past the kept count, values that never repeat, then some that do
+              *((n, "h") for n in range(40)), *((1, "a") for _ in range(3)), (-0.0, "b")]
+    lines = []
+    for by_kind in (False, True):
+        sink = io.BytesIO()
+        log = EventLog(sink, lambda: 1.0, variant="v6")
+        emit = log.kind("x.y", "value", "tag")
+        for value, tag in values:
+            if by_kind:
+                emit(value, tag)
+            else:
+                log.emit("x.y", value=value, tag=tag)
+        lines.append(sink.getvalue().splitlines())
+    assert lines[1] == lines[0]
+    assert [orjson.loads(line)["value"] for line in lines[1][:7]] == [1, 1.0, True, 1, -0.0,
+                                                                       0.0, -0.0]
+    assert [line.split(b'"value":')[1][:4] for line in lines[1][:7]] == [
+        b'1,"t', b'1.0,', b'true', b'1,"t', b'-0.0', b'0.0,', b'-0.0']
