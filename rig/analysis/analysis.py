@@ -6,6 +6,7 @@ never the JSON lines.
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -107,9 +108,12 @@ class Analysis:
         return self._table
 
     def close(self) -> None:
-        """Drop the table's view from the session (the analysis is done with it)."""
+        """Drop the table's view from the session (the analysis is done with it). Best effort:
+        it runs as an analysis ends, failed or not, and a session that died with the analysis
+        (its JVM gone) has no view left to drop; its error must not hide the analysis' own."""
         if self._view is not None and self._spark is not None:
-            self._spark.catalog.dropTempView(self._view)
+            with contextlib.suppress(Exception):
+                self._spark.catalog.dropTempView(self._view)
         self._table = self._view = None
 
     def _table_kinds(self) -> dict[str, str]:

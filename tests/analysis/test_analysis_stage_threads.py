@@ -8,6 +8,7 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -95,3 +96,18 @@ def test_side_by_side_gives_results_in_order_and_the_first_error_after_all_ended
         side_by_side(job("first", 0.1, fail=True), job("second", 0.0, fail=True),
                      job("slow", 0.3))
     assert sorted(ended) == ["first", "second", "slow"]
+
+
+def test_an_analysis_whose_session_died_closes_quietly(tmp_path: Path) -> None:
+    """Closing drops the event table's view; when the JVM died with the analysis, the drop
+    fails, and that failure must not replace the analysis' own error."""
+
+    class DeadCatalog:
+        def dropTempView(self, name: str) -> None:
+            raise ConnectionError(f"cannot drop {name}: the Java side is gone")
+
+    analysis = Analysis(run_dir=tmp_path)
+    analysis._spark = SimpleNamespace(catalog=DeadCatalog())  # type: ignore[assignment]
+    analysis._view = "rig_events_0"
+    analysis.close()
+    assert analysis._view is None and analysis._table is None
