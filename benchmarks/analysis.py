@@ -49,8 +49,11 @@ CASES = {
                          ("full",)),
 }
 
-CHILD = """
-import json, sys, time
+# Both analysis children start alike: argv is the scenario, its --set values (JSON), the run
+# directory and a variant to run alone (or ""); they simulate into the run directory as `rig run`
+# would, checks.json included.
+SIMULATED = """
+import json, os, sys, time
 from pathlib import Path
 from rig.scenario.load import load_scenario
 from rig.simulate import simulate
@@ -72,6 +75,9 @@ for variant in scenario.variants:
 simulated = time.perf_counter() - started
 events = sum(r.events for r in results.values())
 pipeline.record_checks(run_dir, scenario, results)
+"""
+
+CHILD = SIMULATED + """
 started = time.perf_counter()
 from rig.analysis.spark import get_spark
 spark = get_spark()
@@ -107,21 +113,9 @@ print(json.dumps({"run_s": whole, "spark_start_s": timings["spark_start_seconds"
 """
 
 
-FIRST_QUERY = """
-import json, os, sys, time
-from pathlib import Path
-from rig.scenario.load import load_scenario
-from rig.simulate import simulate
-from rig import pipeline, rundir
-from rig.pipeline import RunOptions
+FIRST_QUERY = SIMULATED + """
 from rig.analysis import stages
 from rig.analysis.analysis import Analysis
-scenario = load_scenario(sys.argv[1], sets=[])
-run_dir = Path(sys.argv[2])
-rundir.write_run(run_dir, pipeline._run_json(scenario, RunOptions(command="bench")))
-results = {v.name: simulate(v, rundir.event_log(run_dir, v.name), scenario=scenario.name)
-           for v in scenario.variants}
-pipeline.record_checks(run_dir, scenario, results)
 # The parse as `prepare` does it, without starting Spark: the start-up is timed alone below.
 from rig.analysis.columnar import parse_event_logs
 analysis = Analysis(run_dir=run_dir, run=rundir.read_run(run_dir))
@@ -174,7 +168,7 @@ def run_case(name: str, events: str) -> None:
     scenario, sets, _ = CASES[name]
     with tempfile.TemporaryDirectory() as tmp:
         if name == "seed-first-query":
-            r = _child(FIRST_QUERY, [str(scenario), tmp])
+            r = _child(FIRST_QUERY, [str(scenario), "[]", tmp, ""])
             print(f"{name}\n  {r['events']:>10,} events; Spark start-up {r['start_s']:.2f} s "
                   f"({r['start_cpu']:.2f} JVM CPU s); then one query (the events per variant) "
                   f"{r['query_s']:.2f} s ({r['query_cpu']:.2f} JVM CPU s)\n"

@@ -135,8 +135,7 @@ class Cluster:
 
     def assignment(self, key: TopicPartition) -> tuple[int, ...]:
         """The partition's replicas now (KRaft: its registration's, which reassign changes)."""
-        current = getattr(self.control, "current_replicas", None)
-        return current(key) if current is not None else self.assignments[key[0]][key[1]]
+        return self.control.current_replicas(key)
 
     def place_client(self, node: str, role: str, rack: str | None) -> None:
         """A producer's or consumer's client.rack: its links follow it, and the log says where

@@ -61,6 +61,10 @@ class ZooKeeperControlPlane:
     def partitions(self) -> Mapping[TopicPartition, PartitionState]:
         return self.zk.partitions
 
+    def current_replicas(self, key: TopicPartition) -> tuple[int, ...]:
+        """The partition's replicas: its placement, which nothing here changes."""
+        return self.cluster.assignments[key[0]][key[1]]
+
     def node_alive(self, node: object) -> bool:
         return self.zk.alive if node == ZK else True
 

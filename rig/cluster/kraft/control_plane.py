@@ -83,12 +83,12 @@ class KRaftControlPlane:
     def assignment(self, key: TopicPartition) -> tuple[int, ...]:
         return self.cluster.assignment(key)
 
+    # -- what the cluster asks of every control plane -----------------------------------------
     def current_replicas(self, key: TopicPartition) -> tuple[int, ...]:
         """The partition's replicas as the (last) active controller's registration holds them:
         a reassignment changes them (during one, the target followed by the removing ones)."""
         return self.controller.partitions[key].replicas
 
-    # -- what the cluster asks of every control plane -----------------------------------------
     @property
     def partitions(self) -> Mapping[TopicPartition, PartitionRegistration]:
         return self.controller.partitions

@@ -4,9 +4,9 @@ controller it elects (Kafka up to 3.9), or KRaft's controller quorum (2.8+, the 
 model that decides leaders and ISRs: `control_plane(cluster)` builds it for one variant.
 
 A control plane (the `ControlPlane` part) answers the cluster's few questions: each partition's
-state of record, whether a controller is up, which extra nodes exist; it creates partitions,
-starts the running cluster, takes a restarted broker back, and gives the leaders their ISR
-writer (ZooKeeper's conditional write, or KRaft's AlterPartition). `mode` ("zookeeper" or
+state of record and replicas, whether a controller is up, which extra nodes exist; it creates
+partitions, starts the running cluster, takes a restarted broker back, and gives the leaders their
+ISR writer (ZooKeeper's conditional write, or KRaft's AlterPartition). `mode` ("zookeeper" or
 "kraft") says which configuration keys and faults a variant may use with it.
 """
 
@@ -32,6 +32,10 @@ class ControlPlane(Protocol):
     def has_controller(self) -> bool: ...
 
     def create_partition(self, key: Any, replicas: tuple[int, ...]) -> None: ...
+
+    def current_replicas(self, key: Any) -> tuple[int, ...]:
+        """The partition's replicas now: its placement, or what a reassignment made them."""
+        ...
 
     def start(self) -> None: ...
 
