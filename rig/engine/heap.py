@@ -19,6 +19,7 @@ references), only how long it takes.
 from __future__ import annotations
 
 import gc
+import threading
 from types import TracebackType
 
 # Below this many replicas a model's set-up is too small for the collector to matter, and runs
@@ -33,10 +34,77 @@ LARGE_MODEL_REPLICAS = 10_000
 RUN_GC_THRESHOLD = (50_000, 20, 5)
 
 
+class _Collector:
+    """The process's one cycle collector, which every model running in the process shares.
+
+    Its settings belong to the process, not to a thread, and a process may run several models
+    at once (two `rig run`s on threads of one process, a library caller): each holder saving and
+    restoring the settings itself let one that started second and ended last leave the run's
+    thresholds behind for good. So the first holder in saves the caller's settings and the last
+    one out gives them back; the collector stays paused while any large model is being built,
+    and what was frozen stays frozen until every holder that froze is done."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._holders = 0
+        self._building = 0
+        self._frozen = 0
+        self._threshold = gc.get_threshold()
+        self._enabled = True
+
+    def hold(self) -> None:
+        """A run starts: RUN_GC_THRESHOLD until the last run holding the collector ends."""
+        with self._lock:
+            if self._holders == 0:
+                self._threshold, self._enabled = gc.get_threshold(), gc.isenabled()
+            self._holders += 1
+            gc.set_threshold(*RUN_GC_THRESHOLD)
+
+    def release(self) -> None:
+        with self._lock:
+            self._holders -= 1
+            if self._holders == 0:
+                gc.set_threshold(*self._threshold)
+            self._enable_unless_building()
+
+    def pause(self) -> None:
+        """A large model's set-up starts: an earlier run's garbage goes first, then no
+        collections until every model being built is built."""
+        with self._lock:
+            gc.collect()
+            gc.disable()
+            self._building += 1
+
+    def resume(self) -> None:
+        with self._lock:
+            self._building -= 1
+            self._enable_unless_building()
+
+    def freeze(self) -> None:
+        """What exists now lives until the holder that froze it thaws it."""
+        with self._lock:
+            gc.freeze()
+            self._frozen += 1
+
+    def thaw(self) -> None:
+        with self._lock:
+            self._frozen -= 1
+            if self._frozen == 0:
+                gc.unfreeze()
+
+    def _enable_unless_building(self) -> None:
+        if self._building == 0 and self._enabled:
+            gc.enable()
+
+
+COLLECTOR = _Collector()
+
+
 class LongLivedModel:
     """`with LongLivedModel(replicas) as heap:` build the model, call `heap.built()`, run.
 
-    For every model, the collector's thresholds are RUN_GC_THRESHOLD until the block ends.
+    For every model, the collector's thresholds are RUN_GC_THRESHOLD until the block ends (until
+    the last block ends, when models run on several threads: the collector is the process's).
     For a large model also: a full collection first (an earlier run's model, garbage since that
     run ended, goes before the next one is built), the collector paused during set-up, and the
     model frozen from `built()` until the block ends; a small model is neither collected first,
@@ -44,33 +112,30 @@ class LongLivedModel:
 
     def __init__(self, replicas: int):
         self.large = replicas >= LARGE_MODEL_REPLICAS
-        self._was_enabled = gc.isenabled()
-        self._threshold = gc.get_threshold()
+        self._building = False
         self._frozen = False
 
     def __enter__(self) -> LongLivedModel:
+        COLLECTOR.hold()
         if self.large:
-            gc.collect()
-            gc.disable()
-        gc.set_threshold(*RUN_GC_THRESHOLD)
+            COLLECTOR.pause()
+            self._building = True
         return self
 
     def built(self) -> None:
         """Set-up is done: what exists now lives until the run ends."""
-        if self.large:
-            gc.freeze()
+        if self._building:
+            COLLECTOR.freeze()
             self._frozen = True
-            self._restore()
+            self._building = False
+            COLLECTOR.resume()
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
                  trace: TracebackType | None) -> None:
         if self._frozen:
-            gc.unfreeze()
+            COLLECTOR.thaw()
             self._frozen = False
-        gc.set_threshold(*self._threshold)
-        if self.large:
-            self._restore()
-
-    def _restore(self) -> None:
-        if self._was_enabled:
-            gc.enable()
+        if self._building:
+            self._building = False
+            COLLECTOR.resume()
+        COLLECTOR.release()

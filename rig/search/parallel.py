@@ -21,7 +21,6 @@ PYTHONHASHSEED). With one worker the runs go in this process, with no pool at al
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import signal
 import threading
@@ -32,7 +31,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from rig.engine.heap import RUN_GC_THRESHOLD
+from rig.engine.heap import COLLECTOR
 from rig.search.bounds import FuzzBounds
 from rig.search.cases import CaseResult, compiler
 from rig.search.draw import draw_run
@@ -108,15 +107,15 @@ _job: Job | None = None
 
 @contextmanager
 def fuzz_gc() -> Iterator[None]:
-    """Freeze what exists and raise the collector's thresholds; restore both afterwards."""
-    before = gc.get_threshold()
-    gc.freeze()
-    gc.set_threshold(*RUN_GC_THRESHOLD)
+    """Freeze what exists and raise the collector's thresholds; restore both afterwards (the
+    process's collector, shared with any run on another thread: rig.engine.heap.COLLECTOR)."""
+    COLLECTOR.hold()
+    COLLECTOR.freeze()
     try:
         yield
     finally:
-        gc.set_threshold(*before)
-        gc.unfreeze()
+        COLLECTOR.thaw()
+        COLLECTOR.release()
 
 
 def _start_worker(job: Job) -> None:
@@ -126,8 +125,8 @@ def _start_worker(job: Job) -> None:
     ignore_interrupts()
     _job = job
     compiler(job.data, job.variant)
-    gc.freeze()
-    gc.set_threshold(*RUN_GC_THRESHOLD)
+    COLLECTOR.hold()
+    COLLECTOR.freeze()
 
 
 def _work(index: int) -> CaseResult:

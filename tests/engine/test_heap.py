@@ -59,3 +59,29 @@ def test_a_collector_the_caller_disabled_stays_disabled() -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+@pytest.mark.parametrize("replicas", [1, LARGE_MODEL_REPLICAS])
+def test_models_on_two_threads_give_back_the_callers_collector_whichever_ends_last(
+        replicas: int) -> None:
+    """Two runs in one process (two `rig run`s on threads): the second starts while the first
+    runs and ends after it. The collector is the process's: the first one's end must not give
+    the caller's settings back under the second, nor the second's end leave the run's behind
+    (it did: each saved the settings it saw, the second saw the first's)."""
+    before = gc.get_threshold()
+    first = LongLivedModel(replicas)
+    first.__enter__()
+    second = LongLivedModel(replicas)
+    second.__enter__()
+    assert not gc.isenabled() if replicas >= LARGE_MODEL_REPLICAS else gc.isenabled()
+    first.built()
+    assert not gc.isenabled() if replicas >= LARGE_MODEL_REPLICAS else gc.isenabled()
+    second.built()
+    assert gc.isenabled()
+    first.__exit__(None, None, None)
+    assert gc.get_threshold() == RUN_GC_THRESHOLD  # the second still runs
+    if replicas >= LARGE_MODEL_REPLICAS:
+        assert gc.get_freeze_count() > 0  # its model stays out of collections
+    second.__exit__(None, None, None)
+    assert gc.get_threshold() == before
+    assert gc.isenabled() and gc.get_freeze_count() == 0
