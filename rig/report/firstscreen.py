@@ -5,8 +5,8 @@ and its `report: {headline: [...]}` speak about, a row per metric and a column p
 (each expectation's own figure marked with its verdict), then the faults on one timeline with
 the leader and ISR of each partition they touched, a lane per partition.
 
-Reads run.json, summary.json and metrics/isr_membership.json (ZooKeeper's partition state after
-each write, from rig.analysis.isr); never the event logs.
+Reads run.json, summary.json and metrics/isr_membership.json (the partition state after each
+write of ZooKeeper or the KRaft controller, from rig.analysis.isr); never the event logs.
 """
 
 from __future__ import annotations
@@ -22,7 +22,12 @@ from rig.report.format import DASH, fmt_number, fmt_ratio
 from rig.report.inputs import RunInputs, dig, expectation_rows, number
 from rig.report.metric_text import metric_label, target_text, value_text
 from rig.report.recovery.frame import finish_timeline, shared_marks
-from rig.report.verdicts import expectation_subject, variant_of, variant_verdicts
+from rig.report.verdicts import (
+    expectation_subject,
+    variant_of,
+    variant_verdicts,
+    verdict_lines,
+)
 from rig.scenario.summary_keys import path_parts
 
 __all__ = ["MAX_LANES", "build_first_screen"]
@@ -162,6 +167,16 @@ def _lanes(membership: Sequence[Mapping[str, Any]], variants: Sequence[str]
     return lanes, len(changed)
 
 
+def _written_by(inputs: RunInputs, variants: Sequence[str]) -> str:
+    """Whose partition state the lanes follow, by the variants' controller kinds."""
+    kinds = {dig(inputs.run, "variants", v, "strategies", "controller") for v in variants}
+    if kinds == {"kraft"}:
+        return "the KRaft controller's partition records (the metadata log)"
+    if "kraft" in kinds:
+        return "ZooKeeper's partition state or the KRaft controller's records"
+    return "ZooKeeper's partition state"
+
+
 def _timeline_chart(inputs: RunInputs, variants: Sequence[str], marks: Sequence[FaultMark]
                     ) -> Chart | None:
     membership = _table(inputs, rundir.ISR_MEMBERSHIP)
@@ -233,7 +248,7 @@ def _timeline_chart(inputs: RunInputs, variants: Sequence[str], marks: Sequence[
     layout["height"] = max(240, 150 + 34 * len(labels))
     caption = ("A lane per partition whose leader or ISR changed"
                + (", per variant" if several else "")
-               + ", from ZooKeeper's partition state after each write: the colour is the "
+               + f", from {_written_by(inputs, variants)} after each write: the colour is the "
                "leader, the label the ISR (L1 · ISR 1,0: broker 1 leads, brokers 1 and 0 "
                "are in sync); hatched while the ISR is short of a replica, grey while "
                "offline."
@@ -245,35 +260,6 @@ def _timeline_chart(inputs: RunInputs, variants: Sequence[str], marks: Sequence[
                     f"{rundir.metric_file(rundir.ISR_MEMBERSHIP)} have them all.")
     return finish_timeline("chart-fault-timeline", title, caption, traces, layout,
                            shared_marks(marks, variants), span_s, scale, several)
-
-
-def verdict_lines(verdicts: Sequence[Mapping[str, Any]], variants: Sequence[str]
-                  ) -> list[dict[str, Any]]:
-    """Variants with the same verdict and the same safety-check findings share a line (six
-    variants that all pass are one line, not six); each keeps its own name, colour and
-    expectation count."""
-    lines: list[dict[str, Any]] = []
-    index = {v: i for i, v in enumerate(variants)}
-    for verdict in verdicts:
-        key = (verdict["word"], verdict["checks"])
-        line = next((x for x in lines if x["key"] == key), None)
-        if line is None:
-            line = {"key": key, "word": verdict["word"], "css": verdict["css"],
-                    "checks": verdict["checks"], "members": []}
-            lines.append(line)
-        line["members"].append({"variant": verdict["variant"],
-                                "color": PALETTE[index[verdict["variant"]] % len(PALETTE)],
-                                "expectations": verdict["expectations"]})
-    for line in lines:
-        members = [v for v in verdicts if (v["word"], v["checks"]) == line["key"]]
-        if len(members) == 1:
-            line["expectations"] = members[0]["expectations"]
-        elif all(m["named"] and m["passed"] == m["named"] for m in members):
-            line["expectations"] = "every expectation about them passes"
-        else:
-            line["expectations"] = "; ".join(f"{m['variant']}: {m['expectations']}"
-                                             for m in members)
-    return lines
 
 
 def build_first_screen(inputs: RunInputs, variants: Sequence[str],

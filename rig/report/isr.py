@@ -1,6 +1,7 @@
 """The report's "ISR" section: who was in sync when, how often the ISR shrank and grew under each
-strategy, how long the leaders' changes took to reach every broker, and how long the brokers'
-metadata caches disagreed with ZooKeeper.
+strategy, how long each change of a partition's state took to reach every broker, and how long
+the brokers' metadata caches disagreed with the control plane (ZooKeeper's /state, or the KRaft
+controller's PartitionChangeRecords in the metadata log).
 
 Reads summary.json (`variants.<v>.isr`) and metrics/isr_{membership,propagation,staleness}.json
 written by rig.analysis.isr; a run without them, or without a single ISR change, has no section.
@@ -8,11 +9,8 @@ written by rig.analysis.isr; a run without them, or without a single ISR change,
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
-
-import orjson
 
 from rig import rundir
 from rig.report.charts.faults import FAULT_COLOR, fault_overlay
@@ -26,25 +24,14 @@ from rig.report.charts.figure import (
 )
 from rig.report.format import DASH, fmt_int, fmt_ms_spread, fmt_seconds
 from rig.report.inputs import RunInputs, dig
+from rig.report.inputs import number as _num
+from rig.report.recovery.values import read_table
 
 __all__ = ["MAX_STRIPS", "build_isr"]
 
 MAX_STRIPS = 24  # replica rows in the membership chart; the busiest partitions first
 IN_SYNC = "#059669"
 OUT_OF_SYNC = "#e5e7eb"
-
-
-def _table(inputs: RunInputs, name: str) -> list[dict[str, Any]] | None:
-    try:
-        value = orjson.loads(rundir.metric_path(inputs.run_dir, name).read_bytes())
-    except (OSError, orjson.JSONDecodeError):
-        return None
-    return [r for r in value if isinstance(r, dict)] if isinstance(value, list) else None
-
-
-def _num(value: Any) -> float | None:
-    ok = isinstance(value, int | float) and not isinstance(value, bool)
-    return float(value) if ok and math.isfinite(value) else None
 
 
 def _seconds(value: Any) -> str:
@@ -71,9 +58,10 @@ def _headline(inputs: RunInputs, variants: Sequence[str]) -> list[dict[str, Any]
             [fmt_ms_spread(isr(v, "shrink_delay_ms")) for v in variants]),
         row("ISR change notifications", "/isr_change_notification children",
             [fmt_int(isr(v, "notifications")) for v in variants]),
-        row("Propagation delay", "s from the ZooKeeper write to a broker's cache, min / p50 / max",
+        row("Propagation delay", "s from the write (ZooKeeper, or the metadata log) to a broker's "
+            "cache, min / p50 / max",
             [fmt_ms_spread(isr(v, "propagation_delay_ms")) for v in variants]),
-        row("Longest metadata staleness", "s a broker's cache disagreed with ZooKeeper",
+        row("Longest metadata staleness", "s a broker's cache disagreed with the controller's",
             [_seconds(isr(v, "max_metadata_staleness_ms")) for v in variants]),
         # The controller's side of a crash, both eras side by side (rig.analysis.availability).
         row("Fencing delay", "s from a broker's crash to its fencing (ZooKeeper: session "
@@ -85,6 +73,12 @@ def _headline(inputs: RunInputs, variants: Sequence[str]) -> list[dict[str, Any]
             [fmt_seconds(dig(inputs.summary, "variants", v, "replication",
                              "under_min_isr_partition_seconds")) for v in variants]),
     ]
+
+
+def _replicas(rows: Sequence[Mapping[str, Any]]) -> list[int]:
+    """Every broker that was a replica at some point, in order of first appearance: a KRaft
+    reassignment adds the target's new replicas and, as it completes, drops the old ones."""
+    return list(dict.fromkeys(int(b) for r in rows for b in r.get("replicas") or ()))
 
 
 def _strip_rows(membership: Sequence[Mapping[str, Any]], variants: Sequence[str]
@@ -101,7 +95,7 @@ def _strip_rows(membership: Sequence[Mapping[str, Any]], variants: Sequence[str]
     changed = [(key, by_variant) for key, by_variant in grouped.items()
                if any(len(rows) > 1 for rows in by_variant.values())]
     changed.sort(key=lambda item: (-max(len(r) for r in item[1].values()), item[0]))
-    per_partition = max((len(rows[0].get("replicas") or ()) for _, by_variant in changed
+    per_partition = max((len(_replicas(rows)) for _, by_variant in changed
                          for rows in by_variant.values()), default=1) * max(1, len(variants))
     shown = changed[:max(1, MAX_STRIPS // max(1, per_partition))]
     return ([(v, key, by_variant[v]) for v in variants for key, by_variant in shown
@@ -119,16 +113,15 @@ def _membership_chart(membership: Sequence[Mapping[str, Any]], variants: Sequenc
     outs: dict[str, list[Any]] = {"x": [], "base": [], "y": [], "text": []}
     marks: dict[str, list[Any]] = {"x": [], "y": [], "text": []}
     for variant, (topic, partition), rows in groups:
-        replicas = [int(b) for b in rows[0].get("replicas") or ()]
-        for broker in replicas:
+        for broker in _replicas(rows):
             label = f"{variant} · {topic}-{partition} · broker {broker}"
             labels.append(label)
             for i, row in enumerate(rows):
                 start = (_num(row.get("t_ms")) or 0.0) / 1000
                 end = ((_num(rows[i + 1].get("t_ms")) or 0.0) / 1000 if i + 1 < len(rows)
                        else span_s)
-                if end <= start:
-                    continue
+                if end <= start or broker not in (row.get("replicas") or ()):
+                    continue  # not (yet, or any more) a replica: no strip
                 member = broker in (row.get("isr") or ())
                 target = ins if member else outs
                 target["x"].append(round((end - start) / scale, 6))
@@ -173,12 +166,13 @@ def _membership_chart(membership: Sequence[Mapping[str, Any]], variants: Sequenc
         if shape not in unique:
             unique.append(shape)
     layout["shapes"] = unique
-    caption = ("One strip per replica of each partition whose ISR changed in some variant, "
-               "from ZooKeeper's "
-               "/state: green while the replica is in the ISR, grey while it is out; a red tick "
-               "marks each removal (shrinks that are undone within milliseconds show only as "
-               "ticks). Dotted red lines mark faults; shaded spans are faults in force (a "
-               "crashed replica stays in the ISR until someone removes it).")
+    caption = ("One strip per replica of each partition whose ISR changed in some variant, from "
+               "the control plane's partition state (ZooKeeper's /state, or the KRaft "
+               "controller's records): green while the replica is in the ISR, grey while it is "
+               "out, none while it is not a replica; a red tick marks each removal (shrinks that "
+               "are undone within milliseconds show only as ticks). Dotted red lines mark faults; "
+               "shaded spans are faults in force (a crashed replica stays in the ISR until "
+               "someone removes it).")
     shown = len({key for _, key, _ in groups})
     if shown < total:
         caption += (f" The {shown} busiest of the {total} partitions whose ISR changed; "
@@ -212,7 +206,7 @@ def _propagation_chart(rows: Sequence[Mapping[str, Any]], variants: Sequence[str
                            "opacity": 0.8},
                 "hovertemplate": "%{y:,.4f} s: %{text}<extra>%{x}</extra>",
             })
-    title = "Propagation delay: ZooKeeper write → each broker's metadata cache"
+    title = "Propagation delay: partition state write → each broker's metadata cache"
     layout = base_layout(title, "", "delay (log scale)", log_y=True)
     delays = [y for r in rows if (y := _num(r.get("delay_ms"))) is not None]
     layout["yaxis"].update(seconds_log_axis(max(d / 1000, 1e-4) for d in delays))
@@ -221,13 +215,14 @@ def _propagation_chart(rows: Sequence[Mapping[str, Any]], variants: Sequence[str
     layout["showlegend"] = False
     caption = ("Each point is one broker learning one partition's new ISR or leader: from the "
                "write of the partition's /state znode to the UpdateMetadata that put it in the "
-               "broker's cache. A leader's change (circles) waits in its isrChangeSet until no "
-               "change came for 5 s, or the last announcement is over 60 s old, checked every "
-               "2.5 s: 5 to 7.5 s after a burst of changes, within 2.5 s for a lone one. A write "
-               "that lands just before the controller reads ZooKeeper for an earlier "
-               "announcement arrives within milliseconds. The controller's own changes "
-               "(diamonds) go out at once. Changes undone before they were announced never reach "
-               "a cache and have no point.")
+               "broker's cache (KRaft: from the controller's append of the PartitionChangeRecord "
+               "to the broker's metadata fetch that applied it). A ZooKeeper leader's change "
+               "(circles) waits in its isrChangeSet until no change came for 5 s, or the last "
+               "announcement is over 60 s old, checked every 2.5 s: 5 to 7.5 s after a burst of "
+               "changes, within 2.5 s for a lone one. A write that lands just before the "
+               "controller reads ZooKeeper for an earlier announcement arrives within "
+               "milliseconds. The controller's own changes (diamonds) go out at once. Changes "
+               "undone before they were announced never reach a cache and have no point.")
     return Chart("chart-isr-propagation", title, caption, {"data": traces, "layout": layout})
 
 
@@ -252,12 +247,13 @@ def _staleness_chart(rows: Sequence[Mapping[str, Any]], variants: Sequence[str]
             "hovertemplate": "%{y:,.3f} s<extra>" + v + " · %{x}</extra>",
         })
     title = "Longest metadata staleness per broker"
-    layout = base_layout(title, "broker", "longest disagreement with ZooKeeper (s)", log_y=False)
+    layout = base_layout(title, "broker", "longest disagreement with the controller (s)",
+                         log_y=False)
     layout["hovermode"] = "closest"
     layout["xaxis"]["type"] = "category"
     caption = ("For each broker, the longest time its metadata cache held a partition's leader "
-               "or ISR that ZooKeeper no longer had (while the broker was up). A client asking "
-               "that broker for metadata during that time was told the old ISR.")
+               "or ISR that the control plane no longer had (while the broker was up). A client "
+               "asking that broker for metadata during that time was told the old ISR.")
     return Chart("chart-isr-staleness", title, caption, {"data": traces, "layout": layout})
 
 
@@ -282,11 +278,11 @@ def build_isr(inputs: RunInputs, variants: Sequence[str], marks: Sequence[FaultM
         return None
     changes = sum(int(_num(dig(s, "shrinks")) or 0) + int(_num(dig(s, "expands")) or 0)
                   for s in summaries if isinstance(s, Mapping))
-    if not changes:
-        return None
-    membership = _table(inputs, rundir.ISR_MEMBERSHIP) or []
-    propagation = _table(inputs, rundir.ISR_PROPAGATION) or []
-    staleness = _table(inputs, rundir.ISR_STALENESS) or []
+    membership = read_table(inputs.run_dir, rundir.ISR_MEMBERSHIP) or []
+    if not changes and not _strip_rows(membership, variants)[1]:
+        return None  # (a KRaft reassignment changes the ISR with no shrink or expand event)
+    propagation = read_table(inputs.run_dir, rundir.ISR_PROPAGATION) or []
+    staleness = read_table(inputs.run_dir, rundir.ISR_STALENESS) or []
     declared = [_num(dig(inputs.run, "variants", v, "duration_ms")) for v in variants]
     ends = [(_num(r.get("t_ms")) or 0.0) / 1000 for r in membership]
     ends += [m.t_s for m in marks]

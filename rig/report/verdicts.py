@@ -12,11 +12,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from rig.report.charts.figure import PALETTE
 from rig.report.inputs import RunInputs, checks_status, dig, expectation_rows, merge
 from rig.scenario.summary_keys import path_parts, quote_part
 
 __all__ = ["EXPECTED_WORD", "Subject", "VariantVerdict", "expectation_subject",
-           "variant_verdicts"]
+           "variant_verdicts", "verdict_lines"]
 
 EXPECTED_WORD = "VIOLATION EXPECTED BY THE SCENARIO"
 WORDS = {"pass": "PASS", "fail": "FAIL", "unknown": "UNKNOWN"}
@@ -130,3 +131,32 @@ def variant_verdicts(inputs: RunInputs, variants: Sequence[str]) -> list[Variant
         css = "expected" if expected and status == "pass" else status
         out.append(VariantVerdict(v, status, word, css, line, said, len(mine), passed))
     return out
+
+
+def verdict_lines(verdicts: Sequence[Mapping[str, Any]], variants: Sequence[str]
+                  ) -> list[dict[str, Any]]:
+    """Variants with the same verdict and the same safety-check findings share a line (six
+    variants that all pass are one line, not six); each keeps its own name, colour and
+    expectation count."""
+    lines: list[dict[str, Any]] = []
+    index = {v: i for i, v in enumerate(variants)}
+    for verdict in verdicts:
+        key = (verdict["word"], verdict["checks"])
+        line = next((x for x in lines if x["key"] == key), None)
+        if line is None:
+            line = {"key": key, "word": verdict["word"], "css": verdict["css"],
+                    "checks": verdict["checks"], "members": []}
+            lines.append(line)
+        line["members"].append({"variant": verdict["variant"],
+                                "color": PALETTE[index[verdict["variant"]] % len(PALETTE)],
+                                "expectations": verdict["expectations"]})
+    for line in lines:
+        members = [v for v in verdicts if (v["word"], v["checks"]) == line["key"]]
+        if len(members) == 1:
+            line["expectations"] = members[0]["expectations"]
+        elif all(m["named"] and m["passed"] == m["named"] for m in members):
+            line["expectations"] = "every expectation about them passes"
+        else:
+            line["expectations"] = "; ".join(f"{m['variant']}: {m['expectations']}"
+                                             for m in members)
+    return lines

@@ -109,3 +109,47 @@ def test_membership_lists_the_start_and_every_write_per_variant() -> None:
     v_rows = [m for m in tables["membership"] if m["variant"] == "v"]
     assert [(m["t_ms"], m["isr"], m["writer"], m["replicas"]) for m in v_rows] == [
         (0.0, [0, 1, 2], "start", [0, 1, 2]), (5000.0, [0, 1], "controller", [0, 1, 2])]
+
+
+def change(t: float, leader: int | None, isr: list[int] | None,
+           replicas: list[int] | None = None, reason: str = "broker-fenced") -> dict[str, Any]:
+    """A KRaft partition.change (the controller's PartitionChangeRecord); a field given as None
+    is one the record does not set."""
+    return {"t_ms": t, "event": "partition.change", "topic": "t", "partition": 0,
+            "leader": leader, "isr": isr, "replicas": replicas, "reason": reason}
+
+
+def test_kraft_partition_changes_are_the_membership_and_follow_a_reassignment() -> None:
+    """KRaft has no zk.partition_state: the controller's PartitionChangeRecords are the writes.
+    A reassignment's first record widens the replicas (target + removing), the completing one
+    narrows them to the target and elects a leader from it."""
+    _, tables = isr_metrics(_run(
+        change(10_000.0, 0, [0, 1, 2], [1, 2, 3, 0], "reassignment"),
+        change(10_002.0, 1, [1, 2, 3], [1, 2, 3], "alter-partition"), end(20_000.0)))
+    rows = [(r["t_ms"], r["leader"], r["isr"], r["replicas"], r["writer"])
+            for r in tables["membership"]]
+    assert rows == [(0.0, 0, [0, 1, 2], [0, 1, 2], "start"),
+                    (10_000.0, 0, [0, 1, 2], [1, 2, 3, 0], "controller"),
+                    (10_002.0, 1, [1, 2, 3], [1, 2, 3], "controller")]
+
+
+def test_a_kraft_change_without_leader_or_isr_keeps_the_previous_ones() -> None:
+    """PartitionChangeRecord's leader, ISR and replicas are optional: absent, they stay."""
+    _, tables = isr_metrics(_run(change(5_000.0, None, [0, 1]), change(6_000.0, 1, None),
+                                 end(9_000.0)))
+    assert [(r["leader"], r["isr"], r["replicas"]) for r in tables["membership"][1:]] == [
+        (0, [0, 1], [0, 1, 2]), (1, [0, 1], [0, 1, 2])]
+
+
+def test_kraft_propagation_and_staleness_run_from_the_controllers_record() -> None:
+    """Each broker's metadata cache (metadata.updated) catches up with the record through its
+    metadata fetch: the delay is the controller's, as ZooKeeper-mode AlterIsr's is."""
+    summary, tables = isr_metrics(_run(
+        change(10_000.0, 0, [0, 1]), cache(10_500.0, 0, [0, 1]), cache(10_500.0, 1, [1, 0]),
+        cache(12_000.0, 2, [0, 1]), end(20_000.0)))
+    assert sorted((p["broker"], p["delay_ms"], p["writer"]) for p in tables["propagation"]) == [
+        (0, 500.0, "controller"), (1, 500.0, "controller"), (2, 2000.0, "controller")]
+    isr = summary["v"]
+    assert isr["propagation_delay_by_writer_ms"]["controller"] == {
+        "min": 500.0, "p50": 500.0, "max": 2000.0}
+    assert isr["max_metadata_staleness_ms"] == 2000.0
