@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 class Fault:
     kind: ClassVar[str] = ""
     heals_by: ClassVar[str] = "heal_after"  # the spec field that times the heal
+    undoes: ClassVar[bool] = True  # does heal undo anything? (undone())
 
     def __init__(self, spec: FaultSpec):
         self.spec = spec
@@ -21,11 +22,18 @@ class Fault:
     def targets(self, cluster: Cluster) -> list[int | str]:
         return list(self.spec.brokers)
 
+    def undone(self) -> bool:
+        """Does `heal` undo anything? A fault that changes the cluster for good (a
+        reassignment, a configuration change with no heal_after) or is one instant (an expired
+        session, a controller's resignation: the cluster recovers by itself) has no heal step:
+        no fault.heal, at its time or the run's end; its recovery runs from its injection."""
+        return self.undoes
+
     def inject(self, cluster: Cluster) -> None:
         raise NotImplementedError
 
     def heal(self, cluster: Cluster) -> None:
-        raise NotImplementedError
+        raise NotImplementedError  # (never called when not undone())
 
 
 class Crash(Fault):
@@ -190,19 +198,18 @@ class ZkSessionExpiry(Fault):
     """ZooKeeper expires a broker's session; the broker registers again with a new one."""
 
     kind = "zk-session-expiry"
+    undoes = False  # the broker's next heartbeat opens a new session
 
     def inject(self, cluster: Cluster) -> None:
         for broker in self.targets(cluster):
             cluster.zk.expire(int(broker), "injected")
-
-    def heal(self, cluster: Cluster) -> None:
-        pass  # the broker's next heartbeat opens a new session
 
 
 class ControllerFailover(Fault):
     """The /controller znode goes away: the brokers elect a new controller."""
 
     kind = "controller-failover"
+    undoes = False  # the brokers elect a new controller
 
     def targets(self, cluster: Cluster) -> list[int | str]:
         return [cluster.zk.controller] if cluster.zk.controller is not None else []
@@ -210,9 +217,6 @@ class ControllerFailover(Fault):
     def inject(self, cluster: Cluster) -> None:
         if cluster.zk.controller is not None:
             cluster.zk.resign_controller()
-
-    def heal(self, cluster: Cluster) -> None:
-        pass
 
 
 class AlterConfig(Fault):
@@ -230,6 +234,9 @@ class AlterConfig(Fault):
     def targets(self, cluster: Cluster) -> list[int | str]:
         return []  # no node: the cluster's configuration
 
+    def undone(self) -> bool:
+        return self.spec.heal_after_ms is not None and "min.insync.replicas" in self.spec.config
+
     def inject(self, cluster: Cluster) -> None:
         topic, value = self.spec.topic, self.spec.config.get("min.insync.replicas")
         self.previous = cluster.topics.explicit_min_isr(topic)
@@ -237,8 +244,7 @@ class AlterConfig(Fault):
             _alter_min_isr(cluster, topic, int(value))
 
     def heal(self, cluster: Cluster) -> None:
-        if self.spec.heal_after_ms is not None and "min.insync.replicas" in self.spec.config:
-            _alter_min_isr(cluster, self.spec.topic, self.previous)
+        _alter_min_isr(cluster, self.spec.topic, self.previous)  # only when undone()
 
 
 def _alter_min_isr(cluster: Cluster, topic: str | None, value: int | None) -> None:
@@ -266,9 +272,10 @@ class Reassign(Fault):
     take it (none active) is logged as `reassignment.rejected`."""
 
     kind = "reassign"
+    undoes = False
 
     def targets(self, cluster: Cluster) -> list[int | str]:
-        return []  # no node fails: the analysis measures no detection or recovery for it
+        return []  # no node fails: the analysis measures no detection for it
 
     def inject(self, cluster: Cluster) -> None:
         spec = self.spec
@@ -278,9 +285,6 @@ class Reassign(Fault):
             cluster.log.emit(names.REASSIGNMENT_REJECTED, topic=spec.topic,
                              partition=spec.partition, replicas=list(spec.replicas),
                              error_code=error)
-
-    def heal(self, cluster: Cluster) -> None:
-        pass
 
 
 KINDS: dict[str, type[Fault]] = {k.kind: k for k in (

@@ -52,8 +52,10 @@ class FaultSchedule:
         spec = fault.spec
         cluster.log.emit(names.FAULT_INJECT, fault=spec.index, kind=spec.kind,
                          targets=fault.targets(cluster), description=spec.description)
-        self.active[spec.index] = fault
         fault.inject(cluster)
+        if not fault.undone():
+            return  # nothing to heal: no fault.heal, now or at the run's end
+        self.active[spec.index] = fault
         after = spec.restart_after_ms if fault.heals_by == "restart_after" else spec.heal_after_ms
         if after is not None:
             cluster.sim.after(after * 1000, lambda: self.heal(fault))

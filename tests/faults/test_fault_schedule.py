@@ -299,6 +299,23 @@ def test_every_injected_fault_heals_once_before_the_run_quiesces(
     assert injected and sorted(injected) == sorted(healed)
 
 
+def test_a_fault_that_is_not_undone_has_no_heal(scratch: Path) -> None:
+    """A session expiry and a controller's resignation are instants the cluster recovers from
+    by itself, and a min ISR change without heal_after stays: no fault.heal, neither when the
+    run ends nor after a heal_after, while a crash beside them still heals at the end."""
+    events = run(scratch, "permanent", """
+        duration: 15s
+        faults:
+          - {kind: zk-session-expiry, broker: 1, at: 4s, heal_after: 2s}
+          - {kind: controller-failover, at: 5s}
+          - {kind: alter-config, topic: t, config: {min.insync.replicas: 1}, at: 6s}
+          - {kind: crash, broker: 2, at: 7s}
+        """)
+    assert sorted(e["fault"] for e in named(events, "fault.inject")) == [0, 1, 2, 3]
+    assert [e["fault"] for e in named(events, "fault.heal")] == [3]
+    assert len(named(events, "config.altered")) == 1  # never set back
+
+
 # -- power loss ------------------------------------------------------------------------------
 TWO_BROKERS = """
 seed: 5
