@@ -1,5 +1,7 @@
 """The under-replicated and offline partition counts over a run, from each partition's ISR
-history (the replication stage's timeline), and the partition-seconds they add up to."""
+history (the replication stage's timeline), and the partition-seconds they add up to; and when
+every partition is whole (led, every replica of its assignment in sync), which a fault's full
+recovery waits for."""
 
 from __future__ import annotations
 
@@ -74,3 +76,40 @@ def partition_seconds(points: list[dict[str, Any]], end_ms: float | None) -> tup
         under += here["under_replicated"] * span
         offline += here["offline"] * span
     return under, offline
+
+
+def whole_points(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """Per variant, at each ISR-carrying event of an assigned partition (as `timeline`'s, and
+    every KRaft partition.change), how many partitions are not whole: offline, or with a
+    replica of their assignment outside the ISR.
+
+    The assignment is the replica set as the controller last wrote it: a KRaft reassignment's
+    PartitionChangeRecords widen it to target + removing, and the one that completes it
+    (PartitionChangeBuilder.completeReassignmentIfNeeded) narrows it to the target with the
+    whole target in the ISR; Kafka's under-replicated count looks at the target's size only
+    (Partition.isUnderReplicated), so a reassignment still copying its new replicas is whole
+    by that count and not by this one. A partition.change's absent field keeps its value."""
+    replicas = {(row["variant"], row["topic"], row["partition"]): set(row["replicas"] or ())
+                for row in rows if row["event"] == names.PARTITION_ASSIGNED}
+    isrs = {key: set(members) for key, members in replicas.items()}
+    offline: dict[tuple[Any, Any, Any], bool] = {}
+    short: dict[Any, set[tuple[Any, Any, Any]]] = {}  # per variant: the partitions not whole
+    points: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        key = (row["variant"], row["topic"], row["partition"])
+        event = row["event"]
+        if key not in replicas or None in key or (
+                event not in ISR_EVENTS and event != names.PARTITION_CHANGE):
+            continue
+        if event != names.PARTITION_CHANGE:  # (a leader lost or elected comes beside it)
+            offline[key] = event == names.PARTITION_OFFLINE
+        elif row.get("replicas") is not None:
+            replicas[key] = set(row["replicas"])
+        if row.get("isr") is not None:
+            isrs[key] = set(row["isr"])
+        missing = short.setdefault(row["variant"], set())
+        (missing.add if offline.get(key) or not replicas[key] <= isrs[key]
+         else missing.discard)(key)
+        points.setdefault(row["variant"], []).append(
+            {"t_ms": row["t_ms"], "not_whole": len(missing)})
+    return points

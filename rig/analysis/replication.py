@@ -30,6 +30,7 @@ from rig.analysis.isr import spread
 from rig.analysis.partition_timeline import ISR_EVENTS as _ISR_EVENTS
 from rig.analysis.partition_timeline import partition_seconds as _partition_seconds
 from rig.analysis.partition_timeline import timeline as _timeline
+from rig.analysis.partition_timeline import whole_points
 from rig.analysis.side_by_side import side_by_side
 from rig.analysis.stages import FunctionStage, run_stage
 from rig.events import names
@@ -164,9 +165,10 @@ def _selected(analysis: Analysis) -> list[dict[str, Any]]:
 
 def _recovery(rows: list[dict[str, Any]],
               points: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
-    """Per fault: injection, heal, first election after it, and full recovery after the heal
-    (detection and catch-up bytes are added by rig.analysis.fault_reaction). `rows`: the
-    selected events in (variant, seq) order."""
+    """Per fault: injection, heal (None: not undone), first election after it, and full
+    recovery after the heal (the injection, if not undone): every partition whole again
+    (`points`: partition_timeline.whole_points). Detection and catch-up bytes are added by
+    rig.analysis.fault_reaction. `rows`: the selected events in (variant, seq) order."""
     faults = [r for r in rows if r["event"] in (names.FAULT_INJECT, names.FAULT_HEAL)]
     elections = spark_sorted((r for r in rows if r["event"] == names.LEADER_ELECTED),
                              "variant", "t_ms")
@@ -184,14 +186,9 @@ def _recovery(rows: list[dict[str, Any]],
         entry["new_leader_ms"] = next((e["t_ms"] for e in elections
                                        if e["variant"] == variant and e["t_ms"] >= start), None)
         settle_from = entry["heal_ms"] if entry["heal_ms"] is not None else start
-        healthy = None
-        for point in points.get(variant, []):
-            if (point["t_ms"] >= settle_from and point["under_replicated"] == 0
-                    and point["offline"] == 0):
-                healthy = point["t_ms"]
-                break
-        disturbed = any(p["t_ms"] >= start and (p["under_replicated"] or p["offline"])
-                        for p in points.get(variant, []))
+        healthy = next((p["t_ms"] for p in points.get(variant, [])
+                        if p["t_ms"] >= settle_from and p["not_whole"] == 0), None)
+        disturbed = any(p["t_ms"] >= start and p["not_whole"] for p in points.get(variant, []))
         entry["recovered_ms"] = healthy if disturbed else start
         entry["recovery_seconds"] = ((healthy - start) / 1000 if disturbed and healthy is not None
                                      else 0.0 if not disturbed else None)
@@ -207,12 +204,13 @@ _PER_FAULT = ("kind", "inject_ms", "ack_stall_ms", "isr_exit_ms", "visibility_de
 def _add_visibility(entries: list[dict[str, Any]], delays: dict[str, list[tuple[float, float]]],
                     end_ms: dict[str, Any]) -> None:
     """Add `visibility_delay_ms` ({min, p50, max} or None) to each fault entry: over the
-    batches acknowledged from its injection until it healed and recovered (the end of the run
-    if it did not)."""
+    batches acknowledged from its injection until it healed and recovered; a fault not undone,
+    until it recovered (the end of the run if it did not)."""
     for entry in entries:
-        stop = max((t for t in (entry.get("heal_ms"), entry.get("recovered_ms"))
-                    if t is not None), default=None)
-        if stop is None or entry.get("heal_ms") is None:
+        heal, stop = entry.get("heal_ms"), entry.get("recovered_ms")
+        if heal is not None:
+            stop = max(heal, stop) if stop is not None else heal
+        elif stop is None:
             stop = end_ms.get(entry["variant"])
         entry["visibility_delay_ms"] = spread(
             d for t, d in delays.get(entry["variant"], ())
@@ -237,7 +235,7 @@ def _replication_stage(analysis: Analysis) -> dict[str, dict[str, Any]]:
         timeline = _timeline(selected)
         for point in timeline:
             by_variant.setdefault(point["variant"], []).append(point)
-        recovery = _recovery(selected, by_variant)
+        recovery = _recovery(selected, whole_points(selected))
         end_ms = _end_ms(analysis)
         for entry in recovery:  # its place in the entry: before the detection's keys
             entry["ack_stall_ms"] = None
