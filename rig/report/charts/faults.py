@@ -27,9 +27,10 @@ def fault_overlay(
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any] | None]:
     """(shapes, annotations, hover trace) marking faults on a time axis in units of `scale` s.
 
-    A dotted line per fault step; a shaded span while a broker is down (crash to its restart)
-    or a fault is active (fault.inject to the fault.heal of the same fault), or to the end; a ▼
-    at the top of each line whose hover says what happened.
+    A dotted line per fault step; a shaded span while a broker is down (crash to its restart,
+    or to the end) or a fault is active (fault.inject to the fault.heal of the same fault; a
+    fault that is not undone, such as a reassignment, has no heal and no span); a ▼ at the top
+    of each line whose hover says what happened.
     """
     if not faults:
         return [], [], None
@@ -61,8 +62,9 @@ def fault_overlay(
             down.setdefault(key, fault.t_s)
         elif key in down:
             shapes.append(_down_span(down.pop(key), fault.t_s, scale))
-    for start in down.values():
-        shapes.append(_down_span(start, span_x * scale, scale))
+    for key, start in down.items():
+        if key[2] == "broker":  # a fault.inject with no fault.heal is not undone: no span
+            shapes.append(_down_span(start, span_x * scale, scale))
 
     def who(fault: FaultMark, brief: bool = False) -> str:
         head = [fault.run] if label_runs and fault.run else []

@@ -1,5 +1,7 @@
-"""The per-fault table (metrics/recovery.json): when each fault was injected and healed, when
-it was detected, the new leader, the catch-up bytes and when every ISR was full again.
+"""The per-fault table (metrics/recovery.json): when each fault was injected and healed (a fault
+that is not undone, such as a reassignment, has no heal; one the scenario did not heal was
+healed as the run ended), when it was detected, the new leader, the catch-up bytes and when
+every partition was whole again.
 """
 
 from __future__ import annotations
@@ -31,8 +33,19 @@ def _targets(targets: Any) -> str:
     return ("node " if len(items) == 1 else "nodes ") + ", ".join(items)
 
 
-def fault_rows(recovery: Sequence[Mapping[str, Any]], variants: Sequence[str]) -> list[dict]:
-    """A row per fault of metrics/recovery.json, in variant order, then by injection."""
+def _healed(heal_ms: float | None, end_ms: float | None) -> str | None:
+    """What the Healed cell says beside (or instead of) a time: a fault with no heal is not
+    undone (rig.faults: no fault.heal); one healed at the run's declared end was healed by the
+    run ending (the scenario gave it no heal_after or restart_after)."""
+    if heal_ms is None:
+        return "not undone"
+    return "at the run's end" if end_ms is not None and heal_ms >= end_ms else None
+
+
+def fault_rows(recovery: Sequence[Mapping[str, Any]], variants: Sequence[str],
+               ends_ms: Mapping[str, float | None] | None = None) -> list[dict]:
+    """A row per fault of metrics/recovery.json, in variant order, then by injection.
+    `ends_ms`: each variant's declared duration (run.json), when the run heals what is left."""
     order = {v: i for i, v in enumerate(variants)}
     chosen = [r for r in recovery if str(r.get("variant")) in order]
     chosen.sort(key=lambda r: (order[str(r.get("variant"))], number(r.get("inject_ms")) or 0.0,
@@ -55,6 +68,8 @@ def fault_rows(recovery: Sequence[Mapping[str, Any]], variants: Sequence[str]) -
             "targets": _targets(targets),
             "inject": at(inject),
             "heal": at(r.get("heal_ms")),
+            "healed": _healed(number(r.get("heal_ms")),
+                              (ends_ms or {}).get(str(r.get("variant")))),
             "leader_after": after,
             "detected_after": (f"+{fmt_seconds(r.get('detection_seconds'))}"
                                if number(r.get("detection_seconds")) is not None else DASH),

@@ -67,7 +67,8 @@ def build_recovery(
         )
         if chart is not None
     ]
-    faults = fault_rows(recovery or [], variants)
+    faults = fault_rows(recovery or [], variants, {
+        v: number(dig(inputs.run, "variants", v, "duration_ms")) for v in variants})
     return {
         "headline": headline_rows(inputs.summary, variants),
         "faults": faults[:MAX_FAULT_ROWS],
