@@ -58,8 +58,7 @@ def _headline(inputs: RunInputs, variants: Sequence[str]) -> list[dict[str, Any]
             [fmt_ms_spread(isr(v, "shrink_delay_ms")) for v in variants]),
         row("ISR change notifications", "/isr_change_notification children",
             [fmt_int(isr(v, "notifications")) for v in variants]),
-        row("Propagation delay", "s from the write (ZooKeeper, or the metadata log) to a broker's "
-            "cache, min / p50 / max",
+        row("Propagation delay", "s from the write to a broker's cache, min / p50 / max",
             [fmt_ms_spread(isr(v, "propagation_delay_ms")) for v in variants]),
         row("Longest metadata staleness", "s a broker's cache disagreed with the controller's",
             [_seconds(isr(v, "max_metadata_staleness_ms")) for v in variants]),
