@@ -112,7 +112,10 @@ REPLICA_BECOME_FOLLOWER: Final = "replica.become_follower"  # broker, topic, par
 #   HW, or a follower's learned from a fetch response) — only when a replica's HW goes up
 HW_ADVANCE: Final = "hw.advance"
 FAULT_INJECT: Final = "fault.inject"  # fault (index), kind, targets
-FAULT_HEAL: Final = "fault.heal"  # fault (index), kind, targets
+# fault.heal: fault (index), kind, targets — after its heal_after / restart_after, or when the run
+#   ends; never for a fault that is not undone (reassign, alter-config without heal_after,
+#   zk-session-expiry, controller-failover: rig.faults.kinds.Fault.undone)
+FAULT_HEAL: Final = "fault.heal"
 CHECK_VIOLATION: Final = "check.violation"  # check, and what it found
 RECORD_LOST: Final = "record.lost"  # an acknowledged batch absent at the end: topic, partition,
 #   id, offset, records, acks, acked_at_ms, leader
