@@ -37,6 +37,13 @@ __all__ = ["UNDEFINED", "Batch", "Log", "LookupStats", "Segment"]
 _CONTAINERS: dict[str, Callable[[], Any]] = {
     "batches": list,
     "bases": list,  # batches[i].base_offset, for bisect
+    "ends": list,  # batches[i].end_offset, for bisect (increasing, as the bases are)
+    # A running total of the batches' sizes: cumulative[j] - cumulative[i] is the bytes of
+    # batches[i:j] (one entry more than batches; only differences mean anything, so deleting
+    # the oldest batches deletes their entries and nothing is recounted). Reads select whole
+    # batches by offset with bisect and size them from these, as Kafka's FileRecords.slice
+    # takes a byte range instead of visiting each batch.
+    "cumulative": lambda: [0],
     "positions": list,  # batches[i]'s position in its segment
     "dirty": deque,  # (append time, end offset)
     "removed": set,  # identities cleaned away
@@ -56,6 +63,8 @@ class Log(LeaderEpochCache):
     index_interval_bytes: int
     batches: list[Batch]
     bases: list[int]
+    ends: list[int]
+    cumulative: list[int]
     positions: list[int]
     log_start_offset: int
     log_end_offset: int
@@ -139,6 +148,9 @@ class Log(LeaderEpochCache):
             epochs.append((batch.epoch, batch.base_offset))
         self.batches.append(batch)
         self.bases.append(batch.base_offset)
+        self.ends.append(batch.end_offset)
+        cumulative = self.cumulative
+        cumulative.append(cumulative[-1] + batch.size)
         self.log_end_offset = batch.end_offset
         self.dirty.append((now_ms, batch.end_offset))
 
@@ -174,6 +186,8 @@ class Log(LeaderEpochCache):
             self.size_bytes -= batch.size
         del self.batches[keep:]
         del self.bases[keep:]
+        del self.ends[keep:]
+        del self.cumulative[keep + 1:]
         del self.positions[keep:]
         self.layout += 1
         self.clean_offset = min(self.clean_offset, max(offset, self.log_start_offset))
@@ -209,19 +223,20 @@ class Log(LeaderEpochCache):
         end = self.log_end_offset if end is None else min(end, self.log_end_offset)
         if from_offset >= end:
             return [], 0
+        ends = self.ends
         start = max(0, bisect.bisect_right(self.bases, from_offset) - 1)
-        if start < len(self.batches) and self.batches[start].end_offset <= from_offset:
+        if start < len(ends) and ends[start] <= from_offset:
             start += 1  # the offset fell in a gap the cleaner left: read from the next batch
         self.lookups.add(self._scanned(start))
-        out: list[Batch] = []
-        total = 0
-        for i in range(start, len(self.batches)):
-            batch = self.batches[i]
-            if batch.end_offset > end or (out and total + batch.size > max_bytes):
-                break
-            out.append(batch)
-            total += batch.size
-        return out, total
+        stop = bisect.bisect_right(ends, end, start)  # batches[start:stop] end by `end`
+        if stop <= start:
+            return [], 0
+        cumulative = self.cumulative
+        first = cumulative[start]
+        # The most whole batches within max_bytes, and at least one.
+        last = max(start + 1, bisect.bisect_right(cumulative, first + max_bytes, start + 1,
+                                                  stop + 1) - 1)
+        return self.batches[start:last], cumulative[last] - first
 
     def _scanned(self, index: int) -> int:
         """Bytes a lookup scans to reach batch `index`: from the floor index entry of its
@@ -256,14 +271,14 @@ class Log(LeaderEpochCache):
         end = self.log_end_offset if end is None else min(end, self.log_end_offset)
         if offset >= end:
             return 0
-        total = 0
         i = max(0, bisect.bisect_right(self.bases, offset) - 1)
-        while i < len(self.batches) and self.batches[i].end_offset <= end:
-            total += self.batches[i].size
-            if total >= limit:
-                break
-            i += 1
-        return total
+        stop = bisect.bisect_right(self.ends, end, i)  # batches[i:stop] end by `end`
+        cumulative = self.cumulative
+        first = cumulative[i]
+        if stop <= i or cumulative[stop] - first < limit:
+            return cumulative[stop] - first if stop > i else 0
+        # The bytes up to the first batch that reaches `limit`.
+        return cumulative[bisect.bisect_left(cumulative, first + limit, i + 1, stop + 1)] - first
 
     def identity_at(self, offset: int) -> tuple[int, int] | None:
         i = bisect.bisect_right(self.bases, offset) - 1

@@ -4,6 +4,7 @@ cleaned pass in (Kafka's UnifiedLog.deleteOldSegments and replaceSegments)."""
 from __future__ import annotations
 
 import bisect
+from itertools import accumulate
 
 from rig.cluster.log import Log
 from rig.cluster.segment import Segment
@@ -23,6 +24,8 @@ def delete_oldest_segments(log: Log, count: int) -> int:
     log.size_bytes -= sum(b.size for b in log.batches[:cut])
     del log.batches[:cut]
     del log.bases[:cut]
+    del log.ends[:cut]
+    del log.cumulative[:cut]  # (the running total's differences stay right)
     del log.positions[:cut]
     del segments[:count]
     log.log_start_offset = max(log.log_start_offset, new_start)
@@ -55,6 +58,8 @@ def replace_segments(log: Log, count: int, group_bases: list[int],
     log.size_bytes += sum(b.size for b in batches) - sum(b.size for b in log.batches[:cut])
     log.batches[:cut] = batches
     log.bases[:cut] = [b.base_offset for b in batches]
+    log.ends[:cut] = [b.end_offset for b in batches]
+    log.cumulative[:] = accumulate((b.size for b in log.batches), initial=0)
     log.positions[:cut] = positions
     log.segments[:count] = segments
     log.layout += 1

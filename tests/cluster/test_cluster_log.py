@@ -3,6 +3,7 @@ reads (KIP-74) and the leader-epoch cache (KIP-101 / KIP-279). docs/kafka.md §5
 
 from __future__ import annotations
 
+import bisect
 import tracemalloc
 
 import pytest
@@ -17,6 +18,7 @@ from hypothesis.stateful import (
 )
 
 from rig.cluster.log import UNDEFINED, Batch, Log
+from rig.cluster.log_rewrite import delete_oldest_segments
 
 
 def batch(base: int, count: int = 1, epoch: int = 0, size: int = 100, producer: int = 0,
@@ -29,6 +31,54 @@ def fill(log: Log, counts: list[int], epoch: int = 0, size: int = 100,
     """Append one batch per count, back to back, all at `now_ms`."""
     for count in counts:
         log.append(batch(log.log_end_offset, count, epoch, size), now_ms)
+
+
+def walked_read(log: Log, from_offset: int, max_bytes: int,
+                end: int | None = None) -> tuple[list[Batch], int]:
+    """Log.read as a walk over the batches one by one (what the running total replaced)."""
+    end = log.log_end_offset if end is None else min(end, log.log_end_offset)
+    if from_offset >= end:
+        return [], 0
+    start = max(0, bisect.bisect_right(log.bases, from_offset) - 1)
+    if start < len(log.batches) and log.batches[start].end_offset <= from_offset:
+        start += 1
+    out: list[Batch] = []
+    total = 0
+    for batch in log.batches[start:]:
+        if batch.end_offset > end or (out and total + batch.size > max_bytes):
+            break
+        out.append(batch)
+        total += batch.size
+    return out, total
+
+
+def walked_bytes_after(log: Log, offset: int, limit: int, end: int | None = None) -> int:
+    """Log.bytes_after as a walk over the batches one by one."""
+    end = log.log_end_offset if end is None else min(end, log.log_end_offset)
+    if offset >= end:
+        return 0
+    total = 0
+    for batch in log.batches[max(0, bisect.bisect_right(log.bases, offset) - 1):]:
+        if batch.end_offset > end:
+            break
+        total += batch.size
+        if total >= limit:
+            break
+    return total
+
+
+def assert_reads_walk(log: Log) -> None:
+    """Every read and readable count, from every offset, equals the walk's (to the log end, to
+    an end inside the log, to just past the offset; within a few limits)."""
+    leo = log.log_end_offset
+    for offset in range(max(0, log.log_start_offset - 1), leo + 2):
+        sizes = [b.size for b in walked_read(log, offset, 1 << 30)[0][:2]]
+        exact = (sizes[0], sum(sizes)) if sizes else ()  # a limit met exactly by whole batches
+        for end in (None, offset + 1, (offset + leo) // 2 + 1, leo - 1):
+            for limit in (0, 1, 150, 2000, 1 << 20, *exact, *(n - 1 for n in exact)):
+                assert log.read(offset, limit, end) == walked_read(log, offset, limit, end)
+                assert log.bytes_after(offset, limit, end) == walked_bytes_after(
+                    log, offset, limit, end)
 
 
 def epochs_log(spec: list[tuple[int, int]], end: int) -> Log:
@@ -438,6 +488,22 @@ def test_assign_epoch_ignores_an_epoch_that_is_not_newer() -> None:
     assert log.epochs == [(3, 0)]
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["append", "append", "append", "retain", "truncate"]),
+                          st.integers(1, 5), st.integers(61, 700)), max_size=40))
+def test_reads_after_appends_retention_and_truncation_select_what_a_walk_selects(
+        steps: list[tuple[str, int, int]]) -> None:
+    log = Log(segment_bytes=900)
+    for action, count, size in steps:
+        if action == "append":
+            log.append(batch(log.log_end_offset, count, size=size), 0.0)
+        elif action == "retain":
+            delete_oldest_segments(log, count)
+        else:
+            log.truncate_to(max(log.log_start_offset, log.log_end_offset - count))
+        assert_reads_walk(log)
+
+
 def test_assign_epoch_on_an_empty_log_starts_at_zero() -> None:
     log = Log()
     log.assign_epoch(0)
@@ -499,6 +565,10 @@ class LogMachine(RuleBasedStateMachine):
     def become_leader(self) -> None:
         self.epoch += 1
         self.log.assign_epoch(self.epoch)
+
+    @invariant()
+    def reads_select_what_a_walk_selects(self) -> None:
+        assert_reads_walk(self.log)
 
     @invariant()
     def bases_mirror_the_batches(self) -> None:

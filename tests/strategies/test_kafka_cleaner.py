@@ -10,6 +10,7 @@ from rig.cluster.log import Batch, Log
 from rig.cluster.storage import apply_pass
 from rig.strategies.compaction.base import CleanerSettings, CleaningConfig, CompactedLog
 from rig.strategies.compaction.kafka_cleaner import KafkaCleaner, log_to_clean
+from tests.cluster.test_cluster_log import assert_reads_walk
 
 ONE_KEY = CleanerSettings(dedupe_buffer_bytes=48)  # 2 slots of 24 bytes × 0.9 → 1 key
 
@@ -37,6 +38,7 @@ def run_passes(cleaner: KafkaCleaner, log: Log, settings: CleanerSettings, now_m
     while (chosen := cleaner.select([target(log, **config)], now_ms)) is not None:
         plan = cleaner.clean(chosen, settings, now_ms)
         apply_pass(log, plan)
+        assert_reads_walk(log)  # the cleaned log's gaps and new sizes read as a walk would
         mapped.append(plan.keys_mapped)
         assert len(mapped) < 1000
     return mapped
