@@ -149,7 +149,7 @@ def response_shape(request: FetchRequestMsg, context: SessionContext,
         busy[key] = ResponsePartitionShape(diverging_epoch=True)  # never with records
     if context.full:
         runs = request.topic_runs
-        if len({topic for topic, _ in runs}) != len(runs):
+        if len(runs) > 1 and len({topic for topic, _ in runs}) != len(runs):
             # A topic in several runs (partitions of two topics interleaved after
             # leadership moved): each run carries its own partitions, in request order.
             return ResponseShape(request.version, _walk_runs(runs, request.partitions, busy))

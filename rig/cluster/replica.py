@@ -109,12 +109,15 @@ class Replica:
         shouldWaitForReplicaToJoinIsr asks isReplicaIsrEligible, KAFKA-15021); None: always."""
         if hold_below_min_isr and len(self.isr) < min_isr:
             return self.high_watermark
-        leos = [self.leo]
+        lowest = self.log.log_end_offset
         maximal = self.maximal_isr
         for broker, progress in self.followers.items():
-            caught_up = now_ms - progress.last_caught_up_ms <= lag_time_ms
-            if broker in maximal or (caught_up and progress.log_end_offset >= 0 and (
+            leo = progress.log_end_offset
+            if broker in maximal:
+                leo = max(leo, 0)
+            elif not (now_ms - progress.last_caught_up_ms <= lag_time_ms and leo >= 0 and (
                     eligible is None or eligible(broker, progress.broker_epoch))):
-                leos.append(max(progress.log_end_offset, 0) if broker in maximal
-                            else progress.log_end_offset)
-        return max(self.high_watermark, min(leos))
+                continue  # neither in the ISR nor caught up (and eligible): holds nothing
+            if leo < lowest:
+                lowest = leo
+        return max(self.high_watermark, lowest)

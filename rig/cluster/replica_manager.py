@@ -249,10 +249,11 @@ class ReplicaManager:
     def maybe_advance_hw(self, replica: Replica) -> None:
         broker = self.broker
         config = self.config
+        holds = config.hw_holds_below_min_isr  # min ISR matters to the HW only then (3.7+)
         new_hw = replica.candidate_hw(broker.now_ms, config.replica_lag_time_max_ms,
                                       self.ctx.topics.leader_min_isr(
-                                          replica.key, len(replica.assignment), config),
-                                      config.hw_holds_below_min_isr, self.hw_eligible)
+                                          replica.key, len(replica.assignment), config)
+                                      if holds else 0, holds, self.hw_eligible)
         if new_hw < replica.leo:
             if replica.key not in self.hw_behind:
                 self._before_change(self._follower_slots(replica))
