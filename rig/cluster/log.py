@@ -125,34 +125,33 @@ class Log(LeaderEpochCache):
     def append(self, batch: Batch, now_ms: float, gap_ok: bool = False) -> None:
         """Append a batch at the log end (its base offset must be the LEO; past it only with
         `gap_ok`: a follower copies a compacted leader's offsets, gaps included)."""
-        if batch.base_offset < self.log_end_offset or (
-                batch.base_offset > self.log_end_offset and not gap_ok):
-            raise ValueError(f"batch at {batch.base_offset} appended at LEO {self.log_end_offset}")
+        base, end, size = batch.base_offset, batch.end_offset, batch.size
+        if base < self.log_end_offset or (base > self.log_end_offset and not gap_ok):
+            raise ValueError(f"batch at {base} appended at LEO {self.log_end_offset}")
         segments = self.segments
         active = segments[-1]
         # LogSegment.shouldRoll: over segment.bytes, or strictly older than segment.ms.
-        if active.size and (active.size + batch.size > self.segment_bytes
+        if active.size and (active.size + size > self.segment_bytes
                             or now_ms - active.created_ms > self.segment_ms):
             # Kafka flushes a segment when it rolls: what precedes the new one is on disk.
             self.flushed = max(self.flushed, self.log_end_offset)
-            active = Segment(batch.base_offset, 0, now_ms)
+            active = Segment(base, 0, now_ms)
             segments.append(active)
         elif not active.size:
             active.created_ms = now_ms
         self.positions.append(active.size)
-        active.add_batch(batch.end_offset - 1, batch.size, batch.timestamp_ms,
-                         self.index_interval_bytes)
-        self.size_bytes += batch.size
+        active.add_batch(end - 1, size, batch.timestamp_ms, self.index_interval_bytes)
+        self.size_bytes += size
         epochs = self.epochs
         if not epochs or batch.epoch > epochs[-1][0]:
-            epochs.append((batch.epoch, batch.base_offset))
+            epochs.append((batch.epoch, base))
         self.batches.append(batch)
-        self.bases.append(batch.base_offset)
-        self.ends.append(batch.end_offset)
+        self.bases.append(base)
+        self.ends.append(end)
         cumulative = self.cumulative
-        cumulative.append(cumulative[-1] + batch.size)
-        self.log_end_offset = batch.end_offset
-        self.dirty.append((now_ms, batch.end_offset))
+        cumulative.append(cumulative[-1] + size)
+        self.log_end_offset = end
+        self.dirty.append((now_ms, end))
 
     def flush(self, up_to: int | None = None) -> None:
         target = self.log_end_offset if up_to is None else min(up_to, self.log_end_offset)
