@@ -379,11 +379,7 @@ class Browser:
         deadline = time.monotonic() + timeout_s
         while True:
             state = self.driver.execute_script(_CHART_STATE)
-            drawn = all(c["svg"] and c["traces"] for c in state)
-            printed = self.driver.execute_script(
-                "return document.querySelectorAll('img.print-plot').length"
-            )
-            if drawn and printed == len(state):
+            if all(c["svg"] and c["traces"] for c in state):
                 return state
             if time.monotonic() > deadline:
                 return state

@@ -34,6 +34,16 @@ def _no_sideways_scroll(browser: Any) -> None:
     ) <= 1
 
 
+# Each chart's drawing: its box's width and height, and its first SVG layer's.
+_DRAWN = """
+return Array.from(document.querySelectorAll('.plot .svg-container')).map(function (box) {
+  var b = box.getBoundingClientRect();
+  var s = box.querySelector('svg.main-svg').getBoundingClientRect();
+  return [Math.round(b.width), Math.round(b.height), Math.round(s.width), Math.round(s.height)];
+});
+"""
+
+
 def _clean(browser: Any) -> None:
     assert browser.console_errors() == []
     assert browser.network_requests() == []
@@ -85,18 +95,32 @@ def test_report_on_a_phone_and_in_print(
     chromium.screenshot(shots / "report-narrow.png")
     _clean(chromium)
 
-    chromium.open(page, width=760, print_media=True)
-    printed = chromium.driver.execute_script(
-        "return Array.from(document.querySelectorAll('img.print-plot')).map("
-        "function (i) { var r = i.getBoundingClientRect(); return [r.width, r.height]; })"
-    )
-    assert len(printed) == 6 and all(700 <= w <= 760 and h > 200 for w, h in printed), printed
-    live = chromium.driver.execute_script(
-        "return Array.from(document.querySelectorAll('.plot')).filter("
-        "function (p) { return p.offsetParent !== null; }).length"
-    )
-    assert live == 0  # the live charts give way to the vector copies that fit the paper
+    # Printed on paper narrower than the charts were drawn: as the page is printed
+    # (beforeprint), each drawing scales to the paper's width, whole and in proportion. Print
+    # layout fires no resize event; a narrower emulated screen would (and plotly would redraw
+    # at it), so plotly's resize handlers come off first, as for paper.
+    chromium.open(page, width=1400)
+    drawn = chromium.driver.execute_script(_DRAWN)
+    chromium.driver.execute_script(
+        "document.querySelectorAll('.js-plotly-plot').forEach(function (gd) {"
+        "  window.removeEventListener('resize', gd._responsiveChartHandler); });")
+    chromium.driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
+    chromium.width = 760
+    chromium._metrics(900)
+    unfitted = chromium.driver.execute_script(_DRAWN)
+    assert all(svg_w == w0 > 760 for (_, _, svg_w, _), (w0, *_) in
+               zip(unfitted, drawn, strict=True)), unfitted  # the drawings run off the paper
+    chromium.driver.execute_script("window.dispatchEvent(new Event('beforeprint'))")
+    printed = chromium.driver.execute_script(_DRAWN)
+    assert len(printed) == 6, printed
+    for (box_w, box_h, svg_w, svg_h), (w0, h0, *_) in zip(printed, drawn, strict=True):
+        assert 700 <= box_w <= 760 and box_h > 150, printed
+        assert abs(svg_w - box_w) <= 1 and abs(svg_h - box_h) <= 1, printed
+        assert abs(box_h / box_w - h0 / w0) < 0.01, (printed, drawn)
     chromium.screenshot(shots / "report-print.png")
+    chromium.driver.execute_script("window.dispatchEvent(new Event('afterprint'))")
+    assert chromium.driver.execute_script(
+        "return document.querySelectorAll('svg.main-svg[viewBox]').length") == 0
     pdf = chromium.driver.execute_cdp_cmd(
         "Page.printToPDF", {"printBackground": True, "paperWidth": 8.27, "paperHeight": 11.69}
     )
