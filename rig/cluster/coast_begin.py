@@ -25,11 +25,15 @@ def begin(cluster: CoastHost, fetcher: FetchClient, request: FetchRequestMsg,
     """After `fetcher` took `response`: coast from here if the round was idle and the next one
     would be the same; True if it coasts (then it must not send)."""
     session = request.session
+    # An incremental response that listed partitions (records, HWs, or the session's changed
+    # partitions: a HW that moved while a full response was out) is not idle even without
+    # records: the next one lists none, so it is not the round that repeats.
     if (response.error_code != NONE or response.records or response.high_watermarks
             or response.errors or request.updates or fetcher.dirty
             or response.session_id != session.session_id
             or (session.full and session.epoch != FINAL_EPOCH)
-            or (not session.full and (session.listed or session.forgotten))
+            or (not session.full and (session.listed or session.forgotten
+                                      or response.listed))
             or not fetcher.may_coast()):
         return False
     leader = cluster.brokers[fetcher.leader_id]

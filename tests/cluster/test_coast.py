@@ -242,11 +242,11 @@ def test_two_timeouts_armed_in_one_microsecond_keep_their_order_after_a_coast(
     assert_same_run(_run(tmp_path, document, "full"), _run(tmp_path, document, "fetch-aggregated"))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "known defect, found by the property test above (also on the code before this session's "
-    "changes): after a 6 s stall of broker 0, one idle fetch.response of broker-2-fetcher-1 at "
-    "32109.512 ms is in the full run but not among the aggregated run's expanded rounds"))
 def test_a_stall_after_a_restart_leaves_the_idle_rounds_the_same(tmp_path: Path) -> None:
+    """Found by the property test above: after a restart a new session's first incremental
+    response lists the partition whose HW moved while its full response was out; a coast that
+    began after it took every later round for one listing a partition (the full run's next
+    rounds list none)."""
     document = {**_cluster(3, 3, **{"num.replica.fetchers": 2, "replica.lag.time.max.ms": "4s"}),
                 "seed": 3, "duration": "40s",
                 "strategies": {"fetch_session": "incremental", "isr": "lag-time"},
@@ -282,13 +282,11 @@ def test_lag_time_only_evicts_the_same_followers_with_fetch_aggregated(
     assert_same_run(_run(folder, document, "full"), _run(folder, document, "fetch-aggregated"))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "known defect, found by the property test above (two engineers' runs on 2026-11-26, also on "
-    "the code before their changes): broker 0 crashes at 500 ms for 100 ms under 0.5 records/s; "
-    "at 3003.505 ms one idle fetch.response of broker-2-fetcher-0 lists 1 partition in the full "
-    "run and 0 in the aggregated one"))
 def test_a_100_ms_restart_under_lag_time_only_leaves_the_idle_rounds_the_same(
         tmp_path: Path) -> None:
+    """The same defect (found by the property test above): broker 0 back after 100 ms under
+    0.5 records/s; at 3003.505 ms the full run's idle response to broker-2-fetcher-0 lists no
+    partition, the coast repeated the round before, which listed one."""
     document = {**_cluster(3, 4, **{"replica.lag.time.max.ms": "4s"}), "seed": 2,
                 "duration": "40s", "kafka": "2.0",
                 "strategies": {"fetch_session": "incremental", "isr": "lag-time-only"},
@@ -315,12 +313,10 @@ def test_the_coast_says_when_its_last_request_arrived(tmp_path: Path) -> None:
     assert shrinks == [[0], [0]]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "known defect, found by the property test above when its draws changed (also on the code "
-    "before this session): broker 1 crashes at 998 ms for 599 ms; at 6507.509 ms one idle "
-    "fetch.response to broker-0-fetcher-0 lists 2 partitions in one run and 0 in the other"))
 def test_a_quick_leader_restart_under_acks_all_leaves_the_idle_rounds_the_same(
         tmp_path: Path) -> None:
+    """The same defect with acks=all (found by the property test above): broker 1 back after
+    599 ms; the idle responses to broker-0-fetcher-0 from 6507.509 ms list no partition."""
     document = {**_cluster(3, 5, **{"num.replica.fetchers": 1, "replica.lag.time.max.ms": "4s"}),
                 "seed": 1, "duration": "40s",
                 "strategies": {"fetch_session": "incremental", "isr": "lag-time"},
