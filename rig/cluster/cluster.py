@@ -10,7 +10,7 @@ from typing import Any
 
 from rig.cluster import coast_begin
 from rig.cluster.broker import Broker
-from rig.cluster.coast import Coast
+from rig.cluster.coast import Coast, Ties
 from rig.cluster.context import NodeContext, Strategies, TopicConfigs
 from rig.cluster.controller import Controller
 from rig.cluster.fetcher import ReplicaFetcher
@@ -79,6 +79,7 @@ class Cluster:
         # `events: fetch-aggregated`: idle fetch rounds advance in closed form (rig.cluster.coast).
         self.coasting = variant.events == "fetch-aggregated"
         self.coasts: dict[Coast, None] = {}
+        self.ties = Ties(sim, watch=self.coasting)  # their entries' places in the queue
         self.horizon_us = (variant.duration_ms + variant.quiesce_ms) * 1000  # the latest end
 
     # -- building ------------------------------------------------------------------------------
@@ -162,6 +163,7 @@ class Cluster:
 
     def finish_coasting(self) -> None:
         """The run is over: every coast logs its rounds (and leaves the state they left)."""
+        self.ties.closed = True  # (what they queue never runs: its order is no matter)
         for coast in list(self.coasts):
             coast.wake()
 

@@ -20,6 +20,8 @@ make a round differ:
   changes them (rig.cluster.network);
 - its messages would meet another coasting client's on a shared link (a wake-up timer, from the
   arithmetic of two periodic streams: `first_meeting`);
+- an entry is queued for the very instant (time and scheduling time) of one of its skipped
+  rounds' entries that the full run had queued first (rig.cluster.coast_ties);
 - the run ends (`Cluster.finish_coasting`).
 
 Two clients whose rounds differ by a few µs drift into each other on a shared link and lock in
@@ -44,8 +46,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Protocol, cast
 
+from rig.cluster.coast_ties import IN_FLIGHT, TIMEOUT, Ties
 from rig.cluster.messages import FetchRequestMsg, FetchResponseMsg
-from rig.cluster.periodic import first_meeting
+from rig.cluster.periodic import earliest_meeting_us
 from rig.engine import URGENT, Simulation, Timer
 from rig.events import EventLog, names
 from rig.protocol.errors import NONE
@@ -69,6 +72,7 @@ class CoastHost(Protocol):
     log: EventLog
     network: Network
     coasts: dict[Coast, None]  # every coast under way
+    ties: Ties  # and the entries their skipped rounds would queue
     horizon_us: int  # the latest the run can end
 
     @property
@@ -113,6 +117,10 @@ class Coast:
         self.response_partitions = response.listed
         self.request_sizes = fetcher.last_sizes
         self.response_sizes = (response.body_bytes, response.header_bytes, response.wire_bytes)
+        self.timeout_us = fetcher.timeout_ms * 1000
+        # The action it began in (the last real round's response arriving): its place in the
+        # queue, where the order of its skipped rounds' entries starts (rig.cluster.coast_ties).
+        self.begin_order = cluster.sim.running_order()
         self.timer: Timer | None = None
         self.active = True
 
@@ -137,23 +145,13 @@ class Coast:
         """When to wake so that no message of ours meets another coast's on a shared link: the
         earliest such meeting, less the other message's busy time; None if none before the
         horizon."""
-        network = self.host.network
-        now = self.host.sim.now_us
-        earliest: int | None = None
-        for link in self.links:
-            first, busy = self._stream(link)
-            for other in network.coasting.get(link, ()):
-                if other is self:
-                    continue
-                assert isinstance(other, Coast)
-                other_first, other_busy = other._stream(link)
-                limit = (horizon_us - first) // self.period_us + 1
-                k = first_meeting(first, self.period_us, busy, other_first, other.period_us,
-                                  other_busy, limit)
-                if k is not None:
-                    at = first + k * self.period_us - other_busy
-                    earliest = at if earliest is None else min(earliest, at)
-        return None if earliest is None else max(earliest, now)
+        coasting = self.host.network.coasting
+        meetings = [earliest_meeting_us(*self._stream(link), self.period_us, [
+            (*other._stream(link), other.period_us) for other in
+            cast("dict[Coast, None]", coasting.get(link, {})) if other is not self], horizon_us)
+            for link in self.links]
+        found = [at for at in meetings if at is not None]
+        return max(min(found), self.host.sim.now_us) if found else None
 
     # -- starting and waking ------------------------------------------------------------------
     def register(self, horizon_us: int) -> bool:
@@ -169,6 +167,7 @@ class Coast:
         for link in self.links:
             cluster.network.coasting.setdefault(link, {})[self] = None
         cluster.coasts[self] = None
+        cluster.ties.add(self)
         if meeting is not None:
             self.timer = cluster.sim.at(meeting, self.wake, priority=URGENT)
         return True
@@ -184,6 +183,7 @@ class Coast:
                 if not waiting:
                     del cluster.network.coasting[link]
         cluster.coasts.pop(self, None)
+        cluster.ties.remove(self)
         if self.timer is not None:
             self.timer.cancel()
             self.timer = None
@@ -263,7 +263,11 @@ class Coast:
                               + self.wait_us)
             cluster.network.occupy(*self.links[1], last_answer_us + self.response_queued_us
                                    + self.response_busy_us)
+        # Each entry queued as the skipped round's own (rig.cluster.coast_ties).
+        resuming = cluster.ties.resuming
+        resuming.append((self, (TIMEOUT, current)))
         fetcher.resume(request, sent_us, skipped=requests)
+        resuming[-1] = (self, (IN_FLIGHT[phase], current))
         if phase == _SENT:
             cluster.deliver_at(arrived_us, fetcher.node, leader.id,
                                lambda: leader.on_fetch(request), sent_us)
@@ -275,6 +279,7 @@ class Coast:
                                         body_bytes=body, header_bytes=header, wire_bytes=wire)
             cluster.deliver_at(expired_us + self.to_client_us, leader.id, fetcher.node,
                                lambda: fetcher.on_response(request, response), expired_us)
+        resuming.pop()
         self._log(requests, responses)
 
     def _log(self, requests: int, responses: int) -> None:

@@ -3,6 +3,8 @@ two coasting fetch clients sharing a link, rig.cluster.coast)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 
 def first_meeting(first_a: int, period_a: int, busy_a: int, first_b: int, period_b: int,
                   busy_b: int, limit: int) -> int | None:
@@ -35,3 +37,18 @@ def first_meeting(first_a: int, period_a: int, busy_a: int, first_b: int, period
         u += jump * step - m
         if u < width:
             return k
+
+
+def earliest_meeting_us(first: int, busy: int, period: int,
+                        others: Iterable[tuple[int, int, int]], horizon_us: int) -> int | None:
+    """When a stream (its first message sent at `first`, each `busy` µs on the link, one every
+    `period` µs) first meets one of `others` (each `(first, busy, period)`) before
+    `horizon_us`, less that other message's busy time: when to look again; None if never."""
+    limit = (horizon_us - first) // period + 1
+    earliest: int | None = None
+    for other_first, other_busy, other_period in others:
+        k = first_meeting(first, period, busy, other_first, other_period, other_busy, limit)
+        if k is not None:
+            at = first + k * period - other_busy
+            earliest = at if earliest is None else min(earliest, at)
+    return earliest

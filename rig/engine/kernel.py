@@ -8,7 +8,10 @@ Every entry also carries the time it was scheduled at. Insertion order already f
 changes no order. It is what lets a model skip simulating a stretch of repetitive work and work
 it out in closed form afterwards: an action computed after the fact is queued where it would
 have been (`at(..., scheduled_us=)`), and `ran_before` says whether an action that was never
-queued, due now, would already have run.
+queued, due now, would already have run. Such a model keeps the order of entries that tie on
+(time, priority, scheduling time), which insertion decides, by watching what is queued
+(`watch_queueing`): whatever of its own would have been queued ahead of a new entry, it queues
+first.
 
 An entry is a plain tuple `(time, priority, scheduled at, insertion, item)`: the item is the
 action itself when nobody can cancel it (`call_at`), or a `Timer` (`at`) when someone can.
@@ -27,7 +30,7 @@ URGENT = 0
 NORMAL = 1
 
 # What `ran_before` compares with outside `run`: after everything due (priority infinite).
-_IDLE: tuple[Any, ...] = (0, float("inf"), 0)
+_IDLE: tuple[Any, ...] = (0, float("inf"), 0, 0)
 
 
 def _cancelled() -> None:
@@ -123,6 +126,24 @@ class Simulation:
         heappush(self._queue, (time_us, priority, now if scheduled_us is None else scheduled_us,
                                inserted, item))
 
+    def watch_queueing(self, before: Callable[[int, int, int], None]) -> None:
+        """From now on call `before(time_us, priority, scheduled_us)` as each entry is queued,
+        ahead of it taking its place: whatever `before` queues goes ahead of it."""
+        push = Simulation._push
+
+        def watched(time_us: int, priority: int, scheduled_us: int | None,
+                    item: Action | Timer) -> None:
+            before(time_us, priority, self.now_us if scheduled_us is None else scheduled_us)
+            push(self, time_us, priority, scheduled_us, item)
+
+        self._push = watched  # type: ignore[method-assign]
+
+    def running_order(self) -> tuple[int, int, int]:
+        """(priority, scheduling time, insertion) of the running action: its place among the
+        actions due at the same time. Outside `run`, after everything due."""
+        running = self._running
+        return running[1], running[2], running[3]
+
     def _cancelled_one(self) -> None:
         """A queued timer was cancelled; sweep the cancelled ones out when they are most of the
         queue. The order of what is left is its entries' own, so no action moves."""
@@ -147,12 +168,14 @@ class Simulation:
 
     def ran_before(self, time_us: int, scheduled_us: int, priority: int = NORMAL) -> bool:
         """Whether an action due at `time_us`, scheduled at `scheduled_us`, would have run by
-        now: it is due earlier, or now and ahead of the running action in the queue's order
-        (ties on the scheduling time count as ahead). Outside `run`, everything due has run."""
+        now: it is due earlier, or now and ahead of the running action in the queue's order.
+        A tie on the scheduling time counts as behind: the running action was queued first (a
+        model that watches what is queued queues its own tied actions ahead of the others,
+        `watch_queueing`). Outside `run`, everything due has run."""
         if time_us != self.now_us:
             return time_us < self.now_us
         running = self._running
-        return (priority, scheduled_us) <= (running[1], running[2])
+        return (priority, scheduled_us) < (running[1], running[2])
 
     def stop(self) -> None:
         """Make `run` return after the current action."""

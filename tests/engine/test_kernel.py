@@ -132,3 +132,38 @@ def test_a_timer_cancelled_after_it_ran_is_not_counted_as_queued() -> None:
     for timer in timers:
         timer.cancel()
     assert sim._cancelled == 0 and sim.peek() is None
+
+
+def test_a_watcher_of_the_queue_queues_its_own_entries_ahead_of_the_one_being_queued() -> None:
+    """watch_queueing: the watcher hears (time, priority, scheduled at) of every entry before
+    it takes its place, so what the watcher queues then goes ahead of it on a tie."""
+    sim = Simulation()
+    seen: list[str] = []
+    heard: list[tuple[int, int, int]] = []
+    pending = [lambda: seen.append("computed")]
+
+    def before(time_us: int, priority: int, scheduled_us: int) -> None:
+        heard.append((time_us, priority, scheduled_us))
+        if time_us == 50 and pending:  # a computed entry, queued where it would have been
+            sim.call_at(50, pending.pop(), scheduled_us=10)
+
+    sim.watch_queueing(before)
+    sim.at(10, lambda: sim.call_after(40, lambda: seen.append("real")))
+    sim.run(100)
+    assert seen == ["computed", "real"]
+    assert heard == [(10, NORMAL, 0), (50, NORMAL, 10), (50, NORMAL, 10)]
+
+
+def test_ran_before_counts_a_tie_with_the_running_action_as_behind_it() -> None:
+    sim = Simulation()
+    answers: list[tuple[bool, bool, bool, bool]] = []
+
+    def running() -> None:
+        assert sim.running_order()[:2] == (NORMAL, 5)
+        answers.append((sim.ran_before(20, 4), sim.ran_before(20, 5),
+                        sim.ran_before(20, 5, URGENT), sim.ran_before(19, 9)))
+
+    sim.at(5, lambda: sim.at(20, running))
+    sim.run(30)
+    assert answers == [(True, False, True, True)]
+    assert sim.ran_before(30, 30)  # outside `run`, everything due has run
