@@ -179,6 +179,8 @@ class ReplicaManager:
             if follower == self.broker.id:
                 continue
             if isr and follower not in isr:
+                if key not in self.outside_isr.get(follower, ()):  # each fetch may rejoin it:
+                    self._before_change(((follower, replica.fetcher_slot),))  # a coast ends
                 self.outside_isr.setdefault(follower, {})[key] = None
             else:
                 outside = self.outside_isr.get(follower)

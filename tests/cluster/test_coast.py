@@ -326,3 +326,22 @@ def test_a_quick_leader_restart_under_acks_all_leaves_the_idle_rounds_the_same(
                 "faults": [{"kind": "crash", "at": "998ms", "broker": 1,
                             "restart_after": "599ms"}]}
     assert_same_run(_run(tmp_path, document, "full"), _run(tmp_path, document, "fetch-aggregated"))
+
+
+def test_a_follower_dropped_from_the_isr_stops_coasting_to_rejoin_it(tmp_path: Path) -> None:
+    """Found by the property test above (also on the code before this session): broker 3's
+    stall ends its ZooKeeper session and the controller drops it from every ISR at 8001.002
+    ms, after it caught up and began to coast; its every fetch may rejoin it from then on, so
+    the coast at leader 1, whose HW did not move, must end: in the full run it rejoins at
+    8111.011 ms."""
+    document = {**_cluster(4, 24, **{"num.replica.fetchers": 1,
+                                     "replica.lag.time.max.ms": "4s"}),
+                "seed": 725931, "duration": "40s",
+                "strategies": {"fetch_session": "incremental", "isr": "lag-time"},
+                "faults": [{"kind": "link", "at": "7095ms", "heal_after": "2093ms",
+                            "between": [0, 1], "latency": "3ms", "loss": 0},
+                           {"kind": "stall", "at": "2106ms", "broker": 3,
+                            "heal_after": "4000ms"}]}
+    full = _run(tmp_path, document, "full")
+    assert_same_run(full, _run(tmp_path, document, "fetch-aggregated"))
+    assert any(e["event"] == names.ISR_EXPAND and e["t_ms"] == 8111.512 for e in full)
