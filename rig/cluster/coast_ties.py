@@ -18,7 +18,7 @@ first, the coast would have woken when the real one was queued.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from functools import cmp_to_key
 from typing import Protocol
 
@@ -52,7 +52,8 @@ class Coast(Protocol):
 class Queue(Protocol):
     now_us: int
 
-    def watch_queueing(self, before: Callable[[int, int, int], None]) -> None: ...
+    def watch_queueing(self, before: Callable[[int, int, int], None],
+                       delays: Container[int]) -> None: ...
 
 
 def _parent(kind: str, k: int) -> Step:
@@ -78,6 +79,10 @@ def _order(coast: Coast, node: Step) -> tuple[int, int]:
     return NORMAL, sent  # REQUEST (TIMEOUT and RESPONSE queue nothing: never a parent)
 
 
+def _shape(coast: Coast) -> tuple[int, int, int]:
+    return coast.to_leader_us, coast.wait_us, coast.to_client_us
+
+
 def _levels_to_begin(node: Step) -> int:
     kind, k = node
     return 3 * k + {SEND: 0, REQUEST: 1, EXPIRY: 2}[kind]
@@ -85,6 +90,11 @@ def _levels_to_begin(node: Step) -> int:
 
 def queued_first(a: Coast, a_node: Step, b: Coast, b_node: Step) -> bool:
     """Whether `a`'s entry `a_node` went into the full run's queue before `b`'s tied one."""
+    if a_node[0] == b_node[0] and _shape(a) == _shape(b):
+        # Rounds of one shape, tied now: in step back to where the later one began.
+        if a.start_us != b.start_us:
+            return a.start_us > b.start_us
+        return a.begin_order < b.begin_order
     pa, pb = _parent(*a_node), _parent(*b_node)
     for _ in range(3):
         oa, ob = _order(a, pa), _order(b, pb)
@@ -137,7 +147,7 @@ class Ties:
         self.resuming: list[tuple[Coast, Step]] = []
         self.closed = False  # the run is over: nothing queued runs any more
         if watch:
-            queue.watch_queueing(self.before)
+            queue.watch_queueing(self.before, self._periods)
 
     def _keys(self, coast: Coast) -> list[tuple[tuple[int, int, int], tuple[Coast, str, int]]]:
         period = coast.period_us

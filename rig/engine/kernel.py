@@ -20,7 +20,7 @@ action itself when nobody can cancel it (`call_at`), or a `Timer` (`at`) when so
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from heapq import heappush
 from typing import Any, final
 
@@ -126,14 +126,18 @@ class Simulation:
         heappush(self._queue, (time_us, priority, now if scheduled_us is None else scheduled_us,
                                inserted, item))
 
-    def watch_queueing(self, before: Callable[[int, int, int], None]) -> None:
-        """From now on call `before(time_us, priority, scheduled_us)` as each entry is queued,
+    def watch_queueing(self, before: Callable[[int, int, int], None],
+                       delays: Container[int]) -> None:
+        """From now on call `before(time_us, priority, scheduled_us)` as each entry whose delay
+        (time less scheduling time) is in `delays` (which the watcher may change) is queued,
         ahead of it taking its place: whatever `before` queues goes ahead of it."""
         push = Simulation._push
 
         def watched(time_us: int, priority: int, scheduled_us: int | None,
                     item: Action | Timer) -> None:
-            before(time_us, priority, self.now_us if scheduled_us is None else scheduled_us)
+            scheduled = self.now_us if scheduled_us is None else scheduled_us
+            if time_us - scheduled in delays:
+                before(time_us, priority, scheduled)
             push(self, time_us, priority, scheduled_us, item)
 
         self._push = watched  # type: ignore[method-assign]

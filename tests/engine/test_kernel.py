@@ -147,10 +147,11 @@ def test_a_watcher_of_the_queue_queues_its_own_entries_ahead_of_the_one_being_qu
         if time_us == 50 and pending:  # a computed entry, queued where it would have been
             sim.call_at(50, pending.pop(), scheduled_us=10)
 
-    sim.watch_queueing(before)
+    sim.watch_queueing(before, {10, 40})
     sim.at(10, lambda: sim.call_after(40, lambda: seen.append("real")))
+    sim.at(30, lambda: sim.call_after(5, lambda: seen.append("unwatched")))
     sim.run(100)
-    assert seen == ["computed", "real"]
+    assert seen == ["unwatched", "computed", "real"]
     assert heard == [(10, NORMAL, 0), (50, NORMAL, 10), (50, NORMAL, 10)]
 
 
