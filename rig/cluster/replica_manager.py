@@ -65,9 +65,8 @@ class ReplicaManager:
         # Consumers (keyed by their fetch client): last known positions, and who watches what.
         self.consumer_positions: dict[Any, dict[TopicPartition, int]] = {}
         self.consumer_watchers: dict[TopicPartition, dict[Any, None]] = {}
-        # What the change being announced to the fetch purgatory brought: the bytes of an
-        # append (0 for a HW advance); None before a change.
-        self.announced: int | None = None
+        # What the change announced to the fetch purgatory brought: an append's bytes, 0 for a
+        self.announced: int | None = None  # HW advance; None before a change
         self.hw_eligible: Callable[[int, int], bool] | None = None  # KRaft 3.6+ (candidate_hw)
 
     def reset(self, power_loss: bool) -> int:
@@ -252,10 +251,10 @@ class ReplicaManager:
         broker = self.broker
         config = self.config
         holds = config.hw_holds_below_min_isr  # min ISR matters to the HW only then (3.7+)
-        new_hw = replica.candidate_hw(broker.now_ms, config.replica_lag_time_max_ms,
-                                      self.ctx.topics.leader_min_isr(
-                                          replica.key, len(replica.assignment), config)
-                                      if holds else 0, holds, self.hw_eligible)
+        min_isr = self.ctx.topics.leader_min_isr(replica.key, len(replica.assignment),
+                                                 config) if holds else 0
+        new_hw = replica.candidate_hw(broker.now_ms, config.replica_lag_time_max_ms, min_isr,
+                                      holds, self.hw_eligible)
         if new_hw < replica.leo:
             if replica.key not in self.hw_behind:
                 self._before_change(self._follower_slots(replica))
