@@ -41,20 +41,13 @@ def _is_default(schema: Schema, obj: object, f: Field) -> bool:
     return bool(getattr(obj, f.attr) == field_defaults(schema.cls)[f.attr])
 
 
-def _name(f: Field) -> str:
-    if f.attr is not None:
-        return f.attr
-    assert isinstance(f.type, Schema)
-    return f.type.name
-
-
 def _write_struct(buf: bytearray, schema: Schema, obj: object, version: int, flex: bool) -> None:
     plan = plan_for(schema, version)
     for f in plan.regular:
         try:
             _write_value(buf, f.type, _value(obj, f), version, flex)
         except CodecFailure as exc:
-            exc.path.insert(0, _name(f))
+            exc.path.insert(0, f.name)
             raise
     if not flex:
         return
@@ -65,7 +58,7 @@ def _write_struct(buf: bytearray, schema: Schema, obj: object, version: int, fle
         try:
             _write_value(payload, f.type, _value(obj, f), version, flex)
         except CodecFailure as exc:
-            exc.path.insert(0, _name(f))
+            exc.path.insert(0, f.name)
             raise
         write_uvarint(buf, f.tag or 0)
         write_uvarint(buf, len(payload))
@@ -107,7 +100,7 @@ def _read_struct(
         try:
             _read_field(r, f, kwargs, version, flex)
         except CodecFailure as exc:
-            exc.path.insert(0, _name(f))
+            exc.path.insert(0, f.name)
             raise
     if flex:
         for _ in range(r.uvarint()):
@@ -123,7 +116,7 @@ def _read_struct(
                 if sub.remaining:
                     raise CodecFailure(f"{sub.remaining} bytes left over in tagged field {tag}")
             except CodecFailure as exc:
-                exc.path.insert(0, _name(tagged))
+                exc.path.insert(0, tagged.name)
                 raise
     return kwargs if schema.cls is None else schema.cls(**kwargs)
 

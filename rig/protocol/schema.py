@@ -40,6 +40,14 @@ class Field:
     versions: str
     tag: int | None = None
 
+    @property
+    def name(self) -> str:
+        """The attribute, or for an inlined struct (ReplicaState) the name of its type."""
+        if self.attr is not None:
+            return self.attr
+        assert isinstance(self.type, Schema)
+        return self.type.name
+
     def carried_by(self, version: int) -> bool:
         low, _, high = self.versions.partition("-")
         if low.endswith("+"):

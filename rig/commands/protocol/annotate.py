@@ -20,7 +20,7 @@ from rig.protocol.primitives import (
     Reader,
     Scalar,
 )
-from rig.protocol.schema import ArrayOf, Field, Schema
+from rig.protocol.schema import ArrayOf, Schema
 
 _I16 = struct.Struct(">h")
 _I32 = struct.Struct(">i")
@@ -38,13 +38,6 @@ class Span:
 
 def _join(path: str, name: str) -> str:
     return f"{path}.{name}" if path else name
-
-
-def _field_name(f: Field) -> str:
-    if f.attr is not None:
-        return f.attr
-    assert isinstance(f.type, Schema)
-    return f.type.name  # an inlined struct (ReplicaState) is named by its type
 
 
 def _render(typ: Scalar, value: object) -> str:
@@ -79,7 +72,7 @@ class _Walker:
         fields = [f for f in schema.fields if f.carried_by(self.version)]
         for f in fields:
             if f.tag is None:
-                self.value(f.type, _join(path, _field_name(f)))
+                self.value(f.type, _join(path, f.name))
         if not self.flex:
             return
         start = self.r.pos
@@ -90,7 +83,7 @@ class _Walker:
             start = self.r.pos
             tag, size = self.r.uvarint(), self.r.uvarint()
             tagged = by_tag.get(tag)
-            name = _field_name(tagged) if tagged is not None else f"unknown_tag_{tag}"
+            name = tagged.name if tagged is not None else f"unknown_tag_{tag}"
             self._span(start, _join(path, f"{name}<tag {tag}>"), f"tag {tag}, {size} bytes")
             end = self.r.pos + size
             if tagged is None:
