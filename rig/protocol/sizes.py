@@ -276,8 +276,8 @@ _MiB = 1 << 20
 _ID_NAMESPACE = uuid.UUID("00000000-0000-0000-0000-000000000000")
 
 
-def _topic_id(name: str) -> bytes:
-    return uuid.uuid5(_ID_NAMESPACE, name).bytes  # stable: the same name gets the same id
+def topic_id(name: str) -> bytes:  # a made-up v13+ id, stable: the same name gets the same id
+    return uuid.uuid5(_ID_NAMESPACE, name).bytes
 
 
 def materialize_request(shape: RequestShape) -> FetchRequest:
@@ -293,7 +293,7 @@ def materialize_request(shape: RequestShape) -> FetchRequest:
         topics=tuple(
             FetchTopic(
                 topic=name,
-                topic_id=_topic_id(name),
+                topic_id=topic_id(name),
                 partitions=tuple(
                     FetchPartition(
                         partition=p,
@@ -309,7 +309,7 @@ def materialize_request(shape: RequestShape) -> FetchRequest:
             for name, n in shape.topics
         ),
         forgotten_topics=tuple(
-            ForgottenTopic(topic=name, topic_id=_topic_id(name), partitions=tuple(range(n)))
+            ForgottenTopic(topic=name, topic_id=topic_id(name), partitions=tuple(range(n)))
             for name, n in shape.forgotten
         ),
         rack_id=shape.rack_id,
@@ -355,7 +355,7 @@ def materialize_response(shape: ResponseShape) -> FetchResponse:
         partitions += [_partition(t.idle + j, p) for j, p in enumerate(t.partitions)]
         topics.append(
             FetchResponseTopic(
-                topic=t.topic, topic_id=_topic_id(t.topic), partitions=tuple(partitions)
+                topic=t.topic, topic_id=topic_id(t.topic), partitions=tuple(partitions)
             )
         )
     return FetchResponse(responses=tuple(topics), node_endpoints=shape.node_endpoints)

@@ -4,7 +4,6 @@ with Kafka's defaults."""
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass
 
 from rig.errors import UserError
@@ -18,6 +17,7 @@ from rig.protocol import (
     FetchTopic,
     ForgottenTopic,
 )
+from rig.protocol.sizes import topic_id
 
 MiB = 1 << 20
 # Kafka's defaults: replica.fetch.wait.max.ms / fetch.max.wait.ms, *.min.bytes, the per-partition
@@ -35,14 +35,6 @@ MAX_PARTITIONS = 200_000
 MAX_RECORDS_BYTES = 256 << 20
 SPOKEN = f"{FETCH_VERSIONS[0]}–{FETCH_VERSIONS[-1]}"  # the Fetch versions rig speaks
 SPOKEN_V = f"v{FETCH_VERSIONS[0]}–v{FETCH_VERSIONS[-1]}"
-
-_ZERO_NAMESPACE = uuid.UUID(int=0)
-
-
-def topic_id(name: str) -> bytes:
-    """A stable made-up topic id for v13+ (the same one rig's size path uses for `name`)."""
-    return uuid.uuid5(_ZERO_NAMESPACE, name).bytes
-
 
 @dataclass(frozen=True, slots=True)
 class Example:
