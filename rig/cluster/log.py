@@ -181,8 +181,7 @@ class Log(LeaderEpochCache):
             offset = self.batches[cut].base_offset
         keep = bisect.bisect_left(self.bases, offset)
         removed = self.log_end_offset - max(offset, self.log_start_offset)
-        for batch in self.batches[keep:]:
-            self.size_bytes -= batch.size
+        self.size_bytes -= self.cumulative[-1] - self.cumulative[keep]
         del self.batches[keep:]
         del self.bases[keep:]
         del self.ends[keep:]
