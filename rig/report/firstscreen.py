@@ -14,14 +14,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import orjson
-
 from rig import rundir
 from rig.report.charts.figure import PALETTE, Chart, FaultMark, base_layout, time_unit
 from rig.report.format import DASH, fmt_number, fmt_ratio
 from rig.report.inputs import RunInputs, dig, expectation_rows, number
 from rig.report.metric_text import metric_label, target_text, value_text
 from rig.report.recovery.frame import finish_timeline, shared_marks
+from rig.report.recovery.values import read_table
 from rig.report.verdicts import (
     expectation_subject,
     variant_of,
@@ -113,11 +112,7 @@ def _figures(inputs: RunInputs, variants: Sequence[str]) -> dict[str, Any]:
 
 
 def _table(inputs: RunInputs, name: str) -> list[dict[str, Any]]:
-    try:
-        value = orjson.loads(rundir.metric_path(inputs.run_dir, name).read_bytes())
-    except (OSError, orjson.JSONDecodeError):
-        return []
-    return [r for r in value if isinstance(r, dict)] if isinstance(value, list) else []
+    return read_table(inputs.run_dir, name) or []
 
 
 def _lost_marks(lost: Sequence[Mapping[str, Any]], lanes: Mapping[tuple[str, str], str],
