@@ -138,25 +138,21 @@ def verdict_lines(verdicts: Sequence[Mapping[str, Any]], variants: Sequence[str]
     """Variants with the same verdict and the same safety-check findings share a line (six
     variants that all pass are one line, not six); each keeps its own name, colour and
     expectation count."""
-    lines: list[dict[str, Any]] = []
     index = {v: i for i, v in enumerate(variants)}
+    groups: dict[tuple[Any, Any], list[Mapping[str, Any]]] = {}
     for verdict in verdicts:
-        key = (verdict["word"], verdict["checks"])
-        line = next((x for x in lines if x["key"] == key), None)
-        if line is None:
-            line = {"key": key, "word": verdict["word"], "css": verdict["css"],
-                    "checks": verdict["checks"], "members": []}
-            lines.append(line)
-        line["members"].append({"variant": verdict["variant"],
-                                "color": PALETTE[index[verdict["variant"]] % len(PALETTE)],
-                                "expectations": verdict["expectations"]})
-    for line in lines:
-        members = [v for v in verdicts if (v["word"], v["checks"]) == line["key"]]
+        groups.setdefault((verdict["word"], verdict["checks"]), []).append(verdict)
+    lines: list[dict[str, Any]] = []
+    for key, members in groups.items():
         if len(members) == 1:
-            line["expectations"] = members[0]["expectations"]
+            expectations = members[0]["expectations"]
         elif all(m["named"] and m["passed"] == m["named"] for m in members):
-            line["expectations"] = "every expectation about them passes"
+            expectations = "every expectation about them passes"
         else:
-            line["expectations"] = "; ".join(f"{m['variant']}: {m['expectations']}"
-                                             for m in members)
+            expectations = "; ".join(f"{m['variant']}: {m['expectations']}" for m in members)
+        lines.append({"key": key, "word": key[0], "css": members[0]["css"], "checks": key[1],
+                      "members": [{"variant": m["variant"],
+                                   "color": PALETTE[index[m["variant"]] % len(PALETTE)],
+                                   "expectations": m["expectations"]} for m in members],
+                      "expectations": expectations})
     return lines
