@@ -57,7 +57,6 @@ class VariantWalk:
         # registration in KRaft; with the membership row it last gave (replicas, ISR as written).
         self.committed: dict[Key, State] = {}
         self.last: dict[Key, dict[str, Any]] = {}
-        self.replicas: dict[Key, list[int]] = {}
         self.cache: dict[int, dict[Key, State | None]] = {}  # None: unknown after a crash
         self.alive: dict[int, bool] = {}
         self.open_writes: dict[tuple[int, Key], tuple[float, State, str]] = {}
@@ -114,7 +113,6 @@ class VariantWalk:
             replicas = [int(b) for b in row.get("replicas") or ()]
             state = (replicas[0], tuple(sorted(replicas)))
             self.committed[key] = state
-            self.replicas[key] = replicas
             self.assigned[key] = state
             self.last[key] = {"variant": self.name, "topic": key[0], "partition": key[1],
                               "t_ms": t, "leader": replicas[0], "isr": replicas,
@@ -171,13 +169,13 @@ class VariantWalk:
         leader = int(leader) if leader is not None else int(last.get("leader", -1))
         isr = [int(b) for b in (row["isr"] if row.get("isr") is not None
                                 else last.get("isr") or ())]
-        if row.get("replicas") is not None:  # a reassignment's (KRaft: target + removing)
-            self.replicas[key] = [int(b) for b in row["replicas"]]
+        replicas = (last.get("replicas", []) if row.get("replicas") is None  # else a
+                    else [int(b) for b in row["replicas"]])  # reassignment's: target + removing
         state = (leader, tuple(sorted(isr)))
         self.committed[key] = state
         self.last[key] = {"variant": self.name, "topic": key[0], "partition": key[1],
                           "t_ms": t, "leader": leader, "isr": isr,
-                          "replicas": self.replicas.get(key, []), "writer": writer}
+                          "replicas": replicas, "writer": writer}
         self.membership.append(self.last[key])
         for broker, cache in self.cache.items():
             self.open_writes.pop((broker, key), None)
