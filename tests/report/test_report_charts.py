@@ -145,15 +145,30 @@ def test_build_charts_without_data_draws_nothing() -> None:
     assert build_charts(["a"], [], [], {"a": 1000}, with_consumers=False) == []
 
 
-def test_many_distinct_sizes_use_a_log_size_axis() -> None:
+def test_many_distinct_sizes_are_counted_in_power_of_two_ranges() -> None:
+    """Over 40 distinct sizes, one bar per power-of-two range, every range between the smallest
+    and the largest drawn (empty ones too), each size counted in exactly one."""
     sizes = [
         {"variant": "a", "role": "follower", "kind": "response", "body_bytes": 100 + i, "count": 1}
         for i in range(100)
-    ]
+    ] + [{"variant": "a", "role": "follower", "kind": "response", "body_bytes": b, "count": 5}
+         for b in (1023, 1024, 2047, 3 * 2**20)]
     charts = build_charts(["a"], [], sizes, {"a": 1000}, with_consumers=False)
     assert [c.id for c in charts] == ["chart-response-sizes"]
-    assert charts[0].figure["layout"]["xaxis"]["type"] == "log"
-    assert charts[0].figure["data"][0]["type"] == "scatter"
+    figure = charts[0].figure
+    (trace,) = figure["data"]
+    assert trace["type"] == "bar" and figure["layout"]["xaxis"]["type"] == "category"
+    assert dict(zip(trace["x"], trace["y"], strict=True)) == {
+        "64–128 B": 28,  # 100..127
+        "128–256 B": 72,  # 128..199
+        "512 B–1 KiB": 5,  # 1023
+        "1–2 KiB": 10,  # 1024 and 2047
+        "2–4 MiB": 5,
+    }
+    axis = figure["layout"]["xaxis"]["categoryarray"]
+    assert axis[:5] == ["64–128 B", "128–256 B", "256–512 B", "512 B–1 KiB", "1–2 KiB"]
+    assert axis[-1] == "2–4 MiB" and len(axis) == 16  # 2^6 .. 2^21
+    assert "power-of-two range" in charts[0].caption and "104 distinct sizes" in charts[0].caption
 
 
 def test_fault_markers_on_every_timeline_and_only_there(report_run_with_faults: Path) -> None:

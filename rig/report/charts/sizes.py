@@ -1,4 +1,5 @@
-"""Bars of how many fetch requests (or responses) had each exact body size.
+"""Bars of how many fetch requests (or responses) had each body size: one bar per exact size
+while there are few of them, else one per power-of-two range of sizes.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ __all__ = [
 ]
 
 MAX_SIZE_CATEGORIES = 40  # more distinct sizes than this and bars stop being readable
+MAX_LABELLED_BARS = 32
 
 
 def size_chart(
@@ -24,7 +26,8 @@ def size_chart(
     *,
     chart_id: str | None = None,
 ) -> Chart | None:
-    """Bars of how many requests (or responses) had each exact body size.
+    """Bars of how many requests (or responses) had each exact body size, or, over
+    MAX_SIZE_CATEGORIES distinct sizes, a size in each power-of-two range.
 
     `groups` are (run, variant, role, {size: count}) in drawing order.
     """
@@ -32,58 +35,57 @@ def size_chart(
     if not groups:
         return None
     distinct = sorted({size for *_, per in groups for size in per})
-    categorical = len(distinct) <= MAX_SIZE_CATEGORIES
+    exact = len(distinct) <= MAX_SIZE_CATEGORIES
+    # Every bar's category: its exact size, or the power-of-two range holding it (a bar per
+    # exact size of a busy run drew tens of thousands of one-response markers).
+    category: dict[int, str] = (
+        {size: f"{size:,} B" for size in distinct} if exact else _power_of_two_ranges(distinct))
+    categories = list(dict.fromkeys(category.values())) if exact else _every_range(distinct)
     noun = "requests" if kind == "request" else "responses"
     traces = []
+    counted: list[int] = []
     for run, variant, role, per in groups:
         look = style(run, variant, role)
-        ordered = sorted(per)
+        bars: dict[str, int] = {}
+        for size in sorted(per):
+            bars[category[size]] = bars.get(category[size], 0) + per[size]
+        counted += bars.values()
+        # Hatching tells what the dash tells on a line: consumers, or a later run.
+        shape = "/" if role != "follower" and look.dash == "dash" else BAR_PATTERNS.get(
+            look.dash, "")
         trace: dict[str, Any] = {
+            "type": "bar",
             "name": look.name,
-            "y": [per[s] for s in ordered],
+            "x": list(bars),
+            "y": list(bars.values()),
+            "marker": {"color": look.color} | ({"pattern": {"shape": shape}} if shape else {}),
             "hovertemplate": f"%{{y:,}} {noun} of %{{x}}<extra>{look.name}</extra>",
         }
-        if categorical:
-            # Hatching tells what the dash tells on a line: consumers, or a later run.
-            shape = "/" if role != "follower" and look.dash == "dash" else BAR_PATTERNS.get(
-                look.dash, "")
+        # The count above each bar while bars are wide enough to read it (more than four per
+        # size and the counts overlap; more than ~32 bars and plotly shrinks them to specks).
+        if len(groups) <= 4 and len(groups) * len(categories) <= MAX_LABELLED_BARS:
             trace.update(
-                type="bar",
-                x=[f"{s:,} B" for s in ordered],
-                marker={"color": look.color} | ({"pattern": {"shape": shape}} if shape else {}),
-            )
-            if len(groups) <= 4:  # more bars than that per size and the counts overlap
-                trace.update(
-                    text=[f"{per[s]:,}" for s in ordered], textposition="outside",
-                    cliponaxis=False,
-                )
-        else:
-            trace.update(
-                type="scatter",
-                mode="markers",
-                x=ordered,
-                marker={"color": look.color, "size": 7, "opacity": 0.8},
-                hovertemplate=f"%{{y:,}} {noun} of %{{x:,}} B<extra>{look.name}</extra>",
+                text=[f"{n:,}" for n in bars.values()], textposition="outside",
+                cliponaxis=False,
             )
         traces.append(trace)
     title = f"Fetch {kind} body sizes"
-    all_counts = [c for *_, per in groups for c in per.values()]
-    log_y = max(all_counts) / max(min(all_counts), 1) > 20
+    log_y = max(counted) / max(min(counted), 1) > 20
     layout = base_layout(
         title,
-        f"{kind} body size (bytes)",
+        f"{kind} body size" + (" (bytes)" if exact else ", in power-of-two ranges"),
         f"{noun} (count)",
         log_y=log_y,
-        x_type="category" if categorical else "log",
+        x_type="category",
     )
     layout["hovermode"] = "closest"
-    if categorical:
-        layout["barmode"] = "group"
-        layout["xaxis"]["categoryorder"] = "array"
-        layout["xaxis"]["categoryarray"] = [f"{s:,} B" for s in distinct]
+    layout["barmode"] = "group"
+    layout["xaxis"]["categoryorder"] = "array"
+    layout["xaxis"]["categoryarray"] = categories
     caption = (
-        f"How many {noun} had each exact body size"
-        + (": one bar per distinct size" if categorical else " (log-scale size axis)")
+        (f"How many {noun} had each exact body size: one bar per distinct size" if exact else
+         f"How many {noun} had a body size in each power-of-two range (a range from 1 KiB "
+         f"holds 1,024 B up to 2,047 B; {len(distinct):,} distinct sizes)")
         + (", log-scale counts" if log_y else "")
         + (
             "; a session-less fetch repeats one large size, an incremental one is large once "
@@ -94,6 +96,36 @@ def size_chart(
     )
     return Chart(chart_id or f"chart-{kind}-sizes", title, caption,
                  {"data": traces, "layout": layout})
+
+
+def _range_of(size: int) -> int:
+    """The power of two opening the range [2^k, 2^(k+1)) that holds `size` (0 and 1 in 2^0)."""
+    return max(size, 1).bit_length() - 1
+
+
+def _power_of_two(exponent: int) -> tuple[int, str]:
+    """2^exponent as (number, unit) in IEC units: 2^11 → (2, "KiB")."""
+    units = ("B", "KiB", "MiB", "GiB", "TiB")
+    unit = min(exponent // 10, len(units) - 1)
+    return 2 ** (exponent - 10 * unit), units[unit]
+
+
+def _range_label(exponent: int) -> str:
+    """[2^k, 2^(k+1)) as people read it: "1–2 KiB", "512 B–1 KiB", "64–128 B"."""
+    (low, low_unit), (high, high_unit) = _power_of_two(exponent), _power_of_two(exponent + 1)
+    if low_unit == high_unit:
+        return f"{low:,}–{high:,} {high_unit}"
+    return f"{low:,} {low_unit}–{high:,} {high_unit}"
+
+
+def _power_of_two_ranges(sizes: Sequence[int]) -> dict[int, str]:
+    return {size: _range_label(_range_of(size)) for size in sizes}
+
+
+def _every_range(sizes: Sequence[int]) -> list[str]:
+    """Every range from the smallest size's to the largest's, empty ones included: the axis
+    reads as a histogram, with gaps where no size fell."""
+    return [_range_label(k) for k in range(_range_of(min(sizes)), _range_of(max(sizes)) + 1)]
 
 
 def size_groups(
