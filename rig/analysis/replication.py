@@ -24,6 +24,7 @@ from rig.analysis.fault_reaction import (
     add_isr_exit,
     catch_up_sums,
     first_acks_all,
+    seconds_after,
     visibility_delays,
 )
 from rig.analysis.isr import spread
@@ -190,7 +191,8 @@ def _recovery(rows: list[dict[str, Any]],
                         if p["t_ms"] >= settle_from and p["not_whole"] == 0), None)
         disturbed = any(p["t_ms"] >= start and p["not_whole"] for p in points.get(variant, []))
         entry["recovered_ms"] = healthy if disturbed else start
-        entry["recovery_seconds"] = ((healthy - start) / 1000 if disturbed and healthy is not None
+        entry["recovery_seconds"] = (seconds_after(start, healthy)
+                                     if disturbed and healthy is not None
                                      else 0.0 if not disturbed else None)
         result.append(entry)
     return result

@@ -56,3 +56,16 @@ def test_an_offline_partition_is_not_whole_until_a_leader_is_elected() -> None:
         {"t_ms": 1_000.0, "event": "partition.offline", "isr": [0, 1, 2]},
         {"t_ms": 2_000.0, "event": "leader.elected", "isr": [0, 1, 2], "previous": 0})
     assert [p["not_whole"] for p in whole_points(rows)["v"]] == [1, 0]
+
+
+def test_recovery_seconds_are_exact_to_the_microsecond_as_detection_seconds_are() -> None:
+    """summary.json's by_fault copies the entry: 16.004008 s, not the 16.004008000000002 that
+    dividing milliseconds leaves (the clock counts microseconds, so six places are exact)."""
+    rows = _rows(
+        _fault(10_000.0, "inject", "crash", ["2"]),
+        {"t_ms": 14_001.002, "event": "isr.shrink", "isr": [0, 1]},
+        _fault(25_000.0, "heal", "crash", ["2"]),
+        {"t_ms": 26_004.008, "event": "isr.expand", "isr": [0, 1, 2]})
+    (entry,) = _recovery(rows, whole_points(rows))
+    assert (26_004.008 - 10_000.0) / 1000 != 16.004008  # the noise the rounding removes
+    assert entry["recovery_seconds"] == 16.004008
