@@ -29,13 +29,20 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
 __all__ = ["REACTIONS", "CatchUpWindow", "add_catch_up", "add_detection", "add_isr_exit",
-           "catch_up_sums", "first_acks_all", "visibility_delays"]
+           "catch_up_sums", "first_acks_all", "seconds_after", "visibility_delays"]
 
 # (recovery entry index, variant, faulted broker, from ms, until ms): whose fetches catch up.
 CatchUpWindow = tuple[int, str, str, float, float]
 
 # The events that may be a fault's first reaction.
 REACTIONS = (names.ISR_SHRINK, names.LEADER_ELECTED, names.PARTITION_OFFLINE)
+
+
+def seconds_after(start_ms: float, t_ms: float) -> float:
+    """Seconds from `start_ms` to `t_ms`, to the microsecond: the simulated clock's resolution,
+    so exact, without the float noise of dividing milliseconds (16.004008, not
+    16.004008000000002)."""
+    return round((t_ms - start_ms) / 1000, 6)
 
 
 def _brokers(targets: Sequence[Any] | None) -> set[str]:
@@ -70,7 +77,7 @@ def add_detection(reactions: Sequence[Mapping[str, Any]], entries: list[dict[str
         brokers = _brokers(entry.get("targets"))
         detected = _first_reaction(reactions, entry["variant"], entry["inject_ms"], brokers)
         entry["detected_ms"] = detected
-        entry["detection_seconds"] = (round((detected - entry["inject_ms"]) / 1000, 6)
+        entry["detection_seconds"] = (seconds_after(entry["inject_ms"], detected)
                                       if detected is not None else None)
         start = entry.get("heal_ms")
         stop = entry.get("recovered_ms")

@@ -24,6 +24,7 @@ from rig.analysis.fault_reaction import (
     add_isr_exit,
     catch_up_sums,
     first_acks_all,
+    seconds_after,
     visibility_delays,
 )
 from rig.analysis.isr import spread
@@ -189,9 +190,8 @@ def _recovery(rows: list[dict[str, Any]],
         healthy = next((p["t_ms"] for p in points.get(variant, [])
                         if p["t_ms"] >= settle_from and p["not_whole"] == 0), None)
         disturbed = any(p["t_ms"] >= start and p["not_whole"] for p in points.get(variant, []))
-        entry["recovered_ms"] = healthy if disturbed else start
-        entry["recovery_seconds"] = ((healthy - start) / 1000 if disturbed and healthy is not None
-                                     else 0.0 if not disturbed else None)
+        entry["recovered_ms"] = recovered = healthy if disturbed else start
+        entry["recovery_seconds"] = None if recovered is None else seconds_after(start, recovered)
         result.append(entry)
     return result
 

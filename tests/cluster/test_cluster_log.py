@@ -4,7 +4,9 @@ reads (KIP-74) and the leader-epoch cache (KIP-101 / KIP-279). docs/kafka.md §5
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import tracemalloc
+from itertools import accumulate
 
 import pytest
 from hypothesis import given, settings
@@ -18,7 +20,7 @@ from hypothesis.stateful import (
 )
 
 from rig.cluster.log import UNDEFINED, Batch, Log
-from rig.cluster.log_rewrite import delete_oldest_segments
+from rig.cluster.log_rewrite import delete_oldest_segments, replace_segments
 
 
 def batch(base: int, count: int = 1, epoch: int = 0, size: int = 100, producer: int = 0,
@@ -502,6 +504,62 @@ def test_reads_after_appends_retention_and_truncation_select_what_a_walk_selects
         else:
             log.truncate_to(max(log.log_start_offset, log.log_end_offset - count))
         assert_reads_walk(log)
+
+
+def assert_indexes_mirror_the_batches(log: Log) -> None:
+    """Log.ends and Log.cumulative, what reads bisect, recomputed the naive way from the
+    batches: each batch's end offset, and a running total of their sizes (from whatever its
+    first entry is: retention deletes the oldest entries and recounts nothing)."""
+    sizes = [b.size for b in log.batches]
+    assert log.ends == [b.end_offset for b in log.batches]
+    assert log.cumulative == list(accumulate(sizes, initial=log.cumulative[0]))
+    assert log.size_bytes == sum(sizes)
+
+
+def clean_oldest(log: Log, data: st.DataObject) -> None:
+    """A pass of the log cleaner as replace_segments takes it: over the oldest segments (never
+    the active one), some batches emptied (gone, their offsets a gap), some shrunk (fewer
+    records kept, the same offsets), the segments merged into groups."""
+    count = data.draw(st.integers(1, len(log.segments) - 1))
+    old_bases = [s.base_offset for s in log.segments[:count]]
+    cut = bisect.bisect_left(log.bases, log.segments[count].base_offset)
+    out = []
+    for b in log.batches[:cut]:
+        fate = data.draw(st.sampled_from(["kept", "shrunk", "emptied"]))
+        if fate == "kept":
+            out.append(b)
+        elif fate == "shrunk":
+            out.append(dataclasses.replace(b, size=data.draw(st.integers(61, b.size))))
+    group_bases = [old_bases[0], *(b for b in old_bases[1:] if data.draw(st.booleans()))]
+    replace_segments(log, count, group_bases, out)
+
+
+@settings(max_examples=150, deadline=None)
+@given(segment_bytes=st.integers(200, 1500), data=st.data(),
+       steps=st.lists(st.sampled_from(["append", "append", "append", "append past a gap",
+                                       "truncate", "power loss", "retain", "clean"]),
+                      max_size=40))
+def test_ends_and_cumulative_are_what_the_batches_say_after_appends_and_rewrites(
+        segment_bytes: int, data: st.DataObject, steps: list[str]) -> None:
+    """Every way the Log API changes the batches keeps the two lists reads bisect in step:
+    appends (a follower's past a compacted leader's gap too), truncation (inside a batch too),
+    a power loss, retention and a cleaner's pass."""
+    log = Log(segment_bytes=segment_bytes)
+    for step in steps:
+        if step.startswith("append"):
+            gap = data.draw(st.integers(1, 3)) if step == "append past a gap" else 0
+            log.append(batch(log.log_end_offset + gap, data.draw(st.integers(1, 5)),
+                             size=data.draw(st.integers(61, 700))), 0.0, gap_ok=gap > 0)
+        elif step == "truncate":
+            log.truncate_to(data.draw(st.integers(log.log_start_offset, log.log_end_offset)))
+        elif step == "power loss":
+            log.flush(data.draw(st.integers(0, log.log_end_offset)))
+            log.lose_unflushed()
+        elif step == "retain":
+            delete_oldest_segments(log, data.draw(st.integers(1, 3)))
+        elif len(log.segments) > 1:
+            clean_oldest(log, data)
+        assert_indexes_mirror_the_batches(log)
 
 
 def test_assign_epoch_on_an_empty_log_starts_at_zero() -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from rig.report import render_comparison, render_index, render_report
@@ -180,3 +181,122 @@ def test_index_renders_offline_and_links_work(
     driver.get(links[0])  # a link from the index opens that run's report
     assert chromium.wait_for_charts()
     assert "idle-fetch" in driver.title
+
+
+# Each fault-list event name broken anywhere but just after a dot, marked where it breaks
+# ("fault.inj|ect"): a line starts at a character whose box sits lower than the one before it.
+_BROKEN_EVENTS = """
+var cells = document.querySelectorAll('#faults tbody td:nth-child(3) code');
+return Array.from(cells).map(function (el) {
+  var walk = document.createTreeWalker(el, NodeFilter.SHOW_TEXT), node, text = '', tops = [];
+  var range = document.createRange();
+  while ((node = walk.nextNode())) {
+    for (var i = 0; i < node.length; i++) {
+      range.setStart(node, i);
+      range.setEnd(node, i + 1);
+      text += node.data[i];
+      tops.push(range.getBoundingClientRect().top);
+    }
+  }
+  var marked = text[0] || '', bad = false;
+  for (var j = 1; j < text.length; j++) {
+    if (tops[j] > tops[j - 1] + 1) {
+      marked += '|';
+      bad = bad || text[j - 1] !== '.';
+    }
+    marked += text[j];
+  }
+  return {text: marked, bad: bad};
+});
+"""
+
+
+def test_the_fault_list_never_breaks_an_event_name_inside_a_word(
+    chromium: Any, tmp_path: Path
+) -> None:
+    """An event name, `fault.inject`, is never drawn as "fault.inj" over "ect" (as at 1400 px
+    beside zombie-leader's long descriptions): on a screen it stays whole, on a phone it may
+    break after its dot."""
+    run = write_report_run(tmp_path / "run", faults=True)
+    faults = orjson.loads((run / "metrics" / "faults.json").read_bytes())
+    long = "broker 2 loses ZooKeeper and the other brokers; clients still reach it"
+    faults += [{"variant": variant, "fault": 0, "t_ms": 10_000.0, "seq": 9034,
+                "event": "fault.inject", "broker": None, "short": "network-partition",
+                "label": f"network-partition injected (nodes 2, zk, 0, 1): {long}"}
+               for variant in ("v6", "v7")]
+    (run / "metrics" / "faults.json").write_bytes(orjson.dumps(faults))
+    page = render_report(run)
+    for width in (1400, 390):
+        chromium.open(page, width=width)
+        events = chromium.driver.execute_script(_BROKEN_EVENTS)
+        assert sorted(e["text"].replace("|", "") for e in events) == sorted(
+            f["event"] for f in faults), width
+        assert [e["text"] for e in events if e["bad"]] == [], width
+        if width == 1400:
+            assert [e["text"] for e in events if "|" in e["text"]] == []
+        _no_sideways_scroll(chromium)
+
+
+# Each table that scrolls sideways, text and badges hidden so only backgrounds are left: where its
+# header row's and first body row's middles lie, on the right edge of the scroll area (inside its
+# 16 px shadow) and 40 px in from it (outside); the page scrolled to show it.
+_SHADOW_POINTS = """
+if (!document.getElementById('backgrounds-only')) {
+  var style = document.createElement('style');
+  style.id = 'backgrounds-only';
+  style.textContent = '.table-wrap th, .table-wrap td { color: transparent !important; }' +
+                      '.table-wrap th *, .table-wrap td * { visibility: hidden; }';
+  document.head.appendChild(style);
+}
+var wraps = Array.from(document.querySelectorAll('.table-wrap')).filter(function (el) {
+  return el.scrollWidth > el.clientWidth + 1 && el.querySelector('thead');
+});
+if (!wraps.length) { return [0, [], []]; }
+var wrap = wraps[arguments[0]];
+wrap.scrollIntoView({block: 'center'});
+var box = wrap.getBoundingClientRect();
+var rows = [wrap.querySelector('thead tr'), wrap.querySelector('tbody tr')];
+return [wraps.length].concat(rows.map(function (row) {
+  var r = row.getBoundingClientRect(), y = Math.round((r.top + r.bottom) / 2);
+  return [[Math.round(box.right) - 3, y], [Math.round(box.right) - 40, y]];
+}));
+"""
+
+# The colour of each point [x, y] of a PNG screenshot (base64), read through a canvas.
+_PIXELS = """
+var done = arguments[arguments.length - 1], points = arguments[1], img = new Image();
+img.onload = function () {
+  var canvas = document.createElement('canvas');
+  canvas.width = img.width;
+  canvas.height = img.height;
+  var g = canvas.getContext('2d');
+  g.drawImage(img, 0, 0);
+  done(points.map(function (p) {
+    return Array.from(g.getImageData(p[0], p[1], 1, 1).data.slice(0, 3));
+  }));
+};
+img.src = 'data:image/png;base64,' + arguments[0];
+"""
+
+
+def test_a_table_that_scrolls_shows_its_edge_shadow_over_its_header_too(
+    chromium: Any, report_run: Path
+) -> None:
+    """The shadow on the right edge of a .table-wrap says more columns lie beyond; the header
+    row's cells must not paint it over (they did: an opaque var(--panel)). Measured in pixels
+    at 390 px: on the edge the header is darker than 40 px in, as the first body row is; and
+    away from the edge the header keeps its colour, var(--panel) #f9fafb."""
+    page = render_report(report_run)
+    chromium.open(page, width=390)
+    driver = chromium.driver
+    driver.set_script_timeout(10)
+    index, count = 0, 1  # the first call counts the tables that scroll (bandwidth-ranking)
+    while index < count:
+        count, header, body = driver.execute_script(_SHADOW_POINTS, index)
+        assert count >= 1
+        shot = driver.execute_cdp_cmd("Page.captureScreenshot", {"format": "png"})["data"]
+        h_edge, h_in, b_edge, b_in = driver.execute_async_script(_PIXELS, shot, [*header, *body])
+        assert sum(b_in) - sum(b_edge) >= 15, (index, b_edge, b_in)  # the shadow is there
+        assert sum(h_in) - sum(h_edge) >= 15, (index, h_edge, h_in)  # … over the header too
+        assert h_in == [0xF9, 0xFA, 0xFB], (index, h_in)
+        index += 1
