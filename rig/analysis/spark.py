@@ -238,8 +238,7 @@ def get_spark(master: str | None = None) -> SparkSession:
             ("spark.sql.warehouse.dir", str(scratch / "warehouse")),
             ("spark.local.dir", str(scratch / "local")),
             ("spark.driver.extraJavaOptions", java_opts),
-            # A cluster's executors only carry rig's simulations to and from their Python
-            # workers (sweeps, fuzzing): C2 would compile Spark's own code for nothing there too.
+            # A cluster's executors only relay simulations to their Python workers: C1 alone too.
             ("spark.executor.extraJavaOptions", "-XX:TieredStopAtLevel=1"),
             ("spark.sql.session.timeZone", "UTC"),
         ]
