@@ -128,11 +128,7 @@ class ReplicaManager:
                              for b in replica.assignment if b != broker.id}
         self._before_change(self._follower_slots(replica))
         for follower in replica.followers:
-            slot = (follower, replica.fetcher_slot)
-            pending = self.pending.get(slot)
-            if pending is None:
-                pending = self.pending[slot] = {}
-            pending[key] = None
+            self.pending.setdefault((follower, replica.fetcher_slot), {})[key] = None
         if not quiet:
             self.ctx.emit(names.REPLICA_BECOME_LEADER, broker=broker.id, topic=key[0],
                           partition=key[1], epoch=state.leader_epoch, isr=list(state.isr),
@@ -225,11 +221,8 @@ class ReplicaManager:
         self.written[replica.key] = replica
 
     def _follower_slots(self, replica: Replica) -> Iterable[Slot]:
-        """The slots of the followers' fetchers of `replica` (not this broker's own: a broker
-        never fetches from itself, so nothing waits there)."""
-        me = self.broker.id
-        return ((follower, replica.fetcher_slot) for follower in replica.assignment
-                if follower != me)
+        me = self.broker.id  # (nothing waits on its own slot: a broker never fetches from itself)
+        return ((f, replica.fetcher_slot) for f in replica.assignment if f != me)
 
     def _before_change(self, slots: Iterable[Slot]) -> None:
         """What these clients fetch is about to change: whatever waits on their slots and must
@@ -252,11 +245,8 @@ class ReplicaManager:
 
     # -- high watermark ------------------------------------------------------------------------
     def maybe_advance_hw(self, replica: Replica, followers_told: bool = False) -> None:
-        """Move the HW as far as the followers' fetches allow. With `followers_told`, the
-        caller told the followers' slots of its own change earlier in this same call (an
-        append, a leadership): what waited there then and did not act would not act now (a
-        parked fetch acts only on what is announced), and nothing new can have come to wait
-        (no message is delivered within a call), so they are not told again."""
+        """`followers_told`: an append or a leadership told the followers' slots of its change
+        in this call; what waits there did not act, and no message arrives within a call."""
         broker = self.broker
         config = self.config
         holds = config.hw_holds_below_min_isr  # min ISR matters to the HW only then (3.7+)
