@@ -127,7 +127,7 @@ started = cpu()
 import rig.cli, rig.simulate
 from rig.checks import safety, fetch_sessions, consumer_reads, base
 from rig.cluster.cluster import Cluster
-from rig.events.log import HashingSink
+from rig.events.log import DigestWriter
 from rig.scenario.load import load_scenario
 from rig.scenario.source import load_yaml_file
 from rig.search import parallel
@@ -139,7 +139,7 @@ Cluster.build = timed("set-up (cluster build and start)", Cluster.build)
 Cluster.start = timed("set-up (cluster build and start)", Cluster.start)
 simulate_module = sys.modules["rig.simulate"]
 simulate_module._quiesce = timed("quiesce (settling after the duration)", simulate_module._quiesce)
-HashingSink.write = timed("hashing (SHA-256 of the log)", HashingSink.write)
+DigestWriter.write = timed("hashing (SHA-256 of the log)", DigestWriter.write)
 for module in (safety, fetch_sessions, consumer_reads, base):
     for name in dir(module):
         kind = getattr(module, name)
@@ -184,7 +184,7 @@ parts = {k: max(0.0, v - calls[k] * per_call) / runs for k, v in spent.items()}
 gc.callbacks.remove(on_gc)
 Cluster.build, Cluster.start = Cluster.build.__wrapped__, Cluster.start.__wrapped__
 simulate_module._quiesce = simulate_module._quiesce.__wrapped__
-HashingSink.write = HashingSink.write.__wrapped__
+DigestWriter.write = DigestWriter.write.__wrapped__
 orjson.dumps = orjson.dumps.__wrapped__
 for module in (safety, fetch_sessions, consumer_reads, base):
     for name in dir(module):

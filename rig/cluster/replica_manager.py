@@ -128,16 +128,12 @@ class ReplicaManager:
                              for b in replica.assignment if b != broker.id}
         self._before_change(self._follower_slots(replica))
         for follower in replica.followers:
-            slot = (follower, replica.fetcher_slot)
-            pending = self.pending.get(slot)
-            if pending is None:
-                pending = self.pending[slot] = {}
-            pending[key] = None
+            self.pending.setdefault((follower, replica.fetcher_slot), {})[key] = None
         if not quiet:
             self.ctx.emit(names.REPLICA_BECOME_LEADER, broker=broker.id, topic=key[0],
                           partition=key[1], epoch=state.leader_epoch, isr=list(state.isr),
                           leo=replica.leo, hw=replica.high_watermark)
-        self.maybe_advance_hw(replica)
+        self.maybe_advance_hw(replica, followers_told=True)
 
     def become_follower(self, replica: Replica, state: Any, quiet: bool = False,
                         to_wake: dict[Any, None] | None = None) -> None:
@@ -215,7 +211,7 @@ class ReplicaManager:
                 pending[replica.key] = None
             # A follower's parked fetch completes when this one append brings its min bytes.
             self._announce(slot, batch.size)
-        self.maybe_advance_hw(replica)
+        self.maybe_advance_hw(replica, followers_told=True)
         return placed
 
     def after_append(self, replica: Replica) -> None:
@@ -225,7 +221,8 @@ class ReplicaManager:
         self.written[replica.key] = replica
 
     def _follower_slots(self, replica: Replica) -> Iterable[Slot]:
-        return ((follower, replica.fetcher_slot) for follower in replica.assignment)
+        me = self.broker.id  # (nothing waits on its own slot: a broker never fetches from itself)
+        return ((f, replica.fetcher_slot) for f in replica.assignment if f != me)
 
     def _before_change(self, slots: Iterable[Slot]) -> None:
         """What these clients fetch is about to change: whatever waits on their slots and must
@@ -247,7 +244,9 @@ class ReplicaManager:
         return any(follower in self.replicas[key].assignment for key in self.hw_behind)
 
     # -- high watermark ------------------------------------------------------------------------
-    def maybe_advance_hw(self, replica: Replica) -> None:
+    def maybe_advance_hw(self, replica: Replica, followers_told: bool = False) -> None:
+        """`followers_told`: an append or a leadership told the followers' slots of its change
+        in this call; what waits there did not act, and no message arrives within a call."""
         broker = self.broker
         config = self.config
         holds = config.hw_holds_below_min_isr  # min ISR matters to the HW only then (3.7+)
@@ -256,14 +255,15 @@ class ReplicaManager:
         new_hw = replica.candidate_hw(broker.now_ms, config.replica_lag_time_max_ms, min_isr,
                                       holds, self.hw_eligible)
         if new_hw < replica.leo:
-            if replica.key not in self.hw_behind:
+            if replica.key not in self.hw_behind and not followers_told:
                 self._before_change(self._follower_slots(replica))
             self.hw_behind[replica.key] = None
         else:
             self.hw_behind.pop(replica.key, None)
         if new_hw <= replica.high_watermark:
             return
-        self._before_change(self._follower_slots(replica))
+        if not followers_told:
+            self._before_change(self._follower_slots(replica))
         self._before_change(self.consumer_watchers.get(replica.key, ()))
         replica.high_watermark = new_hw
         self.hw_dirty[replica.key] = None

@@ -121,8 +121,8 @@ def test_consumer_falls_back_to_the_leader_when_its_read_replica_crashes(
     committed: dict[Any, int] = {}
     advance = ReplicaManager.maybe_advance_hw
 
-    def tracked(self: ReplicaManager, replica: Replica) -> None:
-        advance(self, replica)
+    def tracked(self: ReplicaManager, replica: Replica, followers_told: bool = False) -> None:
+        advance(self, replica, followers_told)
         committed[replica.key] = max(committed.get(replica.key, 0), replica.high_watermark)
 
     above: list[tuple[Any, int, int]] = []

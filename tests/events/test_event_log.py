@@ -4,11 +4,13 @@ JSONRenderer renders them."""
 
 from __future__ import annotations
 
+import hashlib
 import io
 from collections.abc import Mapping
 from typing import Any
 
 import orjson
+import pytest
 import structlog
 
 from rig.events.log import EventLog, HashingSink
@@ -186,3 +188,20 @@ def test_a_kind_keeps_rendered_values_only_where_equal_values_render_alike() -> 
                                                                        0.0, -0.0]
     assert [line.split(b'"value":')[1][:4] for line in lines[1][:7]] == [
         b'1,"t', b'1.0,', b'true', b'1,"t', b'-0.0', b'0.0,', b'-0.0']
+
+
+@pytest.mark.parametrize("buffer_size", [1, 7, 64, 1 << 16])
+def test_a_hashing_sink_digests_lines_across_its_buffers(buffer_size: int) -> None:
+    """Lines shorter and longer than the buffer, cut anywhere: the same digest, count and last
+    line as the bytes written, whenever asked."""
+    lines = [b"{}\n", b"x" * 100 + b"\n", b"\n", b'{"a":1}\n', b"y" * 9 + b"\n"]
+    sink = HashingSink(buffer_size)
+    for count, line in enumerate(lines, 1):
+        sink.write(line)
+        written = b"".join(lines[:count])
+        assert sink.hexdigest() == hashlib.sha256(written).hexdigest()
+        assert (sink.bytes, sink.last_line) == (len(written), line)
+    for line in lines * 50:  # many lines between two questions
+        sink.write(line)
+    assert sink.last_line == lines[-1]
+    assert sink.hexdigest() == hashlib.sha256(b"".join(lines * 51)).hexdigest()
