@@ -4,6 +4,7 @@ stays clean, nothing is fetched from the network, hostile text stays text, print
 
 from __future__ import annotations
 
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -300,3 +301,34 @@ def test_a_table_that_scrolls_shows_its_edge_shadow_over_its_header_too(
         assert sum(h_in) - sum(h_edge) >= 15, (index, h_edge, h_in)  # … over the header too
         assert h_in == [0xF9, 0xFA, 0xFB], (index, h_in)
         index += 1
+
+
+def test_the_safety_checks_are_a_card_per_variant_on_a_phone(
+    chromium: Any, report_run: Path
+) -> None:
+    """At 390 px each variant's checks read top to bottom (its name, then each cell under the
+    one before, named by its column), in the screen's width; at 1400 px they are a table row."""
+    page = render_report(report_run)
+    cells = """
+    var table = document.getElementById('checks'), wrap = table.parentElement;
+    return {table: table.getBoundingClientRect().width, wrap: wrap.clientWidth,
+            rows: Array.from(table.querySelectorAll('tbody tr')).map(function (tr) {
+              return Array.from(tr.children).map(function (td) {
+                var r = td.getBoundingClientRect();
+                return {top: r.top, bottom: r.bottom, left: r.left,
+                        label: getComputedStyle(td, '::before').content};
+              });
+            })};
+    """
+    chromium.open(page, width=390)
+    narrow = chromium.driver.execute_script(cells)
+    assert narrow["table"] <= narrow["wrap"] + 1, narrow
+    assert len(narrow["rows"]) == 2
+    for row in narrow["rows"]:
+        assert all(b["top"] >= a["bottom"] - 1 for a, b in pairwise(row)), row
+        assert [c["label"] for c in row[1:]] == ['"Result"', '"Checkers"', '"Violations"']
+    chromium.open(page, width=1400)
+    wide = chromium.driver.execute_script(cells)
+    for row in wide["rows"]:
+        assert len({round(c["top"]) for c in row}) == 1, row  # one row, side by side
+        assert all(b["left"] > a["left"] for a, b in pairwise(row)), row
