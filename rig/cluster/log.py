@@ -55,7 +55,7 @@ class Log(LeaderEpochCache):
     """One replica's log. Offsets are Kafka's: LEO is the next offset to write."""
 
     __slots__ = ("segment_bytes", "segment_ms", "index_interval_bytes", "log_start_offset",
-                 "log_end_offset", "flushed", "size_bytes", "clean_offset", "layout",
+                 "log_end_offset", "flushed", "clean_offset", "layout",
                  "_segments", *_CONTAINERS)
 
     segment_bytes: int
@@ -69,7 +69,6 @@ class Log(LeaderEpochCache):
     log_start_offset: int
     log_end_offset: int
     flushed: int
-    size_bytes: int
     dirty: deque[tuple[float, int]]
     clean_offset: int  # the cleaner's checkpoint: the first dirty offset
     removed: set[tuple[int, int]]
@@ -78,7 +77,7 @@ class Log(LeaderEpochCache):
 
     def __init__(self, segment_bytes: int = 1 << 30, segment_ms: int = 7 * 24 * 3600 * 1000,
                  index_interval_bytes: int = INDEX_INTERVAL_BYTES, *, log_start_offset: int = 0,
-                 log_end_offset: int = 0, flushed: int = 0, size_bytes: int = 0,
+                 log_end_offset: int = 0, flushed: int = 0,
                  clean_offset: int = 0, layout: int = 0,
                  segments: list[Segment] | None = None,
                  epochs: list[tuple[int, int]] | None = None, **containers: Any):
@@ -88,7 +87,6 @@ class Log(LeaderEpochCache):
         self.log_start_offset = log_start_offset
         self.log_end_offset = log_end_offset
         self.flushed = flushed
-        self.size_bytes = size_bytes
         self.clean_offset = clean_offset
         self.layout = layout
         self._segments = segments
@@ -141,7 +139,6 @@ class Log(LeaderEpochCache):
             active.created_ms = now_ms
         self.positions.append(active.size)
         active.add_batch(end - 1, size, batch.timestamp_ms, self.index_interval_bytes)
-        self.size_bytes += size
         epochs = self.epochs
         if not epochs or batch.epoch > epochs[-1][0]:
             epochs.append((batch.epoch, base))
@@ -152,6 +149,12 @@ class Log(LeaderEpochCache):
         cumulative.append(cumulative[-1] + size)
         self.log_end_offset = end
         self.dirty.append((now_ms, end))
+
+    @property
+    def size_bytes(self) -> int:
+        """The bytes of the log's batches, from their running total (kept by every change)."""
+        cumulative = self.cumulative
+        return cumulative[-1] - cumulative[0]
 
     def flush(self, up_to: int | None = None) -> None:
         target = self.log_end_offset if up_to is None else min(up_to, self.log_end_offset)
@@ -181,7 +184,6 @@ class Log(LeaderEpochCache):
             offset = self.batches[cut].base_offset
         keep = bisect.bisect_left(self.bases, offset)
         removed = self.log_end_offset - max(offset, self.log_start_offset)
-        self.size_bytes -= self.cumulative[-1] - self.cumulative[keep]
         del self.batches[keep:]
         del self.bases[keep:]
         del self.ends[keep:]

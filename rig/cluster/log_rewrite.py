@@ -21,7 +21,6 @@ def delete_oldest_segments(log: Log, count: int) -> int:
     new_start = segments[count].base_offset
     cut = bisect.bisect_left(log.bases, new_start)
     removed = sum(b.records for b in log.batches[:cut])
-    log.size_bytes -= log.cumulative[cut] - log.cumulative[0]
     del log.batches[:cut]
     del log.bases[:cut]
     del log.ends[:cut]
@@ -55,7 +54,6 @@ def replace_segments(log: Log, count: int, group_bases: list[int],
                                log.index_interval_bytes)
     for base in group_bases[g:]:
         segments.append(Segment(base, 0, created.get(base, 0.0)))
-    log.size_bytes += sum(b.size for b in batches) - (log.cumulative[cut] - log.cumulative[0])
     log.batches[:cut] = batches
     log.bases[:cut] = [b.base_offset for b in batches]
     log.ends[:cut] = [b.end_offset for b in batches]

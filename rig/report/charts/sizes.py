@@ -38,9 +38,13 @@ def size_chart(
     exact = len(distinct) <= MAX_SIZE_CATEGORIES
     # Every bar's category: its exact size, or the power-of-two range holding it (a bar per
     # exact size of a busy run drew tens of thousands of one-response markers).
-    category: dict[int, str] = (
-        {size: f"{size:,} B" for size in distinct} if exact else _power_of_two_ranges(distinct))
-    categories = list(dict.fromkeys(category.values())) if exact else _every_range(distinct)
+    if exact:
+        category = {size: f"{size:,} B" for size in distinct}
+        categories = list(category.values())
+    else:  # every range from the smallest size's to the largest's, empty ones too: a histogram
+        first = _range_of(distinct[0])
+        categories = [_range_label(k) for k in range(first, _range_of(distinct[-1]) + 1)]
+        category = {size: categories[_range_of(size) - first] for size in distinct}
     noun = "requests" if kind == "request" else "responses"
     traces = []
     counted: list[int] = []
@@ -116,16 +120,6 @@ def _range_label(exponent: int) -> str:
     if low_unit == high_unit:
         return f"{low:,}–{high:,} {high_unit}"
     return f"{low:,} {low_unit}–{high:,} {high_unit}"
-
-
-def _power_of_two_ranges(sizes: Sequence[int]) -> dict[int, str]:
-    return {size: _range_label(_range_of(size)) for size in sizes}
-
-
-def _every_range(sizes: Sequence[int]) -> list[str]:
-    """Every range from the smallest size's to the largest's, empty ones included: the axis
-    reads as a histogram, with gaps where no size fell."""
-    return [_range_label(k) for k in range(_range_of(min(sizes)), _range_of(max(sizes)) + 1)]
 
 
 def size_groups(
