@@ -262,7 +262,7 @@ def _replication_stage(analysis: Analysis) -> dict[str, dict[str, Any]]:
     for name in variants or sorted(counts):
         c = counts.get(name, {})
         under, offline = _partition_seconds(by_variant.get(name, []), end_ms.get(name))
-        recoveries = [r["recovery_seconds"] for r in recovery
+        recoveries = [r["recovery_seconds"] for r in recovery  # (to the µs, as in by_fault)
                       if r["variant"] == name and r["recovery_seconds"] is not None]
         detections = [r["detection_seconds"] for r in recovery
                       if r["variant"] == name and r.get("detection_seconds") is not None]
@@ -280,9 +280,9 @@ def _replication_stage(analysis: Analysis) -> dict[str, dict[str, Any]]:
                 "offline_partition_seconds": round(offline, 3),
                 "under_min_isr_partition_seconds": _rounded(under_min.get(name)),
                 "fencing_delay_ms": spread(fencing.get(name, ())),
-                "max_recovery_seconds": round(max(recoveries), 3) if recoveries else None,
+                "max_recovery_seconds": max(recoveries) if recoveries else None,
                 "faults": len([r for r in recovery if r["variant"] == name]),
-                "max_detection_seconds": round(max(detections), 3) if detections else None,
+                "max_detection_seconds": max(detections) if detections else None,
                 "catch_up_bytes": sum(r.get("catch_up_bytes", 0) for r in recovery
                                       if r["variant"] == name),
                 "max_ack_stall_ms": spread(r["ack_stall_ms"] for r in recovery
