@@ -121,11 +121,12 @@ return {bad: out, titles: document.querySelectorAll('.chart-title').length,
 """
 
 
-# Table cells holding just a variant's name drawn on more than one line: "acks-" over "all".
+# Table cells holding just one of the names given, and fault kinds, drawn on more than one line:
+# "acks-" over "all", "network-" over "partition".
 _BROKEN_VARIANTS = """
 var names = new Set(arguments[0]), range = document.createRange();
-return Array.from(document.querySelectorAll('td')).filter(function (el) {
-  if (!names.has(el.textContent.trim())) { return false; }
+return Array.from(document.querySelectorAll('td, .fault-kind')).filter(function (el) {
+  if (!names.has(el.textContent.trim()) && !el.matches('.fault-kind')) { return false; }
   range.selectNodeContents(el);
   var tops = new Set(Array.from(range.getClientRects()).map(function (r) {
     return Math.round(r.top); }));
@@ -151,8 +152,10 @@ def test_the_first_screen_answers_the_scenario(
             charts = chromium.open(run_dir / "report.html", width=width)
         try:
             _answers(chromium, charts, run, summary)
-            if width > 640:  # a phone may break a name at its hyphen; a screen does not
-                assert chromium.driver.execute_script(_BROKEN_VARIANTS, list(run["variants"])) == []
+            # A phone may break a variant's name at its hyphen, a screen does not; a fault's
+            # kind is whole at every width.
+            names = list(run["variants"]) if width > 640 else []
+            assert chromium.driver.execute_script(_BROKEN_VARIANTS, names) == []
         except AssertionError as failure:
             raise AssertionError(f"at {width} px: {failure}") from failure
         shots = wanted_screenshots()
