@@ -229,7 +229,6 @@ def shipped(shipped_results: Mapping[str, ShippedRun]) -> Mapping[str, Path]:
 
 COSTS = ROOT / "tests" / "costs.json"
 SHIPPED_FIXTURES = frozenset({"shipped", "shipped_results"})
-CHEAP_MODULE_FIXTURES = frozenset({"chromium"})  # a second browser costs a second or two
 UNKNOWN_SLOW_S = 10.0  # a test marked slow or spark that costs.json has not measured yet
 MEASURED_FROM_S = 1.0  # costs.json keeps the tests that took this long or longer
 
@@ -309,8 +308,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """
     for item in items:
         definitions = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
-        if any(name not in CHEAP_MODULE_FIXTURES and defs and defs[-1].scope == "module"
-               for name, defs in definitions.items()):
+        if any(defs and defs[-1].scope == "module" for defs in definitions.values()):
             item.add_marker(pytest.mark.xdist_group(name=item.nodeid.split("::")[0]))
     costs = Costs.load()
     piece: dict[str, str] = {}

@@ -7,6 +7,7 @@ broker and then 33-byte incremental ones. Written by hand, no Spark involved.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -415,9 +416,8 @@ class Browser:
         return path
 
 
-@pytest.fixture(scope="module")
-def chromium() -> Iterator[Browser]:
-    """One headless Chromium per test module (starting one costs a second or two)."""
+def _start_browser(profile: str) -> Browser:
+    """A headless Chromium under chromedriver, its profile in `profile`."""
     binary, driver_path = find_browser()
     if not binary:
         need("chromium (or google-chrome)")
@@ -429,7 +429,6 @@ def chromium() -> Iterator[Browser]:
     except ImportError:
         need("selenium")
 
-    profile = tempfile.mkdtemp(prefix="rig-chromium-")
     options = webdriver.ChromeOptions()
     options.binary_location = str(binary)
     for arg in (
@@ -448,12 +447,51 @@ def chromium() -> Iterator[Browser]:
         options.add_argument(arg)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
     options.add_experimental_option("perfLoggingPrefs", {"enableNetwork": True})
-    driver = webdriver.Chrome(service=Service(str(driver_path)), options=options)
+    return Browser(webdriver.Chrome(service=Service(str(driver_path)), options=options))
+
+
+class _Browsers:
+    """The test process's one Chromium, started on first use and again if a test left it dead."""
+
+    def __init__(self) -> None:
+        self.profile = tempfile.mkdtemp(prefix="rig-chromium-")
+        self.browser: Browser | None = None
+
+    def get(self) -> Browser:
+        if self.browser is not None:
+            try:
+                self.browser.driver.current_url  # noqa: B018 - a round trip to the driver
+            except Exception:  # the browser or chromedriver is gone: start another
+                self.close()
+        if self.browser is None:
+            self.browser = _start_browser(self.profile)
+        return self.browser
+
+    def close(self) -> None:
+        if self.browser is not None:
+            browser, self.browser = self.browser, None
+            with contextlib.suppress(Exception):
+                browser.driver.quit()
+
+
+@pytest.fixture(scope="session")
+def _browsers() -> Iterator[_Browsers]:
+    browsers = _Browsers()
     try:
-        yield Browser(driver)
+        yield browsers
     finally:
-        driver.quit()
-        shutil.rmtree(profile, ignore_errors=True)
+        browsers.close()
+        shutil.rmtree(browsers.profile, ignore_errors=True)
+
+
+@pytest.fixture
+def chromium(_browsers: _Browsers) -> Browser:
+    """The test process's headless Chromium, shared by every browser test it runs: each test
+    loads its page with `open`, which resets what an earlier test set (viewport, print media,
+    logs). A browser per test module was started again at almost every browser test, as
+    tests of different modules are interleaved (grouped by the shipped scenario they read):
+    54 starts in a suite, each with a cold profile, 4-5 CPU s apiece under load."""
+    return _browsers.get()
 
 
 @pytest.fixture(scope="session")
