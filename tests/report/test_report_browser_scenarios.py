@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 from rig.cli import app
 from tests.conftest import ROOT
 from tests.report.conftest import assert_charts_drawn, screenshot_dir, wanted_screenshots
+from tests.report.test_report_browser import assert_edge_shadows
 
 pytestmark = [pytest.mark.browser, pytest.mark.spark]
 
@@ -168,3 +169,12 @@ def test_storage_section_of_the_storage_scenarios(
             assert group in groups
         assert "__consumer_offsets-10" in groups and "0 → 2" in groups
     section.screenshot(str(screenshot_dir(tmp_path) / f"storage-{stem}.png"))
+
+
+@pytest.mark.parametrize("stem", ["fetch-versions-bandwidth"])
+def test_highlighted_rows_show_a_scrolling_tables_edge_shadow(
+    chromium: Any, shipped: dict[str, Path], stem: str
+) -> None:
+    """Six variants make the headline tables scroll at 390 px; their emphasised rows (light blue)
+    painted the edge shadow over with their opaque background."""
+    assert assert_edge_shadows(chromium, shipped[stem] / "report.html") >= 3
