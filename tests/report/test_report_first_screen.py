@@ -40,9 +40,9 @@ function clipper(el) {
   return null;
 }
 function shows(box) {  // a shadow at each edge, fixed while the covers scroll with the table
-  var style = getComputedStyle(box);
-  return style.backgroundImage.split('radial-gradient').length === 3 &&
-         style.backgroundAttachment.indexOf('local') >= 0;
+  var style = getComputedStyle(box), layers = style.backgroundAttachment.split(', ');
+  return style.backgroundImage.split('gradient(').length === 5 &&
+         layers.join() === 'local,local,scroll,scroll';
 }
 function name(el, r, why) {
   return el.tagName + (el.id ? '#' + el.id : '') + '.' + el.className + ' ' +
