@@ -133,11 +133,13 @@ class DigestWriter(io.RawIOBase):
         chunk = bytes(data)
         self.hash.update(chunk)
         self.bytes += len(chunk)
-        tail = self._open_line + chunk
-        end = tail.rfind(b"\n") + 1
-        if end:
-            self.last_line = tail[tail.rfind(b"\n", 0, end - 1) + 1:end]
-        self._open_line = tail[end:]
+        end = chunk.rfind(b"\n") + 1
+        if not end:
+            self._open_line += chunk
+            return len(chunk)
+        start = chunk.rfind(b"\n", 0, end - 1) + 1  # 0: the line began before this chunk
+        self.last_line = chunk[start:end] if start else self._open_line + chunk[:end]
+        self._open_line = chunk[end:]
         return len(chunk)
 
 

@@ -66,4 +66,3 @@ def test_an_offline_partition_is_not_whole_until_a_leader_is_elected() -> None:
         {"t_ms": 1_000.0, "event": "partition.offline", "isr": [0, 1, 2]},
         {"t_ms": 2_000.0, "event": "leader.elected", "isr": [0, 1, 2], "previous": 0})
     assert [p["not_whole"] for p in whole_points(rows)["v"]] == [1, 0]
-

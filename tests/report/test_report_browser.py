@@ -240,7 +240,7 @@ def test_the_fault_list_never_breaks_an_event_name_inside_a_word(
 
 # Each table that scrolls sideways, text and badges hidden so only backgrounds are left: where its
 # header row's and each shown body row's middles lie, on the right edge of the scroll area (in its
-# 16 px shadow) and 40 px in from it (outside); the page scrolled to show it.
+# 12 px shadow) and 40 px in from it (outside); the page scrolled to show it.
 _SHADOW_POINTS = """
 if (!document.getElementById('backgrounds-only')) {
   var style = document.createElement('style');

@@ -123,7 +123,7 @@ return {bad: out, titles: document.querySelectorAll('.chart-title').length,
 
 # Table cells holding just one of the names given, and fault kinds, drawn on more than one line:
 # "acks-" over "all", "network-" over "partition".
-_BROKEN_VARIANTS = """
+_BROKEN_NAMES = """
 var names = new Set(arguments[0]), range = document.createRange();
 return Array.from(document.querySelectorAll('td, .fault-kind')).filter(function (el) {
   if (!names.has(el.textContent.trim()) && !el.matches('.fault-kind')) { return false; }
@@ -155,7 +155,7 @@ def test_the_first_screen_answers_the_scenario(
             # A phone may break a variant's name at its hyphen, a screen does not; a fault's
             # kind is whole at every width.
             names = list(run["variants"]) if width > 640 else []
-            assert chromium.driver.execute_script(_BROKEN_VARIANTS, names) == []
+            assert chromium.driver.execute_script(_BROKEN_NAMES, names) == []
         except AssertionError as failure:
             raise AssertionError(f"at {width} px: {failure}") from failure
         shots = wanted_screenshots()
