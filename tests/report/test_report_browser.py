@@ -266,6 +266,33 @@ return [wraps.length].concat(rows.map(function (row) {
 }));
 """
 
+# The same table (`arguments[0]`) scrolled `arguments[1]` px, after two frames (a scroll-driven
+# animation follows the scroll on the next one): the opacity of its held first cell's shadow
+# (::after), and where each shown row's middle lies just right of the held column (in its 12 px
+# shadow) and 40 px right of it (outside). A table without a held column: null.
+_HELD_POINTS = """
+var done = arguments[arguments.length - 1], px = arguments[1];
+var wraps = Array.from(document.querySelectorAll('.table-wrap')).filter(function (el) {
+  return el.scrollWidth > el.clientWidth + 40 && el.querySelector('thead');
+});
+var wrap = wraps[arguments[0]], head = wrap.querySelector('thead tr');
+if (wrap.querySelector('table').classList.contains('matrix')
+    || getComputedStyle(head.firstElementChild).position !== 'sticky') {
+  done(null); return;
+}
+wrap.scrollLeft = px;
+requestAnimationFrame(function () { requestAnimationFrame(function () {
+  var held = head.firstElementChild.getBoundingClientRect();
+  var rows = [head].concat(Array.from(wrap.querySelectorAll('tbody tr')).filter(function (row) {
+    var r = row.getBoundingClientRect(); return r.top >= 0 && r.bottom <= window.innerHeight; }));
+  done([Number(getComputedStyle(head.firstElementChild, '::after').opacity)].concat(
+    rows.map(function (row) {
+      var r = row.getBoundingClientRect(), y = Math.round((r.top + r.bottom) / 2);
+      return [[Math.round(held.right) + 3, y], [Math.round(held.right) + 40, y]];
+    })));
+}); });
+"""
+
 # The colour of each point [x, y] of a PNG screenshot (base64), read through a canvas.
 _PIXELS = """
 var done = arguments[arguments.length - 1], points = arguments[1], img = new Image();
@@ -286,7 +313,9 @@ img.src = 'data:image/png;base64,' + arguments[0];
 def assert_edge_shadows(chromium: Any, page: Path) -> int:
     """Open `page` at 390 px: every table that scrolls sideways shows its right edge's shadow
     over its header and over every body row on the screen (on the edge darker than 40 px in),
-    and away from the edge its header keeps var(--panel), #f9fafb. Returns how many tables
+    and away from the edge its header keeps var(--panel), #f9fafb. Scrolled 60 px, a table with
+    a held first column shows a shadow right of it down the same rows (the scroll area's own
+    left shadow lies beneath the held column); not scrolled, none. Returns how many tables
     scroll."""
     chromium.open(page, width=390)
     driver = chromium.driver
@@ -302,6 +331,15 @@ def assert_edge_shadows(chromium: Any, page: Path) -> int:
             assert sum(b_in) - sum(b_edge) >= 15, (index, row, b_edge, b_in)
         assert sum(h_in) - sum(h_edge) >= 15, (index, h_edge, h_in)  # … over the header too
         assert h_in == [0xF9, 0xFA, 0xFB], (index, h_in)
+        held = driver.execute_async_script(_HELD_POINTS, index, 60)
+        if held is not None:
+            opacity, *rows = held
+            assert opacity == 1, (index, opacity)
+            shot = driver.execute_cdp_cmd("Page.captureScreenshot", {"format": "png"})["data"]
+            pixels = driver.execute_async_script(_PIXELS, shot, [p for row in rows for p in row])
+            for row, (edge, away) in enumerate(zip(pixels[::2], pixels[1::2], strict=True)):
+                assert sum(away) - sum(edge) >= 15, ("held", index, row, edge, away)
+            assert driver.execute_async_script(_HELD_POINTS, index, 0)[0] == 0, index
         index += 1
     return count
 
