@@ -8,7 +8,9 @@
   faulted broker (None when one still does at the end, as the last member of an offline
   partition; 0 when none did);
 - catch-up bytes: follower fetch responses sent to the faulted brokers from the heal until
-  every ISR is full again (or the end of the run): wire bytes, and the record bytes in them;
+  every ISR is full again (or the end of the run): wire bytes, and the record bytes in them; for
+  a reassignment, sent to the brokers it adds from its injection until it completes (they copy
+  the log: rig.analysis.reassignment);
 - visibility delay of acknowledged records: from a batch's produce.ack to the first time the
   partition leader's HW (its hw.advance events) covers the batch's last record, 0 when it
   already did (acks=all); per fault over the batches acknowledged from its injection until it
@@ -23,6 +25,7 @@ from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
 from rig.analysis.events import fetch_runs, occurrences_between, to_arrow
+from rig.analysis.reassignment import reassignments
 from rig.events import names
 
 if TYPE_CHECKING:
@@ -65,13 +68,15 @@ def _first_reaction(reactions: Sequence[Mapping[str, Any]], variant: str, start:
     return None
 
 
-def add_detection(reactions: Sequence[Mapping[str, Any]], entries: list[dict[str, Any]],
+def add_detection(rows: Sequence[Mapping[str, Any]], entries: list[dict[str, Any]],
                   end_ms: dict[str, float | None]) -> list[CatchUpWindow]:
     """Add `detected_ms`, `detection_seconds`, and `catch_up_bytes` and `catch_up_record_bytes`
     at 0, to each recovery entry (in place); return the windows whose follower fetches make the
-    catch-up (`catch_up_sums` counts them). `reactions` are the REACTIONS events (variant, t_ms,
-    event, removed, previous, isr) in (variant, seq) order; `end_ms` is each variant's last
-    event time."""
+    catch-up (`catch_up_sums` counts them). `rows` are the replication stage's selected events
+    in (variant, seq) order: the REACTIONS (variant, t_ms, event, removed, previous, isr), and
+    what rig.analysis.reassignment reads; `end_ms` is each variant's last event time."""
+    reactions = [row for row in rows if row["event"] in REACTIONS]
+    moved = reassignments(rows)
     windows: list[CatchUpWindow] = []
     for i, entry in enumerate(entries):
         brokers = _brokers(entry.get("targets"))
@@ -81,6 +86,10 @@ def add_detection(reactions: Sequence[Mapping[str, Any]], entries: list[dict[str
                                       if detected is not None else None)
         start = entry.get("heal_ms")
         stop = entry.get("recovered_ms")
+        reassigned = moved.get((entry["variant"], entry["fault"]))
+        if reassigned is not None:  # the replicas it adds copy the log until it completes
+            brokers, start = set(reassigned.adding), entry["inject_ms"]
+            stop = reassigned.completed_ms
         if stop is None or (start is not None and stop < start):
             stop = end_ms.get(entry["variant"])
         entry["catch_up_bytes"] = entry["catch_up_record_bytes"] = 0

@@ -18,7 +18,6 @@ from rig.analysis.availability import EVENTS as AVAILABILITY_EVENTS
 from rig.analysis.availability import fencing_delays, under_min_isr_seconds
 from rig.analysis.events import spark_sorted, with_fetch_fields
 from rig.analysis.fault_reaction import (
-    REACTIONS,
     add_catch_up,
     add_detection,
     add_isr_exit,
@@ -60,7 +59,7 @@ def _schema() -> StructType:
         ("offset", long), ("hw", long), ("leader", T.BooleanType()),
         ("leaderless_ms", T.DoubleType()), ("stale_ms", T.DoubleType()), ("broker", long),
         ("min_insync_replicas", long), ("reason", text), ("removing", T.ArrayType(long)),
-        ("error_code", long),
+        ("error_code", long), ("adding", T.ArrayType(long)),
     ]
     # The fetch fields are for the catch-up bytes (rig.analysis.fault_reaction).
     return with_fetch_fields(T.StructType([T.StructField(n, k, nullable=True)
@@ -160,7 +159,8 @@ def _selected(analysis: Analysis) -> list[dict[str, Any]]:
     order (nulls first, as Spark orders)."""
     chosen = analysis.rare(_SELECTED, _schema(), (
         "variant", "event", "t_ms", "seq", "topic", "partition", "isr", "replicas", "fault",
-        "kind", "targets", "removed", "previous", "broker", "min_insync_replicas", "removing"))
+        "kind", "targets", "removed", "previous", "broker", "min_insync_replicas", "removing",
+        "adding", "reason"))
     return spark_sorted(chosen, "variant", "seq")
 
 
@@ -239,8 +239,7 @@ def _replication_stage(analysis: Analysis) -> dict[str, dict[str, Any]]:
         end_ms = _end_ms(analysis)
         for entry in recovery:  # its place in the entry: before the detection's keys
             entry["ack_stall_ms"] = None
-        windows = add_detection([r for r in selected if r["event"] in REACTIONS], recovery,
-                                end_ms)
+        windows = add_detection(selected, recovery, end_ms)
         # The stage's four Spark jobs, side by side (issue 19): on a busy run they are most of
         # its time, and the stage is the analysis' longest.
         counts, first_acks, catch_up, delays = side_by_side(

@@ -1,0 +1,67 @@
+"""What each reassign fault moved, read from the KRaft metadata log as the analysis selected it.
+
+A reassign fault's fault.inject names no broker (no node fails), but it sets replicas moving:
+the active controller takes AlterPartitionReassignments at once and writes its first
+PartitionChangeRecord, logged as partition.change with reason "reassignment" right after the
+fault.inject, in the same action (rig.cluster.kraft.quorum_controller.reassign;
+ReplicationControlManager.alterPartitionReassignments). Its `adding` are the replicas that must
+copy the log from the leader. The reassignment is over at the first later change of the same
+partition that leaves nothing adding or removing (PartitionChangeBuilder
+.completeReassignmentIfNeeded), or at a new reassignment of it, which replaces it
+(ReplicationControlManager.changePartitionReassignment). A reassignment the controller refused
+(reassignment.rejected) or that changed nothing writes no record: nothing moved.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
+
+from rig.events import names
+
+__all__ = ["Moved", "reassignments"]
+
+
+class Moved(NamedTuple):
+    """One reassignment: the partition, the brokers it added (as text, as fault targets are),
+    and when it completed (None: not by the run's end)."""
+
+    topic: str
+    partition: int
+    adding: tuple[str, ...]
+    completed_ms: float | None
+
+
+def reassignments(rows: Sequence[Mapping[str, Any]]) -> dict[tuple[str, int], Moved]:
+    """Per (variant, fault index) of each reassign fault that set replicas moving, what it
+    moved. `rows`: the replication stage's selected events (fault.inject and partition.change
+    among them, with reason and adding) in (variant, seq) order."""
+    out: dict[tuple[str, int], Moved] = {}
+    pending: dict[str, tuple[int, float]] = {}  # per variant: a reassign fault just injected
+    open_: dict[tuple[str, str, int], tuple[str, int]] = {}  # partition → its fault, moving
+    for row in rows:
+        event, variant = row["event"], row["variant"]
+        if event == names.FAULT_INJECT:
+            pending.pop(variant, None)
+            if row["kind"] == "reassign":
+                pending[variant] = (int(row["fault"]), float(row["t_ms"]))
+            continue
+        if event != names.PARTITION_CHANGE:
+            continue
+        key = (variant, str(row["topic"]), int(row["partition"]))
+        moving = open_.get(key)
+        if moving is not None and (row["reason"] == "reassignment"
+                                   or not (row["adding"] or row["removing"])):
+            del open_[key]
+            out[moving] = out[moving]._replace(completed_ms=float(row["t_ms"]))
+        injected = pending.get(variant)
+        if (injected is not None and row["reason"] == "reassignment"
+                and float(row["t_ms"]) == injected[1]):
+            del pending[variant]
+            fault = (variant, injected[0])
+            out[fault] = Moved(key[1], key[2], tuple(str(b) for b in row["adding"] or ()), None)
+            if row["adding"] or row["removing"]:
+                open_[key] = fault
+            else:  # (a change of order only: complete as it is written)
+                out[fault] = out[fault]._replace(completed_ms=float(row["t_ms"]))
+    return out
