@@ -1,6 +1,7 @@
 """Start (or reuse) the quiet, local-by-default SparkSession the analysis runs on.
 
-Checks for a usable Java first, so a missing JVM is one clear line instead of a stack trace.
+Checks for a usable Java first (rig.analysis.java), so a missing JVM is one clear line instead
+of a stack trace.
 pyspark is imported only inside functions: importing this module never starts Spark.
 """
 
@@ -9,21 +10,17 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
-import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
 from rig.analysis import class_archive
-from rig.errors import EnvironmentProblem
+from rig.analysis.java import JavaInfo, check_java
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -32,8 +29,6 @@ __all__ = ["DEFAULT_MASTER", "JavaInfo", "check_java", "claim_start_seconds", "g
            "last_start_seconds", "start_in_background", "stop_spark"]
 
 DEFAULT_MASTER = "local[2]"
-
-_INSTALL_HINT = "install it (Debian: apt-get install openjdk-17-jre-headless) or set JAVA_HOME"
 
 # Only ERROR and above from the JVM: Spark's WARNs (loopback hostname, native-hadoop) are noise
 # for a rig user, and they print before any Python-side setLogLevel could run. The gateway logger
@@ -49,73 +44,6 @@ appender.console.layout.pattern = spark: %p %c{1}: %m%n
 logger.repl.name = org.apache.spark.api.python.PythonGatewayServer
 logger.repl.level = error
 """
-
-
-@dataclass(frozen=True)
-class JavaInfo:
-    """The java binary Spark will launch and its major version."""
-
-    path: str
-    major: int
-
-
-def _required_java_major() -> int:
-    """Spark 4 runs on Java 17+; Spark 3.5 still ran on 8 and 11."""
-    try:
-        major = int(metadata.version("pyspark").split(".")[0])
-    except (metadata.PackageNotFoundError, ValueError):
-        major = 4
-    return 17 if major >= 4 else 8
-
-
-def _java_major(java: str) -> int | None:
-    """Run `java -version`; None when it does not run or prints no version we understand."""
-    try:
-        done = subprocess.run(
-            [java, "-version"], capture_output=True, text=True, timeout=60, check=False
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    if done.returncode != 0:
-        return None
-    # `openjdk version "17.0.15"`, `java version "1.8.0_392"`, `openjdk version "21" 2023-09-19`
-    found = re.search(r'version "(\d+)(?:\.(\d+))?', done.stderr + done.stdout)
-    if found is None:
-        return None
-    first, second = int(found.group(1)), int(found.group(2) or 0)
-    return second if first == 1 else first
-
-
-def check_java(env: dict[str, str] | None = None) -> JavaInfo:
-    """Find the java Spark's launcher will use (JAVA_HOME first, like `spark-class`) or raise.
-
-    Raises EnvironmentProblem with a one-line message when none works or it is too old.
-    """
-    env = dict(os.environ) if env is None else env
-    need = _required_java_major()
-    java_home = env.get("JAVA_HOME", "").strip()
-    on_path = shutil.which("java", path=env.get("PATH", ""))
-    if java_home:
-        # spark-class runs $JAVA_HOME/bin/java whenever JAVA_HOME is set, so that is the one
-        # that must work, even if another java on PATH would.
-        java = str(Path(java_home) / "bin" / "java")
-        major = _java_major(java)
-        if major is None and on_path and _java_major(on_path) is not None:
-            raise EnvironmentProblem(
-                f"JAVA_HOME={java_home} has no working bin/java, and Spark uses it before "
-                f"{on_path}: fix JAVA_HOME or unset it"
-            )
-    elif on_path:
-        java, major = on_path, _java_major(on_path)
-    else:
-        java, major = "", None
-    if major is None:
-        raise EnvironmentProblem(f"PySpark needs Java {need}+, and none was found: {_INSTALL_HINT}")
-    if major < need:
-        raise EnvironmentProblem(
-            f"PySpark needs Java {need}+, but {java} is Java {major}: {_INSTALL_HINT}"
-        )
-    return JavaInfo(path=java, major=major)
 
 
 _lock = threading.Lock()

@@ -62,9 +62,31 @@ def test_broken_java_home_is_named_even_with_java_on_path(tmp_path: Path) -> Non
         check_java({"PATH": str(tmp_path / "path"), "JAVA_HOME": str(tmp_path / "nowhere")})
 
 
-def test_java_that_fails_to_run_counts_as_none(tmp_path: Path) -> None:
-    _fake_java(tmp_path, "Error: could not create the Java Virtual Machine", code=1)
-    with pytest.raises(EnvironmentProblem, match="none was found"):
+def test_java_that_does_not_start_is_named_with_the_jvms_words(tmp_path: Path) -> None:
+    """A java that is there but cannot start (here as under a memory limit, `ulimit -v`, below
+    what the JVM reserves) is not "none was found": that sent users to install a Java they
+    had. One line: the binary, its exit code, the JVM's first two lines."""
+    java = _fake_java(tmp_path, "Error occurred during initialization of VM\n"
+                                "Could not reserve enough space for object heap\n"
+                                "Error: Could not create the Java Virtual Machine.", code=1)
+    with pytest.raises(EnvironmentProblem) as info:
+        check_java({"PATH": str(tmp_path)})
+    assert str(info.value) == (
+        f"PySpark needs Java 17+, and {java} does not run: exit code 1: Error occurred during "
+        "initialization of VM; Could not reserve enough space for object heap")
+    assert info.value.exit_code == 2
+    _fake_java(tmp_path / "home" / "bin", "Error: Could not create the Java Virtual Machine.",
+               code=1)
+    _fake_java(tmp_path / "path", 'openjdk version "17.0.1"')
+    with pytest.raises(EnvironmentProblem, match=r"JAVA_HOME=.* has no working bin/java \(exit "
+                                                 r"code 1: Error: Could not create the Java"):
+        check_java({"PATH": str(tmp_path / "path"), "JAVA_HOME": str(tmp_path / "home")})
+
+
+def test_a_java_printing_no_version_is_named(tmp_path: Path) -> None:
+    java = _fake_java(tmp_path, "hello")
+    with pytest.raises(EnvironmentProblem, match=f"{java} does not run: `{java} -version` "
+                                                 "printed no version: hello"):
         check_java({"PATH": str(tmp_path)})
 
 
