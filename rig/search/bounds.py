@@ -29,6 +29,12 @@ DEFAULT_KINDS = ("crash", "stall", "network-partition", "zk-session-expiry",
 # KRaft: no ZooKeeper session; a controller failover only where a quorum can lose its leader.
 KRAFT_DEFAULT_KINDS = ("crash", "stall", "network-partition", "controller-failover")
 _ZOOKEEPER_ONLY_KINDS = ("zk-session-expiry",)
+# The kinds rig.search.draw can draw (a scenario's own faults of other kinds are not defaults).
+# alter-config is not among them: which setting to change, and to what, is the scenario's
+# question, not a random one.
+DRAWN_KINDS = ("crash", "power-loss", "controlled-shutdown", "rack-failure", "stall",
+               "fetcher-stuck", "zk-session-expiry", "network-partition", "link",
+               "controller-failover", "reassign")
 DEFAULT_MAX_FAULTS = 3
 DEFAULT_HOLD = ("100ms", "15s")
 
@@ -48,6 +54,8 @@ class FuzzBounds:
     # dedicated controllers, or ("controller",) for its one implicit node.
     control_nodes: tuple[int | str, ...] = ("zk",)
     kraft: bool = False  # controller-failover is a crash of the active KRaft controller
+    # (name, partitions, replication factor) of each topic a reassignment may move
+    topics: tuple[tuple[str, int, int], ...] = ()
 
 
 def _broker_ids(data: dict[str, Any]) -> tuple[tuple[int, ...], tuple[str, ...]]:
@@ -56,6 +64,16 @@ def _broker_ids(data: dict[str, Any]) -> tuple[tuple[int, ...], tuple[str, ...]]
         return tuple(range(raw)), ()
     racks = sorted({b["rack"] for b in raw if b.get("rack")})
     return tuple(b["id"] for b in raw), tuple(racks)
+
+
+def _topics(data: dict[str, Any], variant: VariantSpec | None) -> tuple[tuple[str, int, int], ...]:
+    """(name, partitions, replication factor) of each of the scenario's topics."""
+    if variant is not None:
+        return tuple((t.name, t.partitions, t.replication_factor) for t in variant.topics
+                     if not t.name.startswith("__"))
+    return tuple((t["name"], len(t["assignment"]) if t.get("assignment") else t["partitions"],
+                  len(t["assignment"][0]) if t.get("assignment") else t["replication_factor"])
+                 for t in data.get("topics") or ())
 
 
 def _control_plane(variant: VariantSpec | None) -> tuple[str, tuple[int | str, ...], bool]:
@@ -83,7 +101,8 @@ def fuzz_bounds(doc: Document, data: dict[str, Any],
     raw: dict[str, Any] = data.get("fuzz") or {}
     problems = []
     own_faults = data.get("faults") or []
-    own_kinds = tuple(dict.fromkeys(f["kind"] for f in own_faults))
+    own_kinds = tuple(dict.fromkeys(f["kind"] for f in own_faults
+                                    if f["kind"] in DRAWN_KINDS))
     controller, control_nodes, can_fail = _control_plane(variant)
     defaults = (DEFAULT_KINDS if controller == "zookeeper" else tuple(
         k for k in KRAFT_DEFAULT_KINDS if k != "controller-failover" or can_fail))
@@ -105,6 +124,10 @@ def fuzz_bounds(doc: Document, data: dict[str, Any],
                                     f"cluster (brokers: {list(ids)})"))
     if "rack-failure" in kinds and not racks:
         problems.append(doc.problem(("fuzz", "kinds"), "rack-failure needs brokers with racks"))
+    if "reassign" in kinds and controller != "kraft":
+        problems.append(doc.problem(("fuzz", "kinds"), "reassign is modelled with the kraft "
+                                    f"controller only, and this variant runs the {controller} "
+                                    "controller"))
     if controller != "zookeeper":
         for kind in kinds:
             if kind in _ZOOKEEPER_ONLY_KINDS:
@@ -125,7 +148,7 @@ def fuzz_bounds(doc: Document, data: dict[str, Any],
                       max_faults=raw.get("max_faults", max(DEFAULT_MAX_FAULTS, len(own_faults))),
                       window_ms=(window[0], window[1]), hold_ms=(hold[0], hold[1]),
                       brokers=brokers, racks=racks, cluster=ids, control_nodes=control_nodes,
-                      kraft=controller == "kraft")
+                      kraft=controller == "kraft", topics=_topics(data, variant))
 
 
 def merged_variant(data: dict[str, Any], variant: str | None) -> dict[str, Any]:

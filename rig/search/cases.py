@@ -100,9 +100,10 @@ class CaseCompiler:
         written = as_yaml_faults(faults)
         problems = Collector(self._document)
         template = self.template
-        compiled = read_faults({"faults": written}, template.brokers, template.duration_ms,
-                           problems, template.producers, template.consumers,
-                           template.controllers)
+        # (the topics too: a reassign fault names a topic and partition of the scenario's)
+        compiled = read_faults({"topics": self._document.data.get("topics"), "faults": written},
+                               template.brokers, template.duration_ms, problems,
+                               template.producers, template.consumers, template.controllers)
         if problems.problems:
             raise ScenarioError(problems.problems)
         document = {**self.template.document, "seed": seed, "faults": written}

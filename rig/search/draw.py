@@ -32,7 +32,7 @@ def draw_fault(rng: random.Random, bounds: FuzzBounds) -> Fault:
         fault.update(broker=broker, restart_after=hold)
     elif kind == "rack-failure":
         fault.update(rack=rng.choice(bounds.racks), restart_after=hold)
-    elif kind == "stall":
+    elif kind in ("stall", "fetcher-stuck"):
         fault.update(broker=broker, heal_after=hold)
     elif kind == "zk-session-expiry":
         fault.update(broker=broker)
@@ -46,6 +46,14 @@ def draw_fault(rng: random.Random, bounds: FuzzBounds) -> Fault:
         others = [b for b in nodes if b != broker]
         other = rng.choice(others)
         fault.update(between=[broker, other], loss=rng.choice([0.5, 1.0]), heal_after=hold)
+    elif kind == "reassign":
+        # kafka-reassign-partitions --execute: one partition to as many brokers as it has
+        # replicas, drawn from the whole cluster in a random order (its first is the preferred
+        # leader). A target on the same brokers only reorders them.
+        topic, partitions, replication_factor = rng.choice(bounds.topics)
+        fault.update(topic=topic, partition=rng.randrange(partitions),
+                     replicas=rng.sample(bounds.cluster, min(replication_factor,
+                                                             len(bounds.cluster))))
     elif kind == "controller-failover" and bounds.kraft:
         # KRaft's failover: the active controller's process dies (KafkaRaftClient: the voters
         # elect another after the fetch timeout) and starts again after the hold.

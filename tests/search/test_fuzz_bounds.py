@@ -162,3 +162,63 @@ def test_a_kind_the_kraft_controller_cannot_take_is_located(
     with pytest.raises(ScenarioError) as error:
         _kraft_bounds(write_scenario, text)
     assert "fz.yaml:9: $.fuzz.kinds: " + message in str(error.value), str(error.value)
+
+
+def test_a_reassign_fault_needs_kraft(write_scenario: Callable[[str, str], Path]) -> None:
+    with pytest.raises(ScenarioError) as error:
+        _kraft_bounds(write_scenario, BASE + "fuzz:\n  kinds: [crash, reassign]\n")
+    assert ("fz.yaml:8: $.fuzz.kinds: reassign is modelled with the kraft controller only, and "
+            "this variant runs the zookeeper controller") in str(error.value), str(error.value)
+
+
+def test_reassignments_move_a_partition_to_as_many_brokers_and_run(
+        write_scenario: Callable[[str, str], Path]) -> None:
+    """Four brokers, two topics: a reassign fault names one of their partitions and as many
+    distinct brokers of the cluster as it has replicas; the fuzz compiler takes it (it used
+    to look for the topic in a document without topics), and the run moves the partition."""
+    text = (KRAFT.replace("brokers: 3", "brokers: 4").replace(
+                "partitions: 1, replication_factor: 3", "partitions: 1, replication_factor: 3, "
+                "assignment: [[0, 1, 2]]")
+            + "  - {name: u, partitions: 3, replication_factor: 2}\n"
+            + "fuzz:\n  kinds: [reassign, fetcher-stuck]\n  max_faults: 2\n")
+    path = write_scenario(text, "fz.yaml")
+    bounds = _kraft_bounds(write_scenario, text)
+    assert bounds.topics == (("t", 1, 3), ("u", 3, 2))
+    faults = [f for i in range(60) for f in draw_schedule(run_rng(3, i), bounds)]
+    moves = [f for f in faults if f["kind"] == "reassign"]
+    assert {(f["topic"], f["partition"]) for f in moves} == {("t", 0), ("u", 0), ("u", 1),
+                                                           ("u", 2)}
+    for move in moves:
+        size = 3 if move["topic"] == "t" else 2
+        assert len(set(move["replicas"])) == len(move["replicas"]) == size
+        assert set(move["replicas"]) <= {0, 1, 2, 3}
+    stuck = [f for f in faults if f["kind"] == "fetcher-stuck"]
+    assert stuck and all(f["broker"] in (0, 1, 2, 3) and f["heal_after"] for f in stuck)
+    # A case that moves t-0 onto broker 3, which starts empty: compiled as `rig fuzz` does.
+    from rig.search.cases import CaseCompiler
+
+    doc = load_yaml_file(path).data
+    move = next(f for f in moves if f["topic"] == "t" and 3 in f["replicas"])
+    variant = CaseCompiler(doc, None).variant([move], 5)
+    log = path.parent / "case.jsonl"
+    from rig.simulate import simulate
+
+    simulate(variant, log)
+    import orjson
+
+    events = [orjson.loads(line) for line in log.read_bytes().splitlines()]
+    assert any(e["event"] == "partition.change" and e["reason"] == "reassignment"
+               and e["adding"] == [3] for e in events)
+    assert any(e["event"] == "replica.created" and e["broker"] == 3 for e in events)
+
+
+def test_a_scenario_s_own_faults_are_the_default_kinds_but_alter_config(
+        write_scenario: Callable[[str, str], Path]) -> None:
+    own = (KRAFT.replace("brokers: 3", "brokers: 4") + "faults:\n"
+           "  - {kind: reassign, topic: t, partition: 0, replicas: [1, 2, 3], at: 2s}\n"
+           "  - {kind: alter-config, config: {min.insync.replicas: 2}, at: 3s}\n")
+    assert _kraft_bounds(write_scenario, own).kinds == ("reassign",)
+    only_config = KRAFT + ("faults:\n"
+                           "  - {kind: alter-config, config: {min.insync.replicas: 2}, at: 3s}\n")
+    assert _kraft_bounds(write_scenario, only_config).kinds == ("crash", "stall",
+                                                               "network-partition")
