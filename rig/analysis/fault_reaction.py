@@ -71,7 +71,8 @@ def _first_reaction(reactions: Sequence[Mapping[str, Any]], variant: str, start:
 def add_detection(rows: Sequence[Mapping[str, Any]], entries: list[dict[str, Any]],
                   end_ms: dict[str, float | None]) -> list[CatchUpWindow]:
     """Add `detected_ms`, `detection_seconds`, and `catch_up_bytes` and `catch_up_record_bytes`
-    at 0, to each recovery entry (in place); return the windows whose follower fetches make the
+    at 0, to each recovery entry (in place), and to a reassignment's what it `moved` (topic,
+    partition, adding); return the windows whose follower fetches make the
     catch-up (`catch_up_sums` counts them). `rows` are the replication stage's selected events
     in (variant, seq) order: the REACTIONS (variant, t_ms, event, removed, previous, isr), and
     what rig.analysis.reassignment reads; `end_ms` is each variant's last event time."""
@@ -90,6 +91,8 @@ def add_detection(rows: Sequence[Mapping[str, Any]], entries: list[dict[str, Any
         if reassigned is not None:  # the replicas it adds copy the log until it completes
             brokers, start = set(reassigned.adding), entry["inject_ms"]
             stop = reassigned.completed_ms
+            entry["moved"] = {"topic": reassigned.topic, "partition": reassigned.partition,
+                              "adding": [int(b) for b in reassigned.adding]}
         if stop is None or (start is not None and stop < start):
             stop = end_ms.get(entry["variant"])
         entry["catch_up_bytes"] = entry["catch_up_record_bytes"] = 0

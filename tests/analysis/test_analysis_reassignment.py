@@ -104,4 +104,5 @@ def test_a_reassignment_catches_up_the_brokers_it_adds(
                      and e["partition"] == partition and e["t_ms"] < 6_000)
         assert before > 500 and fault["catch_up_record_bytes"] >= before * 300
         assert fault["detection_seconds"] is None  # no node failed
+        assert fault["moved"] == {"topic": "t", "partition": partition, "adding": [added]}
     assert summary["catch_up_bytes"] == sum(f["catch_up_bytes"] for f in faults)

@@ -121,12 +121,16 @@ return {bad: out, titles: document.querySelectorAll('.chart-title').length,
 """
 
 
-# Table cells holding just one of the names given, and fault kinds, drawn on more than one line:
+# Table cells holding just one of the names given, fault kinds and reassigned partitions, drawn on
+# more than one line:
 # "acks-" over "all", "network-" over "partition".
 _BROKEN_NAMES = """
 var names = new Set(arguments[0]), range = document.createRange();
-return Array.from(document.querySelectorAll('td, .fault-kind')).filter(function (el) {
-  if (!names.has(el.textContent.trim()) && !el.matches('.fault-kind')) { return false; }
+return Array.from(document.querySelectorAll('td, .fault-kind, .partition-name')).filter(
+    function (el) {
+  if (!names.has(el.textContent.trim()) && !el.matches('.fault-kind, .partition-name')) {
+    return false;
+  }
   range.selectNodeContents(el);
   var tops = new Set(Array.from(range.getClientRects()).map(function (r) {
     return Math.round(r.top); }));

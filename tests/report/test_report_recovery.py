@@ -74,12 +74,14 @@ def write_recovery_run(root: Path, *, faults: bool = True, lost: int = LOST_BATC
         recovery.append({"variant": "v7", "fault": 1, "kind": "network-partition",
                          "targets": ["0", "zk"], "inject_ms": 200_000.0, "heal_ms": 300_000.0,
                          "new_leader_ms": None, "recovered_ms": None, "recovery_seconds": None})
-        # Not undone (no heal at all): recovered when its target was complete and in sync.
+        # Not undone (no heal at all): recovered when its target was complete and in sync;
+        # its catch-up is what the broker it added copied (kraft-reassign-leader's figures).
         recovery.append({"variant": "v7", "fault": 2, "kind": "reassign", "targets": [],
                          "inject_ms": 250_000.0, "heal_ms": None, "new_leader_ms": 250_002.8,
                          "recovered_ms": 250_002.8, "recovery_seconds": 0.0028,
-                         "detected_ms": None, "detection_seconds": None, "catch_up_bytes": 0,
-                         "catch_up_record_bytes": 0})
+                         "detected_ms": None, "detection_seconds": None,
+                         "catch_up_bytes": 326_716, "catch_up_record_bytes": 326_561,
+                         "moved": {"topic": "orders", "partition": 0, "adding": [3]}})
     points = []
     for v, seq in (("v6", 0), ("v7", 100)):
         for i in range(10):
@@ -159,7 +161,8 @@ def test_section_with_numbers_faults_and_lost_records(recovery_run: Path) -> Non
     assert ("network-partition #1 nodes 0, zk 200.000 — — 300.000 at the run's end — "
             "not recovered —") in text
     # A fault that is not undone has no heal time, and recovers from its injection.
-    assert "reassign #2 — 250.000 — +0.003 not undone 250.003 0.003 0 B" in text
+    assert ("reassign #2 orders-0 , adds broker 3 250.000 — +0.003 not undone 250.003 0.003 "
+            "319 KiB") in text
     # Lost records: grouped by partition, batch by batch capped at 100 with a note; the
     # diverged replica is listed.
     assert "131 batches lost or diverged, in 3 partitions of v7." in text

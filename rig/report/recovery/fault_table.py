@@ -22,6 +22,16 @@ __all__ = [
 MAX_FAULT_ROWS = 200  # rows of the per-fault table, as the fault table above it
 
 
+def _moved(moved: Any) -> tuple[str | None, str]:
+    """A reassignment's partition and the brokers it added: ("orders-0", "adds broker 3");
+    (None, "") for any other fault."""
+    if not isinstance(moved, Mapping):
+        return None, ""
+    adding = [str(b) for b in moved.get("adding") or ()]
+    added = f"adds {'broker' if len(adding) == 1 else 'brokers'} {', '.join(adding)}"
+    return f"{moved.get('topic')}-{moved.get('partition')}", added if adding else ""
+
+
 def _targets(targets: Any) -> str:
     """["2"] → "broker 2"; ["0", "zk"] → "nodes 0, zk" (the scenario's node names)."""
     items = [str(t) for t in targets] if isinstance(targets, list) else (
@@ -59,13 +69,16 @@ def fault_rows(recovery: Sequence[Mapping[str, Any]], variants: Sequence[str],
     for r in chosen:
         inject, leader = number(r.get("inject_ms")), number(r.get("new_leader_ms"))
         targets = r.get("targets")
+        moved, added = _moved(r.get("moved"))
         after = (f"+{(leader - inject) / 1000:,.3f}"
                  if inject is not None and leader is not None else DASH)
         rows.append({
             "variant": str(r.get("variant")),
             "fault": DASH if r.get("fault") is None else str(r.get("fault")),
             "kind": str(r.get("kind") or DASH),
-            "targets": _targets(targets),
+            # a reassignment: the partition (never broken at its hyphen) and what it added
+            "moved": moved,
+            "targets": added if moved else _targets(targets),
             "inject": at(inject),
             "heal": at(r.get("heal_ms")),
             "healed": _healed(number(r.get("heal_ms")),
