@@ -161,3 +161,53 @@ def test_a_run_stopped_while_its_workers_simulate_leaves_nothing_behind(
         time.sleep(0.1)
     assert not [pid for pid in workers if _alive(pid)], "a worker outlived the run"
     assert not out.exists() and not list(tmp_path.glob(".out*"))
+
+
+def _parent(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+def test_a_worker_killed_mid_run_is_named_and_the_run_ends(write_scenario: Write,
+                                                           tmp_path: Path) -> None:
+    """The out-of-memory killer's SIGKILL on one variant's process: a pool would start another
+    worker and wait for the lost variant for ever (it did: `rig run` hung). Now the run ends at
+    once, exit 2, naming the variant and the signal; the other worker is killed too and
+    nothing is left behind."""
+    out = tmp_path / "out"
+    env = {**os.environ, "RIG_SPARK_CDS": "off"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rig.cli", "run", str(write_scenario(LONG)), "--out", str(out),
+         "--no-report", "--workers", "2"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
+    deadline = time.monotonic() + 60
+    workers: set[int] = set()
+    while time.monotonic() < deadline:
+        descendants = _children(proc.pid)
+        servers = {pid for pid in descendants
+                   if b"forkserver" in Path(f"/proc/{pid}/cmdline").read_bytes()}
+        workers = {pid for pid in descendants if pid in servers and _parent(pid) in servers}
+        staging = [p for p in tmp_path.glob(".out.staging-*") if any(p.glob("events/*.jsonl"))]
+        if staging and len(workers) == 2:
+            break
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    else:
+        proc.kill()
+        raise AssertionError("the workers never started simulating")
+    victim = min(workers)
+    os.kill(victim, signal.SIGKILL)
+    try:
+        _, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()  # the old pool waited here for ever
+        raise
+    assert proc.returncode == 2, err
+    assert "Traceback" not in err, err
+    assert "was killed by SIGKILL (the kernel's out-of-memory killer" in err, err
+    assert "`--workers 1` simulates the variants one at a time" in err, err
+    assert any(f"variant {v} was killed" in err for v in ("v6", "v7")), err
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(map(_alive, workers)):
+        time.sleep(0.1)
+    assert not [pid for pid in workers if _alive(pid)], "a worker outlived the run"
+    assert not out.exists() and not list(tmp_path.glob(".out*"))
