@@ -71,6 +71,8 @@ def fuzz(
                 f" ({speed['simulated_seconds_per_wall_second_per_worker'] or 0:.0f} per "
                 f"worker, {v.workers} worker{'s' if v.workers != 1 else ''})")
         stopped = {"time-budget": ", time budget spent", "interrupted": ", interrupted",
+                   "worker-lost": ", STOPPED: a worker process died mid-run (killed, as by the "
+                                  "out-of-memory killer); the runs before it are kept",
                    }.get(v.tally.stopped_by, "")
         if v.found is None:
             typer.echo(f"{v.variant}: no violation in {v.runs_done} runs ({pace}{stopped})")

@@ -127,10 +127,10 @@ class FuzzOutcome:
 
     @property
     def exit_code(self) -> int:
-        """3: a violation did not replay from its written scenario; 1: a violation; else 0."""
-        if any(v.error is not None for v in self.variants):
-            return 3
-        return 1 if any(v.found is not None for v in self.variants) else 0
+        """3: a violation did not replay; 1: a violation; 2: a worker died mid-session; else 0."""
+        codes = {3 if v.error is not None else 1 if v.found is not None else
+                 2 if v.tally.stopped_by == "worker-lost" else 0 for v in self.variants}
+        return next((code for code in (3, 1, 2) if code in codes), 0)
 
 
 def draw_case(data: dict[str, Any], variant: str | None, bounds: FuzzBounds, seed: int,

@@ -10,7 +10,8 @@ runs it did are always a prefix `0 … done-1`:
   happened to finish on another worker are dropped, so the answer is the same for any N);
 - `--time-budget`: every run started before the budget ran out finishes, runs not started are
   cancelled, and results past the first gap are dropped; fuzz.json records `done`, which with
-  the seed reproduces the session (`--runs done`). Ctrl-C stops a session the same way.
+  the seed reproduces the session (`--runs done`). Ctrl-C stops a session the same way, and so
+  does a worker that dies mid-run (stopped_by "worker-lost"; `rig fuzz` exits 2).
 
 Workers are processes (`multiprocessing`, the forkserver start method where there is one, spawn
 elsewhere): never fork a process that may run threads (a Spark driver's py4j threads, a test
@@ -27,6 +28,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -50,7 +52,7 @@ class Tally:
     simulated_ms: float = 0.0  # every run's simulated time, the quiesce after its duration included
     cpu_s: float = 0.0  # the runs' CPU time (in whichever process ran them)
     violating: list[CaseResult] = field(default_factory=list)
-    stopped_by: str = "runs"  # runs | violation | time-budget | interrupted
+    stopped_by: str = "runs"  # runs | violation | time-budget | interrupted | worker-lost
     _digest: Any = field(default_factory=hashlib.sha256)
 
     def add(self, result: CaseResult) -> bool:
@@ -201,6 +203,14 @@ def run_local(job: Job, runs: int | None, workers: int, tally: Tally,
             for future, index in pending.items():
                 if not future.cancelled():
                     ready[index] = future.result()  # a run started finishes (workers ignore ^C)
+            fold()
+        except BrokenProcessPool:
+            # A worker died mid-run (the out-of-memory killer's SIGKILL): its run is lost and
+            # the pool with it. The runs before the first gap stand, as after an interrupt.
+            tally.stopped_by = "worker-lost"
+            for future, index in pending.items():
+                if future.done() and not future.cancelled() and future.exception() is None:
+                    ready[index] = future.result()
             fold()
     return tally
 

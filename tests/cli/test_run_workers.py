@@ -21,6 +21,7 @@ from rig.scenario.load import load_scenario
 from rig.strategies import registry
 from rig.variant_pool import default_workers, simulate_variants
 from tests.conftest import ROOT, SMALL
+from tests.processes import descendants, forkserver_workers, wait_gone
 
 Write = Callable[..., Path]
 
@@ -102,32 +103,6 @@ LONG = SMALL.replace("duration: 5s", "duration: 5m") + """workload:
 """
 
 
-def _children(pid: int) -> set[int]:
-    """Every descendant of `pid` (Linux /proc)."""
-    found: set[int] = set()
-    todo = [pid]
-    while todo:
-        here = todo.pop()
-        for task in Path(f"/proc/{here}/task").glob("*"):
-            try:
-                kids = (task / "children").read_text().split()
-            except OSError:
-                continue
-            for kid in map(int, kids):
-                if kid not in found:
-                    found.add(kid)
-                    todo.append(kid)
-    return found
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
-
-
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
 def test_a_run_stopped_while_its_workers_simulate_leaves_nothing_behind(
         write_scenario: Write, tmp_path: Path, stop: signal.Signals) -> None:
@@ -144,7 +119,7 @@ def test_a_run_stopped_while_its_workers_simulate_leaves_nothing_behind(
     workers: set[int] = set()
     while time.monotonic() < deadline:
         staging = [p for p in tmp_path.glob(".out.staging-*") if any(p.glob("events/*.jsonl"))]
-        workers = _children(proc.pid)
+        workers = descendants(proc.pid)
         if staging and len(workers) >= 3:  # the forkserver and its two workers (and the JVM)
             break
         assert proc.poll() is None, proc.communicate()
@@ -156,15 +131,8 @@ def test_a_run_stopped_while_its_workers_simulate_leaves_nothing_behind(
     _, err = proc.communicate(timeout=60)
     assert proc.returncode in (130, 128 + signal.SIGTERM), err
     assert "Traceback" not in err, err
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and any(map(_alive, workers)):
-        time.sleep(0.1)
-    assert not [pid for pid in workers if _alive(pid)], "a worker outlived the run"
+    assert not wait_gone(workers), "a worker outlived the run"
     assert not out.exists() and not list(tmp_path.glob(".out*"))
-
-
-def _parent(pid: int) -> int:
-    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
 
 
 def test_a_worker_killed_mid_run_is_named_and_the_run_ends(write_scenario: Write,
@@ -182,10 +150,7 @@ def test_a_worker_killed_mid_run_is_named_and_the_run_ends(write_scenario: Write
     deadline = time.monotonic() + 60
     workers: set[int] = set()
     while time.monotonic() < deadline:
-        descendants = _children(proc.pid)
-        servers = {pid for pid in descendants
-                   if b"forkserver" in Path(f"/proc/{pid}/cmdline").read_bytes()}
-        workers = {pid for pid in descendants if pid in servers and _parent(pid) in servers}
+        workers = forkserver_workers(proc.pid)
         staging = [p for p in tmp_path.glob(".out.staging-*") if any(p.glob("events/*.jsonl"))]
         if staging and len(workers) == 2:
             break
@@ -206,8 +171,5 @@ def test_a_worker_killed_mid_run_is_named_and_the_run_ends(write_scenario: Write
     assert "was killed by SIGKILL (the kernel's out-of-memory killer" in err, err
     assert "`--workers 1` simulates the variants one at a time" in err, err
     assert any(f"variant {v} was killed" in err for v in ("v6", "v7")), err
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and any(map(_alive, workers)):
-        time.sleep(0.1)
-    assert not [pid for pid in workers if _alive(pid)], "a worker outlived the run"
+    assert not wait_gone(workers), "a worker outlived the run"
     assert not out.exists() and not list(tmp_path.glob(".out*"))
