@@ -164,6 +164,25 @@ def build_events() -> dict[str, list[dict[str, Any]]]:
     return out
 
 
+def simulated_run(root: Path, scenario_text: str) -> tuple[Path, list[dict[str, Any]]]:
+    """Simulate the one-variant scenario `scenario_text` into a run directory at `root` (its
+    event log as events/default.jsonl and a run.json the stages read); the events as dicts."""
+    import textwrap
+
+    from rig.scenario.load import load_scenario
+    from rig.simulate import simulate
+
+    root.mkdir(parents=True, exist_ok=True)
+    scenario = root / "scenario.yaml"
+    scenario.write_text(textwrap.dedent(scenario_text).lstrip(), encoding="utf-8")
+    variant = load_scenario(scenario).variants[0]
+    simulate(variant, root / "events" / "default.jsonl")
+    (root / "run.json").write_bytes(orjson.dumps(
+        {"variants": {"default": {"duration_ms": variant.duration_ms}}}))
+    return root, [orjson.loads(line)
+                  for line in (root / "events" / "default.jsonl").read_bytes().splitlines()]
+
+
 def write_run(root: Path) -> Path:
     """Write run.json and events/<variant>.jsonl under root; return root."""
     (root / "events").mkdir(parents=True, exist_ok=True)

@@ -4,7 +4,6 @@ with the change it wrote; rig.analysis.fault_reaction counts the bytes)."""
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -13,8 +12,7 @@ import pytest
 
 from rig.analysis.reassignment import Moved, reassignments
 from rig.analysis.replication import analyze_replication
-from rig.scenario.load import load_scenario
-from rig.simulate import simulate
+from tests.analysis.conftest import simulated_run
 
 # Two partitions moved at the same instant, each adding a broker that must copy its log.
 SCENARIO = """
@@ -69,16 +67,7 @@ def test_each_reassign_fault_is_paired_with_the_change_it_wrote() -> None:
 
 @pytest.fixture(scope="module")
 def moved_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict[str, Any]]]:
-    root = tmp_path_factory.mktemp("two-moves")
-    scenario = root / "scenario.yaml"
-    scenario.write_text(textwrap.dedent(SCENARIO).lstrip(), encoding="utf-8")
-    variant = load_scenario(scenario).variants[0]
-    simulate(variant, root / "events" / "default.jsonl")
-    (root / "run.json").write_bytes(orjson.dumps(
-        {"variants": {"default": {"duration_ms": variant.duration_ms}}}))
-    events = [orjson.loads(line)
-              for line in (root / "events" / "default.jsonl").read_bytes().splitlines()]
-    return root, events
+    return simulated_run(tmp_path_factory.mktemp("two-moves"), SCENARIO)
 
 
 @pytest.mark.spark

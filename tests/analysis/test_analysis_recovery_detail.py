@@ -4,7 +4,6 @@ figures computed plainly from the event log."""
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -13,8 +12,7 @@ import pytest
 
 from rig.analysis.consumer_lag import analyze_consumer_lag, lag_timeline
 from rig.analysis.replication import analyze_replication
-from rig.scenario.load import load_scenario
-from rig.simulate import simulate
+from tests.analysis.conftest import simulated_run
 
 SCENARIO = """
 name: small-crash
@@ -43,16 +41,7 @@ faults:
 
 @pytest.fixture(scope="module")
 def small_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict[str, Any]]]:
-    root = tmp_path_factory.mktemp("small-crash")
-    scenario = root / "scenario.yaml"
-    scenario.write_text(textwrap.dedent(SCENARIO).lstrip(), encoding="utf-8")
-    variant = load_scenario(scenario).variants[0]
-    simulate(variant, root / "events" / "default.jsonl")
-    (root / "run.json").write_bytes(orjson.dumps(
-        {"variants": {"default": {"duration_ms": variant.duration_ms}}}))
-    events = [orjson.loads(line)
-              for line in (root / "events" / "default.jsonl").read_bytes().splitlines()]
-    return root, events
+    return simulated_run(tmp_path_factory.mktemp("small-crash"), SCENARIO)
 
 
 @pytest.mark.spark

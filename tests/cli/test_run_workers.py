@@ -103,6 +103,22 @@ LONG = SMALL.replace("duration: 5s", "duration: 5m") + """workload:
 """
 
 
+def _simulating(proc: subprocess.Popen[str], tmp_path: Path, find: Callable[[], set[int]],
+                enough: Callable[[set[int]], bool]) -> set[int]:
+    """Wait until the run's staging folder holds event logs and `find()` gives `enough`
+    processes; those processes."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        found = find()
+        staging = [p for p in tmp_path.glob(".out.staging-*") if any(p.glob("events/*.jsonl"))]
+        if staging and enough(found):
+            return found
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    proc.kill()
+    raise AssertionError("the workers never started simulating")
+
+
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
 def test_a_run_stopped_while_its_workers_simulate_leaves_nothing_behind(
         write_scenario: Write, tmp_path: Path, stop: signal.Signals) -> None:
@@ -115,18 +131,9 @@ def test_a_run_stopped_while_its_workers_simulate_leaves_nothing_behind(
         # As from a terminal: pytest-xdist's workers ignore SIGINT, and an ignored signal is
         # inherited across exec, so without this the run would never see the Ctrl-C.
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    deadline = time.monotonic() + 60
-    workers: set[int] = set()
-    while time.monotonic() < deadline:
-        staging = [p for p in tmp_path.glob(".out.staging-*") if any(p.glob("events/*.jsonl"))]
-        workers = descendants(proc.pid)
-        if staging and len(workers) >= 3:  # the forkserver and its two workers (and the JVM)
-            break
-        assert proc.poll() is None, proc.communicate()
-        time.sleep(0.05)
-    else:
-        proc.kill()
-        raise AssertionError("the workers never started simulating")
+    # the forkserver and its two workers (and the JVM)
+    workers = _simulating(proc, tmp_path, lambda: descendants(proc.pid),
+                          lambda found: len(found) >= 3)
     proc.send_signal(stop)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode in (130, 128 + signal.SIGTERM), err
@@ -147,18 +154,8 @@ def test_a_worker_killed_mid_run_is_named_and_the_run_ends(write_scenario: Write
         [sys.executable, "-m", "rig.cli", "run", str(write_scenario(LONG)), "--out", str(out),
          "--no-report", "--workers", "2"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
-    deadline = time.monotonic() + 60
-    workers: set[int] = set()
-    while time.monotonic() < deadline:
-        workers = forkserver_workers(proc.pid)
-        staging = [p for p in tmp_path.glob(".out.staging-*") if any(p.glob("events/*.jsonl"))]
-        if staging and len(workers) == 2:
-            break
-        assert proc.poll() is None, proc.communicate()
-        time.sleep(0.05)
-    else:
-        proc.kill()
-        raise AssertionError("the workers never started simulating")
+    workers = _simulating(proc, tmp_path, lambda: forkserver_workers(proc.pid),
+                          lambda found: len(found) == 2)
     victim = min(workers)
     os.kill(victim, signal.SIGKILL)
     try:
