@@ -46,23 +46,19 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Protocol, cast
 
+from rig.cluster.coast_rounds import ANSWERED, PARKED, SENT, IdleRounds
 from rig.cluster.coast_ties import IN_FLIGHT, TIMEOUT, Ties
 from rig.cluster.messages import FetchRequestMsg, FetchResponseMsg
 from rig.cluster.periodic import earliest_meeting_us
 from rig.engine import URGENT, Simulation, Timer
 from rig.events import EventLog, names
 from rig.protocol.errors import NONE
-from rig.strategies.fetch_session.base import (
-    IdleRoundsCache,
-    IdleRoundsClient,
-    advance_epoch,
-)
+from rig.strategies.fetch_session.base import IdleRoundsCache, IdleRoundsClient
 
 if TYPE_CHECKING:
     from rig.cluster.broker import Broker
     from rig.cluster.fetch_client import FetchClient
-    from rig.cluster.network import Link, Network, Node
-
+    from rig.cluster.network import Network, Node
 
 
 class CoastHost(Protocol):
@@ -82,65 +78,18 @@ class CoastHost(Protocol):
                    sent_us: int) -> None: ...
 
 
-# Where a woken coast's current round stands.
-_SENT, _PARKED, _ANSWERED = "sent", "parked", "answered"
-
-
-class Coast:
-    """One fetcher's idle rounds since `start_us` (when the first skipped request left), each
-    `period_us` long: request on the wire `to_leader_us`, held `wait_us`, response back
-    `to_client_us`."""
+class Coast(IdleRounds):
+    """A fetch client coasting through its idle rounds (IdleRounds): in the simulation's place
+    from `register` until woken, then its state rebuilt as the skipped rounds left it."""
 
     def __init__(self, host: CoastHost, fetcher: FetchClient, leader: Broker,
                  request: FetchRequestMsg, response: FetchResponseMsg, queued: tuple[int, int]):
+        super().__init__(host.sim, host.network, fetcher, leader, request, response, queued)
         self.host = host
-        cluster = host
-        network = cluster.network
-        self.fetcher = fetcher
-        self.leader = leader
-        self.slot = fetcher.slot_key
-        self.links: tuple[Link, Link] = ((fetcher.node, leader.id), (leader.id, fetcher.node))
-        self.start_us = cluster.sim.now_us
-        # Each way, as the last real round went: the wait for the link (behind another coast's
-        # message, the same every round), then the message on the link, then the latency.
-        self.to_leader_us = request.arrived_us - fetcher.sent_at_us
-        self.wait_us = request.max_wait_ms * 1000
-        self.to_client_us = self.start_us - response.sent_us
-        self.period_us = self.to_leader_us + self.wait_us + self.to_client_us
-        self.request_queued_us, self.response_queued_us = queued
-        self.request_busy_us = network.serialization_us(*self.links[0], fetcher.last_sizes[2])
-        self.response_busy_us = network.serialization_us(*self.links[1], response.wire_bytes)
-        self.session_id = request.session.session_id
-        self.full = request.session.full
-        self.first_epoch = -1 if self.full else advance_epoch(request.session.epoch, 1)
-        self.request_partitions = fetcher.last_listed
-        self.response_partitions = response.listed
-        self.request_sizes = fetcher.last_sizes
-        self.response_sizes = (response.body_bytes, response.header_bytes, response.wire_bytes)
-        self.timeout_us = fetcher.timeout_ms * 1000
-        # The action it began in (the last real round's response arriving): its place in the
-        # queue, where the order of its skipped rounds' entries starts (rig.cluster.coast_ties).
-        self.begin_order = cluster.sim.running_order()
         self.timer: Timer | None = None
         self.active = True
 
-    # -- the two streams of messages on the links ---------------------------------------------
-    def _stream(self, link: Link) -> tuple[int, int]:
-        """(when the first message takes the link, for how many µs) of this coast on `link`."""
-        if link == self.links[0]:
-            return self.start_us + self.request_queued_us, self.request_busy_us
-        return (self.start_us + self.to_leader_us + self.wait_us + self.response_queued_us,
-                self.response_busy_us)
-
-    def meets(self, link: Link, start_us: int, end_us: int) -> bool:
-        """Whether one of our messages on `link` is sent, waits or is sent within [start, end)
-        (then a real message there would wait for it or hold it up)."""
-        first, busy = self._stream(link)
-        queued = self.request_queued_us if link == self.links[0] else self.response_queued_us
-        sent, span = first - queued, queued + busy
-        k = max(0, (start_us - sent - span) // self.period_us + 1)  # first to end after start
-        return sent + k * self.period_us < end_us
-
+    # -- starting and waking ------------------------------------------------------------------
     def _first_meeting_us(self, horizon_us: int) -> int | None:
         """When to wake so that no message of ours meets another coast's on a shared link: the
         earliest such meeting, less the other message's busy time; None if none before the
@@ -153,7 +102,6 @@ class Coast:
         found = [at for at in meetings if at is not None]
         return max(min(found), self.host.sim.now_us) if found else None
 
-    # -- starting and waking ------------------------------------------------------------------
     def register(self, horizon_us: int) -> bool:
         """Take the fetcher's place in the simulation; False (nothing changed) when its messages
         would meet another coast's too soon to be worth it."""
@@ -198,15 +146,6 @@ class Coast:
     def expire(self) -> None:
         self.wake()
 
-    def last_arrival_ms(self) -> float | None:
-        """When the leader last opened a coasted round's request: what a real round would have
-        left in ReplicaManager.last_fetch_ms (as `_restore` sets it); None before the first."""
-        rounds, phase = self._where(self.host.sim.now_us)
-        opened = rounds + (phase != _SENT)
-        if not opened:
-            return None
-        return (self.start_us + (opened - 1) * self.period_us + self.to_leader_us) / 1000
-
     def wake(self) -> None:
         """Rebuild the state the skipped rounds left and go on with the current one for real."""
         if not self.active:
@@ -217,21 +156,6 @@ class Coast:
         rounds, phase = self._where(sim.now_us)
         self._restore(rounds, phase)
 
-    def _where(self, now: int) -> tuple[int, str]:
-        """(the round under way, how far it got) at `now`, by the queue's order at ties."""
-        sim = self.host.sim
-        current = (now - self.start_us) // self.period_us
-        sent = self.start_us + current * self.period_us
-        arrived = sent + self.to_leader_us
-        expired = arrived + self.wait_us
-        if sim.ran_before(expired, arrived):
-            return current, _ANSWERED
-        if sim.ran_before(arrived, sent):
-            return current, _PARKED
-        if current == 0 or sim.ran_before(sent, sent - self.to_client_us):
-            return current, _SENT
-        return current - 1, _ANSWERED
-
     def _restore(self, current: int, phase: str) -> None:
         fetcher, leader = self.fetcher, self.leader
         cluster = self.host
@@ -239,7 +163,7 @@ class Coast:
         sent_us = self.start_us + current * period  # the current round's request left then
         arrived_us = sent_us + self.to_leader_us
         expired_us = arrived_us + self.wait_us
-        answered = phase == _ANSWERED
+        answered = phase == ANSWERED
         requests, responses = current + 1, current + answered
         client = cast(IdleRoundsClient, fetcher.client)
         cache = cast(IdleRoundsCache, leader.cache)
@@ -247,11 +171,11 @@ class Coast:
         client.skip_idle_rounds(current)
         request = fetcher.next_request_msg()
         # The leader opened every request that arrived; the current one too unless travelling.
-        opened = current + (phase != _SENT)
+        opened = current + (phase != SENT)
         if opened:
             last_open_us = self.start_us + (opened - 1) * period + self.to_leader_us
             leader.replica_manager.last_fetch_ms[self.slot] = last_open_us / 1000
-            if phase == _PARKED:
+            if phase == PARKED:
                 cache.skip_idle_rounds(self.session_id, opened - 1,
                                        (last_open_us - period) / 1000)
             else:
@@ -268,10 +192,10 @@ class Coast:
         resuming.append((self, (TIMEOUT, current)))
         fetcher.resume(request, sent_us, skipped=requests)
         resuming[-1] = (self, (IN_FLIGHT[phase], current))
-        if phase == _SENT:
+        if phase == SENT:
             cluster.deliver_at(arrived_us, fetcher.node, leader.id,
                                lambda: leader.on_fetch(request), sent_us)
-        elif phase == _PARKED:
+        elif phase == PARKED:
             leader.fetch_server.park_again(request, arrived_us)
         else:
             body, header, wire = self.response_sizes

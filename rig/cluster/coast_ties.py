@@ -26,7 +26,7 @@ from rig.engine import NORMAL
 
 # The entries of a round k (each queued by the one before it; SEND is the action that sends
 # the request: the previous round's response arriving, or for k = 0 the action the coast began
-# in), and the phase of a woken round (rig.cluster.coast) that still has each one queued.
+# in), and the phase of a woken round (rig.cluster.coast_rounds) that still has each one queued.
 SEND, REQUEST, TIMEOUT, EXPIRY, RESPONSE = "send", "request", "timeout", "expiry", "response"
 IN_FLIGHT = {"sent": REQUEST, "parked": EXPIRY, "answered": RESPONSE}
 
