@@ -1,53 +1,35 @@
-"""A producer: records at a rate, batched per partition as Kafka's accumulator does, sent to
-each partition's leader, acknowledged per `acks`, retried on retriable errors.
+"""A producer: records at a rate, batched per partition by its RecordAccumulator
+(rig.workload.accumulator), sent to each partition's leader, acknowledged per `acks`, retried on
+retriable errors.
 
-Time advances in ticks of `linger.ms`: the records of one tick are drawn (keys, sizes) and
-appended to per-partition batches that close at `batch.size`. Batches are sized exactly in
-Kafka's v2 format. Each batch carries (producer, sequence) so checks can follow it into logs.
+Time advances in ticks of `linger.ms`: the records of one tick are drawn and appended to
+per-partition batches, and at the end of the tick every open batch closes and what may go is sent.
 """
 
 from __future__ import annotations
 
-import bisect
-import itertools
 import random
-from array import array
 from collections import deque
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from rig.cluster.log import Batch
-from rig.engine.rng import randrange_of
+from rig.cluster.partition import TopicPartition
 from rig.events import names
-from rig.hashing import murmur2
 from rig.protocol.errors import (
     NETWORK_EXCEPTION,
     REQUEST_TIMED_OUT,
     RETRIABLE,
 )
-from rig.protocol.legacy_records import message_size
-from rig.protocol.records import BATCH_HEADER_BYTES, record_size
 from rig.scenario.model import ProducerSpec
+from rig.workload.accumulator import OpenBatch, RecordAccumulator
 
 if TYPE_CHECKING:
     from rig.cluster.cluster import Cluster
 
-TopicPartition = tuple[str, int]
 RETRY_BACKOFF_MS = 100  # retry.backoff.ms
 MAX_IN_FLIGHT = 5  # max.in.flight.requests.per.connection
 MAX_REQUEST = 1 << 20  # max.request.size
 PRODUCE_OVERHEAD_BYTES = 60  # request header and per-request fields: not one of the exact sizes
-
-
-@dataclass(eq=False, slots=True)
-class OpenBatch:
-    records: int
-    size: int
-    sequence: int
-    created_ms: float
-    attempts: int = 0
-    keys: array = field(default_factory=lambda: array("i"))  # key id per keyed record
 
 
 class Producer:
@@ -62,46 +44,24 @@ class Producer:
         self.partitions = topic.partitions
         self.metadata = {key: state.leader for key, state in cluster.partition_states.items()
                          if key[0] == spec.topic}
-        self.sequence = 0
         self.sent = 0
         # Key ids travel with the batches only where the cleaner needs them: compacted topics.
         policy = str(cluster.topic_config.get(spec.topic, {}).get("cleanup.policy", ""))
-        self._keep_keys = "compact" in policy
+        self.accumulator = RecordAccumulator(spec, topic.partitions, rng,
+                                             cluster.config.message_format, "compact" in policy)
         self.stopped = False
         self._carry = 1.0  # the first record goes out at `start`
-        self._round_robin = itertools.count()
-        self._sticky: int | None = None
-        self._open: dict[int, OpenBatch] = {}
-        self._queues: dict[TopicPartition, deque[OpenBatch]] = {}
         self._sending: dict[TopicPartition, OpenBatch] = {}
         self._in_flight: dict[int, int] = {}
         self._backoff_until: dict[TopicPartition, float] = {}
         self._refreshing = False
         self._open_requests: dict[int, list[tuple[dict[TopicPartition, OpenBatch], list[bool]]]]
         self._open_requests = {}
-        self._key_partition: dict[int, int] = {}
-        self._zipf_cdf: list[float] = []
-        # The bytes a batch takes in the format the brokers write (log.message.format.version):
-        # a record batch v2 (0.11+) or a message set of magic 0 / 1 (LegacyRecord), which has
-        # no header of its own and a fixed overhead per message.
-        magic = cluster.config.message_format
-        self._batch_header = BATCH_HEADER_BYTES if magic >= 2 else 0
-        self._record_size: Callable[[int, int, int | None, int | None], int] = (
-            record_size if magic >= 2
-            else lambda _offset_delta, _timestamp_delta, key, value: message_size(magic, key,
-                                                                                   value))
-        if spec.keys == "zipf":
-            weights = [1 / (k ** spec.zipf_s) for k in range(1, spec.key_count + 1)]
-            total = sum(weights)
-            acc = 0.0
-            for w in weights:
-                acc += w / total
-                self._zipf_cdf.append(acc)
 
     @property
     def busy(self) -> bool:
         """Batches still queued or in flight (the run settles only when none are)."""
-        return bool(self._sending) or any(self._queues.values())
+        return bool(self._sending) or any(self.accumulator.queues.values())
 
     # -- scheduling ----------------------------------------------------------------------------
     def start(self) -> None:
@@ -132,10 +92,11 @@ class Producer:
             self._carry -= due
             if spec.count is not None:
                 due = min(due, spec.count - self.sent)
-            self._add_records(due, now_ms)
+            self.accumulator.add_records(due, now_ms)
             self.sent += due
-            # Whatever waited a full linger is sent now (the accumulator's `ready`).
-            self._send_ready(now_ms)
+            # Whatever waited a full linger is sent now.
+            self.accumulator.close_all(now_ms)
+            self._drain(now_ms)
         if spec.count is not None and self.sent >= spec.count:
             return
         if spec.stop_ms is not None and now_ms >= spec.stop_ms:
@@ -148,8 +109,9 @@ class Producer:
         skipped ticks would have added their share of the rate and done nothing else, so their
         share is added here: the records come at the same ticks, with far fewer kernel events."""
         spec = self.spec
-        if (spec.burst_on_ms or spec.stop_ms is not None or self._open or self._sending
-                or any(self._queues.values())):
+        if (spec.burst_on_ms or spec.stop_ms is not None or self.accumulator.open_batches
+                or self._sending
+                or any(self.accumulator.queues.values())):
             return 1
         step = spec.rate * tick_ms / 1000
         ticks, limit = 1, max(1, 1000 // tick_ms)
@@ -158,109 +120,13 @@ class Producer:
             ticks += 1
         return ticks
 
-    # -- records -------------------------------------------------------------------------------
-    def _key(self) -> int | None:
-        spec = self.spec
-        if spec.keys == "uniform":
-            return self.rng.randrange(spec.key_count)
-        if spec.keys == "zipf":
-            return bisect.bisect_left(self._zipf_cdf, self.rng.random())
-        return None
-
-    def _partition(self, key: int | None) -> int:
-        spec = self.spec
-        if spec.partitioner == "explicit":
-            return spec.explicit_partition
-        if spec.partitioner == "murmur2" and key is not None:
-            partition = self._key_partition.get(key)
-            if partition is None:
-                data = f"key-{key}".encode()
-                partition = (murmur2(data) & 0x7FFFFFFF) % self.partitions
-                self._key_partition[key] = partition
-            return partition
-        if spec.partitioner == "round-robin":
-            return next(self._round_robin) % self.partitions
-        if self._sticky is None:  # sticky (2.4+): one partition until its batch closes
-            self._sticky = self.rng.randrange(self.partitions)
-        return self._sticky
-
-    def _value_size(self) -> int:
-        dist = self.spec.record_size
-        if dist.kind == "uniform":
-            return self.rng.randint(dist.low, dist.high)
-        if dist.kind == "normal":
-            return max(0, round(self.rng.gauss(dist.low, dist.high)))
-        return dist.low
-
-    def _add_records(self, count: int, now_ms: float) -> None:
-        """Draw `count` records (key, partition, value size, in that order each, from the
-        producer's stream) into the open batches: `_key`, `_partition` and `_value_size` per
-        record, with what they look up each time looked up once (the hot loop of a producer
-        sending a million records)."""
-        spec = self.spec
-        rng = self.rng
-        draw_key: Callable[[], int | None] = (
-            randrange_of(rng, 0, spec.key_count) if spec.keys == "uniform" else self._key)
-        keyed = spec.keys in ("uniform", "zipf")
-        murmur = spec.partitioner == "murmur2"
-        key_partition = self._key_partition
-        dist = spec.record_size
-        draw_value: Callable[[], int] | None = (
-            randrange_of(rng, dist.low, dist.high + 1) if dist.kind == "uniform"  # randint
-            else self._value_size if dist.kind == "normal" else None)
-        fixed_value = dist.low
-        key_size = spec.key_size
-        batch_limit = spec.batch_size
-        open_batches = self._open
-        keep_keys = self._keep_keys
-        size_of = self._record_size
-        header = self._batch_header
-        for _ in range(count):
-            key = draw_key() if keyed else None
-            if murmur and key is not None:
-                partition = key_partition.get(key)
-                if partition is None:
-                    partition = self._partition(key)
-            else:
-                partition = self._partition(key)
-            record_key = key_size if key is not None else None
-            value_size = fixed_value if draw_value is None else draw_value()
-            batch = open_batches.get(partition)
-            size = 0
-            if batch is not None:
-                size = size_of(batch.records, 0, record_key, value_size)
-                if batch.size + size > batch_limit:
-                    self._close(partition, now_ms)
-                    partition = self._partition(key)  # a sticky partitioner moves on
-                    batch = open_batches.get(partition)
-                    size = 0
-            if batch is None:
-                batch = open_batches[partition] = OpenBatch(0, header, self.sequence, now_ms)
-            batch.size += size or size_of(batch.records, 0, record_key, value_size)
-            batch.records += 1
-            if key is not None and keep_keys:
-                batch.keys.append(key)
-            self.sequence += 1
-
-    def _close(self, partition: int, now_ms: float) -> None:
-        batch = self._open.pop(partition)
-        if self.spec.partitioner == "sticky":
-            self._sticky = None
-        self._queues.setdefault((self.spec.topic, partition), deque()).append(batch)
-
-    def _send_ready(self, now_ms: float) -> None:
-        """Close every open batch (the tick is one linger long) and drain what can go."""
-        for partition in list(self._open):
-            self._close(partition, now_ms)
-        self._drain(now_ms)
-
     # -- the sender ----------------------------------------------------------------------------
     def _drain(self, now_ms: float) -> None:
         """Kafka's Sender: per leader, one batch per partition per request, at most
         MAX_IN_FLIGHT requests per connection; retried partitions wait out their backoff."""
         self._expire(now_ms)
         by_leader: dict[int, list[TopicPartition]] = {}
-        for key, queue in self._queues.items():
+        for key, queue in self.accumulator.queues.items():
             if queue and self._backoff_until.get(key, 0.0) <= now_ms:
                 by_leader.setdefault(self.metadata.get(key, -1), []).append(key)
         for leader, keys in sorted(by_leader.items()):
@@ -271,7 +137,7 @@ class Producer:
                 group = {}
                 size = PRODUCE_OVERHEAD_BYTES
                 for key in keys:
-                    queue = self._queues[key]
+                    queue = self.accumulator.queues[key]
                     if queue and key not in self._sending and size + queue[0].size <= MAX_REQUEST:
                         group[key] = queue.popleft()
                         size += group[key].size
@@ -281,7 +147,7 @@ class Producer:
 
     def _expire(self, now_ms: float) -> None:
         timeout = self.spec.delivery_timeout_ms
-        for key, queue in self._queues.items():
+        for key, queue in self.accumulator.queues.items():
             while queue and now_ms - queue[0].created_ms > timeout:
                 batch = queue.popleft()
                 self.cluster.log.emit(names.PRODUCE_ERROR, producer=self.spec.name,
@@ -359,7 +225,7 @@ class Producer:
                      id=[self.id, batch.sequence], retrying=retrying)
             if retrying:
                 # Back to the head of its partition's queue, after the retry backoff.
-                self._queues.setdefault(key, deque()).appendleft(batch)
+                self.accumulator.queues.setdefault(key, deque()).appendleft(batch)
                 self._backoff_until[key] = now_ms + RETRY_BACKOFF_MS
                 refresh = True
         if refresh:
