@@ -1,0 +1,194 @@
+"""Kafka's Sender as rig's producer needs it: the queued batches of its RecordAccumulator
+grouped into one produce request per leader, in-flight limits, the replies (acks, errors), retries
+after a backoff with a metadata refresh, and batches that outlive delivery.timeout.ms.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import deque
+from typing import TYPE_CHECKING, Any
+
+from rig.cluster.log import Batch
+from rig.cluster.partition import TopicPartition
+from rig.events import names
+from rig.protocol.errors import (
+    NETWORK_EXCEPTION,
+    REQUEST_TIMED_OUT,
+    RETRIABLE,
+)
+from rig.scenario.model import ProducerSpec
+from rig.workload.accumulator import OpenBatch, RecordAccumulator
+
+if TYPE_CHECKING:
+    from rig.cluster.cluster import Cluster
+
+RETRY_BACKOFF_MS = 100  # retry.backoff.ms
+MAX_IN_FLIGHT = 5  # max.in.flight.requests.per.connection
+MAX_REQUEST = 1 << 20  # max.request.size
+PRODUCE_OVERHEAD_BYTES = 60  # request header and per-request fields: not one of the exact sizes
+
+
+class Sender:
+    """One producer's requests to the partition leaders. It takes batches from the head of the
+    accumulator's queues and, on a retriable error, puts them back there: with one batch in
+    flight per partition (`sending`), a partition's batches reach its log in order."""
+
+    def __init__(self, cluster: Cluster, spec: ProducerSpec, producer_id: int,
+                 accumulator: RecordAccumulator, rng: random.Random):
+        self.cluster = cluster
+        self.spec = spec
+        self.producer_id = producer_id
+        self.node = spec.node
+        self.rng = rng  # the producer's stream: which live broker a metadata refresh asks
+        self.queues = accumulator.queues
+        self.metadata = {key: state.leader for key, state in cluster.partition_states.items()
+                         if key[0] == spec.topic}
+        self.sending: dict[TopicPartition, OpenBatch] = {}
+        self._in_flight: dict[int, int] = {}
+        self._backoff_until: dict[TopicPartition, float] = {}
+        self._refreshing = False
+        self._open_requests: dict[int, list[tuple[dict[TopicPartition, OpenBatch], list[bool]]]]
+        self._open_requests = {}
+
+    def drain(self, now_ms: float) -> None:
+        """Send what may go: per leader, one batch per partition per request, at most
+        MAX_IN_FLIGHT requests per connection; retried partitions wait out their backoff."""
+        self._expire(now_ms)
+        by_leader: dict[int, list[TopicPartition]] = {}
+        for key, queue in self.queues.items():
+            if queue and self._backoff_until.get(key, 0.0) <= now_ms:
+                by_leader.setdefault(self.metadata.get(key, -1), []).append(key)
+        for leader, keys in sorted(by_leader.items()):
+            if leader < 0:
+                self._refresh_metadata()
+                continue
+            while self._in_flight.get(leader, 0) < MAX_IN_FLIGHT:
+                group = {}
+                size = PRODUCE_OVERHEAD_BYTES
+                for key in keys:
+                    queue = self.queues[key]
+                    if queue and key not in self.sending and size + queue[0].size <= MAX_REQUEST:
+                        group[key] = queue.popleft()
+                        size += group[key].size
+                if not group:
+                    break
+                self._send(leader, group)
+
+    def _expire(self, now_ms: float) -> None:
+        """delivery.timeout.ms: a queued batch older than that fails, and is not retried."""
+        timeout = self.spec.delivery_timeout_ms
+        for key, queue in self.queues.items():
+            while queue and now_ms - queue[0].created_ms > timeout:
+                batch = queue.popleft()
+                self.cluster.log.emit(names.PRODUCE_ERROR, producer=self.spec.name,
+                                      topic=key[0], partition=key[1], error_code=REQUEST_TIMED_OUT,
+                                      records=batch.records, id=[self.producer_id, batch.sequence],
+                                      retrying=False)
+
+    def _send(self, leader: int, group: dict[TopicPartition, OpenBatch]) -> None:
+        cluster = self.cluster
+        spec = self.spec
+        size = PRODUCE_OVERHEAD_BYTES + sum(b.size for b in group.values())
+        records = sum(b.records for b in group.values())
+        cluster.log.emit(names.PRODUCE_REQUEST, producer=spec.name, broker=leader,
+                         partitions=len(group), records=records, bytes=size, acks=spec.acks)
+        wire = {key: Batch(0, b.records, -1, b.size, self.producer_id, b.sequence, b.created_ms,
+                           b.keys if len(b.keys) == b.records else None)
+                for key, b in group.items()}
+        for batch in group.values():
+            batch.attempts += 1
+        if spec.acks == 0:
+            cluster.send(self.node, leader, size, lambda: cluster.brokers[leader].on_produce(
+                wire, 0, spec.request_timeout_ms, lambda results: None), kind="produce")
+            return
+        self._in_flight[leader] = self._in_flight.get(leader, 0) + 1
+        self.sending.update(group)  # one batch in flight per partition keeps order
+        answered = [False]
+        if not cluster.brokers[leader].alive:
+            # The connection is refused (a dead process) or reset: the client sees a network
+            # error after a round trip, not after request.timeout.ms.
+            refused = dict.fromkeys(group, NETWORK_EXCEPTION)
+            cluster.sim.call_after(2 * cluster.network.base_link(self.node, leader).latency_us,
+                              lambda: self._on_response(leader, group, refused, answered))
+            return
+
+        self._open_requests.setdefault(leader, []).append((group, answered))
+
+        def reply(results: dict[TopicPartition, Any]) -> None:
+            cluster.send(leader, self.node, 50 + 20 * len(results),
+                         lambda: self._on_response(leader, group, results, answered),
+                         kind="produce")
+
+        cluster.send(self.node, leader, size, lambda: cluster.brokers[leader].on_produce(
+            wire, spec.acks, spec.request_timeout_ms, reply), kind="produce")
+        cluster.sim.call_after(spec.request_timeout_ms * 1000, lambda: self._on_response(
+            leader, group, dict.fromkeys(group, REQUEST_TIMED_OUT), answered))
+
+    def connection_reset(self, broker: int) -> None:
+        """`broker`'s process died: every request open to it fails with a network error."""
+        for group, answered in self._open_requests.pop(broker, []):
+            self._on_response(broker, group, dict.fromkeys(group, NETWORK_EXCEPTION), answered)
+
+    def _on_response(self, leader: int, group: dict[TopicPartition, OpenBatch],
+                     results: dict[TopicPartition, Any], answered: list[bool]) -> None:
+        if answered[0]:
+            return
+        answered[0] = True
+        requests = self._open_requests.get(leader, [])
+        self._open_requests[leader] = [r for r in requests if r[1] is not answered]
+        self._in_flight[leader] -= 1
+        log = self.cluster.log
+        now_ms = self.cluster.sim.now_us / 1000
+        refresh = False
+        for key, batch in group.items():
+            self.sending.pop(key, None)
+            result = results.get(key, REQUEST_TIMED_OUT)
+            if isinstance(result, Batch):
+                log.emit(names.PRODUCE_ACK, producer=self.spec.name, topic=key[0],
+                         partition=key[1], offset=result.base_offset, records=batch.records,
+                         id=[self.producer_id, batch.sequence], acks=self.spec.acks,
+                         epoch=result.epoch)
+                continue
+            retrying = result in RETRIABLE and batch.attempts <= self.spec.retries
+            log.emit(names.PRODUCE_ERROR, producer=self.spec.name, topic=key[0],
+                     partition=key[1], error_code=result, records=batch.records,
+                     id=[self.producer_id, batch.sequence], retrying=retrying)
+            if retrying:
+                # Back to the head of its partition's queue, after the retry backoff.
+                self.queues.setdefault(key, deque()).appendleft(batch)
+                self._backoff_until[key] = now_ms + RETRY_BACKOFF_MS
+                refresh = True
+        if refresh:
+            self._refresh_metadata()
+            self.cluster.sim.after(RETRY_BACKOFF_MS * 1000, lambda: self.drain(
+                self.cluster.sim.now_us / 1000))
+        else:
+            self.drain(now_ms)
+
+    def _refresh_metadata(self) -> None:
+        """Ask a live broker for the partition leaders (one request at a time)."""
+        cluster = self.cluster
+        if self._refreshing:
+            return
+        live = [b for b in sorted(cluster.brokers) if cluster.brokers[b].alive]
+        if not live:
+            return
+        self._refreshing = True
+        source = live[self.rng.randrange(len(live))]
+
+        def learn() -> None:
+            leaders = dict(cluster.brokers[source].metadata_cache.leaders)
+            cluster.send(source, self.node, 200, lambda: update(leaders))
+
+        def update(leaders: dict[TopicPartition, int]) -> None:
+            self._refreshing = False
+            for key in self.metadata:
+                if key in leaders:
+                    self.metadata[key] = leaders[key]
+
+        cluster.send(self.node, source, 60, learn)
+        cluster.sim.after(RETRY_BACKOFF_MS * 1000, lambda: setattr(self, "_refreshing", False))
+
+
+__all__ = ["Sender"]
