@@ -1,11 +1,11 @@
 """The simulated cluster of one variant: it builds the brokers and the control plane (ZooKeeper
 and its controller, or KRaft's quorum: rig.strategies.controller), wires them to one transport
-(rig.cluster.transport), and applies faults to them."""
+(rig.cluster.transport); the faults act on the nodes' processes through it
+(rig.cluster.process_faults)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from functools import partial
 from typing import Any
 
 from rig.cluster import coast_begin
@@ -17,6 +17,7 @@ from rig.cluster.fetcher import ReplicaFetcher
 from rig.cluster.final_state import FinalState, PartitionView, ReplicaView
 from rig.cluster.network import Network
 from rig.cluster.offsets import OffsetStore
+from rig.cluster.process_faults import ProcessFaults
 from rig.cluster.replica import Replica, Role, TopicPartition
 from rig.cluster.shutdown import ShutdownHandle
 from rig.cluster.storage import log_factory
@@ -32,8 +33,10 @@ from rig.scenario.model import TopicSpec, VariantSpec
 from rig.strategies.placement import PlacementError, check_assignment
 from rig.strategies.placement.explicit import ExplicitPlacement
 
+__all__ = ["Cluster", "ShutdownHandle"]
 
-class Cluster:
+
+class Cluster(ProcessFaults):
     """The model of one variant; strategies are instances chosen by the caller."""
 
     def __init__(self, variant: VariantSpec, sim: Simulation, streams: Streams, log: EventLog,
@@ -149,31 +152,16 @@ class Cluster:
     def unclean_election(self, key: TopicPartition) -> bool:
         return self.topics.unclean_election(key)
 
-    # -- messages ------------------------------------------------------------------------------
+    # -- coasting ------------------------------------------------------------------------------
     def begin_coast(self, client: Any, request: Any, response: Any) -> bool:
         """Whether `client` coasts from here: its idle rounds go on in closed form."""
         return coast_begin.begin(self, client, request, response)
-
-    def wake_coasts(self, broker_id: int) -> None:
-        """Rebuild every coast that involves `broker`, as leader or as follower, before
-        something happens to it."""
-        for coast in list(self.coasts):
-            if coast.leader.id == broker_id or coast.fetcher.node == broker_id:
-                coast.wake()
 
     def finish_coasting(self) -> None:
         """The run is over: every coast logs its rounds (and leaves the state they left)."""
         self.ties.closed = True  # (what they queue never runs: its order is no matter)
         for coast in list(self.coasts):
             coast.wake()
-
-    def stall(self, broker: Broker, on: bool) -> None:
-        self.wake_coasts(broker.id)
-        broker.stalled = on
-        if not on:
-            self.transport.stall_ended(broker.id)
-            for fetcher in list(broker.fetchers.values()):
-                fetcher.wake()
 
     # -- the control plane -------------------------------------------------------------------
     @property
@@ -193,75 +181,6 @@ class Cluster:
     def new_fetcher(self, broker: Broker, leader: int, slot: int) -> ReplicaFetcher:
         return ReplicaFetcher(self, broker, leader, slot,
                               self.strategies.fetch_session.new_client())
-
-    # -- faults ----------------------------------------------------------------------------------
-    def controlled_shutdown(self, broker_id: int) -> ShutdownHandle:
-        """A clean stop: the broker asks its controller to move its leaderships and take it out
-        of the ISRs, then its process stops (`broker.shutdown`). ZooKeeper mode:
-        rig.cluster.controlled_shutdown (KafkaServer.controlledShutdown); KRaft: the broker's
-        lifecycle manager. The handle says whether it stopped yet."""
-        broker = self.brokers[broker_id]
-        handle = ShutdownHandle(self, broker)
-        if broker.alive:
-            self.control.controlled_shutdown(broker, handle)
-        return handle
-
-    def crash(self, broker_id: int, power_loss: bool, shutdown: bool | None = None) -> None:
-        """The process dies (`shutdown`: it stopped, after a controlled shutdown or not)."""
-        broker = self.brokers[broker_id]
-        if not broker.alive:
-            return
-        self.wake_coasts(broker_id)
-        lost = broker.crash(power_loss)
-        self.transport.forget(broker_id)
-        if not power_loss:
-            # The process is gone but the machine is up: its sockets are reset, and clients
-            # with a request open to it learn that after a round trip (a power loss resets
-            # nothing: they wait for their request timeouts).
-            self.clients = [c for c in self.clients if not c.stopped]
-            for client in [*self.clients, *self.producers]:
-                rtt_us = 2 * self.network.base_link(client.node, broker_id).latency_us
-                self.sim.after(rtt_us, partial(client.connection_reset, broker_id))
-        if power_loss:
-            self.log.emit(names.BROKER_POWER_LOSS, broker=broker_id, records_lost=lost)
-        elif shutdown is not None:
-            self.log.emit(names.BROKER_SHUTDOWN, broker=broker_id, controlled=shutdown)
-        else:
-            self.log.emit(names.BROKER_CRASH, broker=broker_id)
-        broker.report_lost_sessions()
-        self.control.broker_crashed(broker)
-
-    def crash_controller(self, node: int | str) -> int | None:
-        """A KRaft controller's process dies ("active": the active one; a combined one is its
-        broker's process). Returns the node."""
-        control = self.control
-        if node == "active" and (node := control.active_node()) is None:
-            return None
-        if node in self.brokers:
-            self.crash(int(node), power_loss=False)
-        else:
-            control.crash_controller(int(node))
-        return int(node)
-
-    def restart_controller(self, node: int) -> None:
-        self.restart(node) if node in self.brokers else self.control.restart_controller(node)
-
-    def halt(self, broker_id: int, key: TopicPartition, leader: int, leader_leo: int,
-             log_end_offset: int) -> None:
-        """A follower found the leader's log end below its own, unclean election off: the JVM
-        halts (ReplicaFetcherThread.handleOffsetOutOfRange), a process crash (docs/kafka.md §11)."""
-        self.log.emit(names.BROKER_HALT, broker=broker_id, topic=key[0], partition=key[1],
-                      leader=leader, leader_log_end_offset=leader_leo,
-                      log_end_offset=log_end_offset)
-        self.crash(broker_id, power_loss=False)
-
-    def restart(self, broker_id: int) -> None:
-        broker = self.brokers[broker_id]
-        if broker.alive:
-            return
-        broker.restart()
-        self.log.emit(names.BROKER_RESTART, broker=broker_id, incarnation=broker.incarnation)
-        self.control.broker_restarted(broker)
 
     # -- the end of the run -------------------------------------------------------------------
     def final_state(self) -> FinalState:

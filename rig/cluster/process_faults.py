@@ -1,0 +1,117 @@
+"""What happens to a node's process, seen from the cluster: a crash and the connection resets
+it causes, a power loss, a controlled shutdown, a JVM halt, a restart, a stall; a KRaft
+controller's crash and restart (rig.faults.kinds, a follower's fetcher and the shutdown handle
+call these). The broker resets its own parts (rig.cluster.broker); here the transport, the
+clients and the control plane hear of it, after the coasts that involve the broker woke."""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+from rig.cluster.broker import Broker
+from rig.cluster.coast import Coast
+from rig.cluster.network import Network
+from rig.cluster.replica import TopicPartition
+from rig.cluster.shutdown import ShutdownHandle
+from rig.cluster.transport import Transport
+from rig.engine import Simulation
+from rig.events import EventLog, names
+
+
+class ProcessFaults:
+    """The faults that act on the nodes' processes. Cluster (rig.cluster.cluster) extends this
+    and sets what is declared below when it builds the variant."""
+
+    sim: Simulation
+    log: EventLog
+    network: Network
+    transport: Transport
+    brokers: dict[int, Broker]
+    control: Any  # the control plane (rig.strategies.controller)
+    producers: list[Any]
+    clients: list[Any]
+    coasts: dict[Coast, None]
+
+    def wake_coasts(self, broker_id: int) -> None:
+        """Rebuild every coast that involves `broker`, as leader or as follower, before
+        something happens to it."""
+        for coast in list(self.coasts):
+            if coast.leader.id == broker_id or coast.fetcher.node == broker_id:
+                coast.wake()
+
+    def stall(self, broker: Broker, on: bool) -> None:
+        self.wake_coasts(broker.id)
+        broker.stalled = on
+        if not on:
+            self.transport.stall_ended(broker.id)
+            for fetcher in list(broker.fetchers.values()):
+                fetcher.wake()
+
+    def controlled_shutdown(self, broker_id: int) -> ShutdownHandle:
+        """A clean stop: the broker asks its controller to move its leaderships and take it out
+        of the ISRs, then its process stops (`broker.shutdown`). ZooKeeper mode:
+        rig.cluster.controlled_shutdown (KafkaServer.controlledShutdown); KRaft: the broker's
+        lifecycle manager. The handle says whether it stopped yet."""
+        broker = self.brokers[broker_id]
+        handle = ShutdownHandle(self, broker)
+        if broker.alive:
+            self.control.controlled_shutdown(broker, handle)
+        return handle
+
+    def crash(self, broker_id: int, power_loss: bool, shutdown: bool | None = None) -> None:
+        """The process dies (`shutdown`: it stopped, after a controlled shutdown or not)."""
+        broker = self.brokers[broker_id]
+        if not broker.alive:
+            return
+        self.wake_coasts(broker_id)
+        lost = broker.crash(power_loss)
+        self.transport.forget(broker_id)
+        if not power_loss:
+            # The process is gone but the machine is up: its sockets are reset, and clients
+            # with a request open to it learn that after a round trip (a power loss resets
+            # nothing: they wait for their request timeouts).
+            self.clients = [c for c in self.clients if not c.stopped]
+            for client in [*self.clients, *self.producers]:
+                rtt_us = 2 * self.network.base_link(client.node, broker_id).latency_us
+                self.sim.after(rtt_us, partial(client.connection_reset, broker_id))
+        if power_loss:
+            self.log.emit(names.BROKER_POWER_LOSS, broker=broker_id, records_lost=lost)
+        elif shutdown is not None:
+            self.log.emit(names.BROKER_SHUTDOWN, broker=broker_id, controlled=shutdown)
+        else:
+            self.log.emit(names.BROKER_CRASH, broker=broker_id)
+        broker.report_lost_sessions()
+        self.control.broker_crashed(broker)
+
+    def crash_controller(self, node: int | str) -> int | None:
+        """A KRaft controller's process dies ("active": the active one; a combined one is its
+        broker's process). Returns the node."""
+        control = self.control
+        if node == "active" and (node := control.active_node()) is None:
+            return None
+        if node in self.brokers:
+            self.crash(int(node), power_loss=False)
+        else:
+            control.crash_controller(int(node))
+        return int(node)
+
+    def restart_controller(self, node: int) -> None:
+        self.restart(node) if node in self.brokers else self.control.restart_controller(node)
+
+    def halt(self, broker_id: int, key: TopicPartition, leader: int, leader_leo: int,
+             log_end_offset: int) -> None:
+        """A follower found the leader's log end below its own, unclean election off: the JVM
+        halts (ReplicaFetcherThread.handleOffsetOutOfRange), a process crash (docs/kafka.md §11)."""
+        self.log.emit(names.BROKER_HALT, broker=broker_id, topic=key[0], partition=key[1],
+                      leader=leader, leader_log_end_offset=leader_leo,
+                      log_end_offset=log_end_offset)
+        self.crash(broker_id, power_loss=False)
+
+    def restart(self, broker_id: int) -> None:
+        broker = self.brokers[broker_id]
+        if broker.alive:
+            return
+        broker.restart()
+        self.log.emit(names.BROKER_RESTART, broker=broker_id, incarnation=broker.incarnation)
+        self.control.broker_restarted(broker)
