@@ -240,7 +240,7 @@ class KRaftControlPlane:
 
     def controlled_shutdown(self, broker: Any, handle: Any) -> None:
         """The `controlled-shutdown` fault: the broker asks, and stops through `handle` once
-        let go (rig.cluster.cluster.ShutdownHandle)."""
+        let go (rig.cluster.shutdown.ShutdownHandle)."""
         self.lifecycles[broker.id].begin_controlled_shutdown(handle.stop)
 
     def after_stall(self, broker_id: int, action: Callable[[], None]) -> None:
