@@ -331,17 +331,33 @@ def assert_edge_shadows(chromium: Any, page: Path) -> int:
             assert sum(b_in) - sum(b_edge) >= 15, (index, row, b_edge, b_in)
         assert sum(h_in) - sum(h_edge) >= 15, (index, h_edge, h_in)  # … over the header too
         assert h_in == [0xF9, 0xFA, 0xFB], (index, h_in)
-        held = driver.execute_async_script(_HELD_POINTS, index, 60)
-        if held is not None:
-            opacity, *rows = held
-            assert opacity == 1, (index, opacity)
-            shot = driver.execute_cdp_cmd("Page.captureScreenshot", {"format": "png"})["data"]
-            pixels = driver.execute_async_script(_PIXELS, shot, [p for row in rows for p in row])
-            for row, (edge, away) in enumerate(zip(pixels[::2], pixels[1::2], strict=True)):
-                assert sum(away) - sum(edge) >= 15, ("held", index, row, edge, away)
-            assert driver.execute_async_script(_HELD_POINTS, index, 0)[0] == 0, index
+        if driver.execute_async_script(_HELD_POINTS, index, 0) is not None:
+            _assert_held_shadow(driver, index)
         index += 1
     return count
+
+
+def _assert_held_shadow(driver: Any, index: int) -> None:
+    """Table `index` (of _SHADOW_POINTS') scrolled 60 px shows the shadow right of its held
+    column down every shown row; scrolled back, none (its opacity 0). On a busy machine a
+    capture can miss it: fetch-versions-bandwidth's recovery headline, its top two rows
+    unshadowed with the animation's opacity already 1, in the suite's clean-clone run and once
+    in ten runs beside two busy loops (not in 15 quiet ones; the cause is not pinned down), and
+    a second capture showed it. So a miss is measured again, up to three times; CSS without
+    the shadow fails every time."""
+    for _ in range(3):
+        opacity, *rows = driver.execute_async_script(_HELD_POINTS, index, 60)
+        assert opacity == 1, (index, opacity)
+        shot = driver.execute_cdp_cmd("Page.captureScreenshot", {"format": "png"})["data"]
+        pixels = driver.execute_async_script(_PIXELS, shot, [p for row in rows for p in row])
+        pairs = list(zip(pixels[::2], pixels[1::2], strict=True))
+        unshadowed = [(row, edge, away) for row, (edge, away) in enumerate(pairs)
+                      if sum(away) - sum(edge) < 15]
+        if not unshadowed:
+            break
+        driver.execute_async_script(_HELD_POINTS, index, 0)
+    assert not unshadowed, ("held", index, unshadowed)
+    assert driver.execute_async_script(_HELD_POINTS, index, 0)[0] == 0, index
 
 
 def test_a_table_that_scrolls_shows_its_edge_shadow_over_its_header_too(

@@ -225,7 +225,8 @@ def test_a_kraft_reassignment_reads_as_one_on_the_first_screen_and_in_the_fault_
     """kraft-reassign-leader: the controller's PartitionChangeRecords move orders-0 from
     [0, 1, 2] led by 0 to [1, 2, 3] led by 1, and the first screen draws that lane (it used to
     say no partition changed); the reassignment is never undone, so the fault table gives it no
-    heal time, and it recovers when the target is complete and in sync, not at its injection."""
+    heal time, and it recovers when the target is complete and in sync, not at its injection;
+    it names the partition and the broker it added, and counts what that broker copied."""
     chromium.open(shipped["kraft-reassign-leader"] / "report.html", width=1400)
     driver = chromium.driver
     assert driver.find_elements("id", "first-calm") == []
@@ -241,5 +242,5 @@ def test_a_kraft_reassignment_reads_as_one_on_the_first_screen_and_in_the_fault_
     assert "the KRaft controller's partition records" in caption, caption
     (row,) = driver.find_elements("css selector", "#recovery-faults tbody tr")
     cells = [cell.text for cell in row.find_elements("css selector", "td")]
-    assert cells == ["kraft-4.1", "reassign #0", "—", "10.000", "—", "+0.003", "not undone",
-                     "10.003", "0.003", "0 B"], cells
+    assert cells == ["kraft-4.1", "reassign #0", "orders-0, adds broker 3", "10.000", "—",
+                     "+0.003", "not undone", "10.003", "0.003", "319 KiB"], cells
