@@ -18,7 +18,6 @@ another: a scenario that uses one runs its variants here, one after another.
 
 from __future__ import annotations
 
-import os
 import signal
 import traceback
 from multiprocessing import connection
@@ -32,18 +31,14 @@ from rig.progress import Progress
 from rig.scenario.model import Scenario, VariantSpec
 from rig.simulate import SimulationResult, simulate
 from rig.strategies import registry
-from rig.worker_processes import ignore_interrupts, worker_context
+from rig.worker_processes import all_cores, ignore_interrupts, worker_context
 
 __all__ = ["default_workers", "simulate_variants"]
 
 
 def default_workers(variants: int) -> int:
     """One process per variant, at most one per core this process may run on."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        cores = os.cpu_count() or 1
-    return max(1, min(cores, variants))
+    return max(1, min(all_cores(), variants))
 
 
 def simulate_variants(scenario: Scenario, run_dir: Path, *, workers: int,

@@ -9,9 +9,19 @@ from __future__ import annotations
 
 import multiprocessing
 import multiprocessing.context
+import os
 import signal
 
-__all__ = ["ignore_interrupts", "worker_context"]
+__all__ = ["all_cores", "ignore_interrupts", "worker_context"]
+
+
+def all_cores() -> int:
+    """The cores this process may run on (its CPU affinity, else the machine's count): the
+    default number of workers."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
 
 
 def worker_context(preload: str) -> multiprocessing.context.BaseContext:

@@ -71,10 +71,10 @@ def _first_reaction(reactions: Sequence[Mapping[str, Any]], variant: str, start:
 def add_detection(rows: Sequence[Mapping[str, Any]], entries: list[dict[str, Any]],
                   end_ms: dict[str, float | None]) -> list[CatchUpWindow]:
     """Add `detected_ms`, `detection_seconds`, and `catch_up_bytes` and `catch_up_record_bytes`
-    at 0, to each recovery entry (in place), and to a reassignment's what it `moved` (topic,
-    partition, adding); return the windows whose follower fetches make the
-    catch-up (`catch_up_sums` counts them). `rows` are the replication stage's selected events
-    in (variant, seq) order: the REACTIONS (variant, t_ms, event, removed, previous, isr), and
+    at 0, to each recovery entry (in place), and to a reassignment's entry what it `moved`
+    (topic, partition, adding); return the windows whose follower fetches make the catch-up
+    (`catch_up_sums` counts them). `rows` are the replication stage's selected events in
+    (variant, seq) order: the REACTIONS (variant, t_ms, event, removed, previous, isr), and
     what rig.analysis.reassignment reads; `end_ms` is each variant's last event time."""
     reactions = [row for row in rows if row["event"] in REACTIONS]
     moved = reassignments(rows)

@@ -54,10 +54,11 @@ def _java_major(java: str) -> tuple[int | None, str]:
     except (OSError, subprocess.SubprocessError) as error:
         return None, str(error)
     # A fatal error report's lines start with "#" (and the first is only that).
-    lines = [line.strip().lstrip("#").strip() for line in (done.stderr + done.stdout).splitlines()]
-    said = _one_line([line for line in lines if line])
+    said_lines = (done.stderr + done.stdout).splitlines()
+    lines = [line for line in (raw.strip().lstrip("#").strip() for raw in said_lines) if line]
+    said = _one_line(lines)
     if done.returncode != 0:
-        words = _one_line([line for line in lines if line][:2])[:300]
+        words = _one_line(lines[:2])[:300]
         return None, f"exit code {done.returncode}" + (f": {words}" if words else "")
     # `openjdk version "17.0.15"`, `java version "1.8.0_392"`, `openjdk version "21" 2023-09-19`
     found = re.search(r'version "(\d+)(?:\.(\d+))?', said)

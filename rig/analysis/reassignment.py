@@ -59,9 +59,9 @@ def reassignments(rows: Sequence[Mapping[str, Any]]) -> dict[tuple[str, int], Mo
                 and float(row["t_ms"]) == injected[1]):
             del pending[variant]
             fault = (variant, injected[0])
-            out[fault] = Moved(key[1], key[2], tuple(str(b) for b in row["adding"] or ()), None)
-            if row["adding"] or row["removing"]:
+            moving_now = bool(row["adding"] or row["removing"])  # else only a new order
+            out[fault] = Moved(key[1], key[2], tuple(str(b) for b in row["adding"] or ()),
+                               None if moving_now else float(row["t_ms"]))
+            if moving_now:
                 open_[key] = fault
-            else:  # (a change of order only: complete as it is written)
-                out[fault] = out[fault]._replace(completed_ms=float(row["t_ms"]))
     return out

@@ -66,14 +66,14 @@ def _broker_ids(data: dict[str, Any]) -> tuple[tuple[int, ...], tuple[str, ...]]
     return tuple(b["id"] for b in raw), tuple(racks)
 
 
-def _topics(data: dict[str, Any], variant: VariantSpec | None) -> tuple[tuple[str, int, int], ...]:
-    """(name, partitions, replication factor) of each of the scenario's topics."""
-    if variant is not None:
-        return tuple((t.name, t.partitions, t.replication_factor) for t in variant.topics
-                     if not t.name.startswith("__"))
-    return tuple((t["name"], len(t["assignment"]) if t.get("assignment") else t["partitions"],
-                  len(t["assignment"][0]) if t.get("assignment") else t["replication_factor"])
-                 for t in data.get("topics") or ())
+def _topics(variant: VariantSpec | None) -> tuple[tuple[str, int, int], ...]:
+    """(name, partitions, replication factor) of each of the variant's own topics, as its
+    loader resolved them. Without a loaded variant the controller is ZooKeeper, which draws no
+    reassignment: none."""
+    if variant is None:
+        return ()
+    return tuple((t.name, t.partitions, t.replication_factor) for t in variant.topics
+                 if not t.name.startswith("__"))
 
 
 def _control_plane(variant: VariantSpec | None) -> tuple[str, tuple[int | str, ...], bool]:
@@ -148,7 +148,7 @@ def fuzz_bounds(doc: Document, data: dict[str, Any],
                       max_faults=raw.get("max_faults", max(DEFAULT_MAX_FAULTS, len(own_faults))),
                       window_ms=(window[0], window[1]), hold_ms=(hold[0], hold[1]),
                       brokers=brokers, racks=racks, cluster=ids, control_nodes=control_nodes,
-                      kraft=controller == "kraft", topics=_topics(data, variant))
+                      kraft=controller == "kraft", topics=_topics(variant))
 
 
 def merged_variant(data: dict[str, Any], variant: str | None) -> dict[str, Any]:

@@ -11,7 +11,6 @@ equal the run's, else the session reports an error instead of a violation.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -30,6 +29,7 @@ from rig.search.draw import Fault, as_yaml_faults, draw_schedule, run_rng
 from rig.search.outdir import prepare_out
 from rig.search.parallel import Job, Tally, fuzz_gc, run_local
 from rig.search.shrink import Shrunk, shrink
+from rig.worker_processes import all_cores
 
 MARKER = "fuzz.json"
 # fuzz.json keys whose values depend on the machine, its load or the number of workers; every
@@ -38,14 +38,6 @@ TIMING_KEYS = ("wall_seconds", "runs_per_second", "speed")
 DEFAULT_RUNS = 100
 PROGRESS_EVERY_S = 5.0
 Echo = Callable[[str], None]
-
-
-def all_cores() -> int:
-    """The cores this process may run on (its CPU affinity, else the machine's count)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
 
 
 @dataclass
@@ -127,10 +119,13 @@ class FuzzOutcome:
 
     @property
     def exit_code(self) -> int:
-        """3: a violation did not replay; 1: a violation; 2: a worker died mid-session; else 0."""
-        codes = {3 if v.error is not None else 1 if v.found is not None else
-                 2 if v.tally.stopped_by == "worker-lost" else 0 for v in self.variants}
-        return next((code for code in (3, 1, 2) if code in codes), 0)
+        """3: a violation did not replay from its written scenario; 1: a violation; 2: a worker
+        died, so fewer runs were done than asked; else 0."""
+        if any(v.error is not None for v in self.variants):
+            return 3
+        if any(v.found is not None for v in self.variants):
+            return 1
+        return 2 if any(v.tally.stopped_by == "worker-lost" for v in self.variants) else 0
 
 
 def draw_case(data: dict[str, Any], variant: str | None, bounds: FuzzBounds, seed: int,
