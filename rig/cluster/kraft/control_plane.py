@@ -24,10 +24,7 @@ from rig.cluster.kraft.quorum_state import QuorumState
 from rig.cluster.kraft.raft import QuorumConfig, RaftNode
 from rig.cluster.kraft.replication_control import NOT_CONTROLLER
 from rig.cluster.partition import TopicPartition
-from rig.cluster.replica import Replica
-from rig.cluster.storage import log_factory
 from rig.events import names
-from rig.hashing import OFFSETS_TOPIC, fetcher_id
 
 INITIAL_QUORUM_EPOCH = 1
 
@@ -141,17 +138,6 @@ class KRaftControlPlane:
         active = self.active if self.quorum else self.controller
         if active is not None:
             active.min_isr_altered(topic)
-
-    def new_replica(self, broker_id: int, key: TopicPartition,
-                    replicas: tuple[int, ...]) -> Replica:
-        """An empty replica of `key` on a broker a reassignment added, with the topic's log
-        settings and the partition's fetcher slot (as rig.cluster.cluster places them)."""
-        variant = self.variant
-        topic = next(t for t in variant.topics if t.name == key[0])
-        log = log_factory(topic.config, variant.broker_config(broker_id),
-                          internal=key[0] == OFFSETS_TOPIC)()
-        return Replica(key, broker_id, replicas, log,
-                       fetcher_id(key[0], key[1], variant.config.num_replica_fetchers))
 
     def reassign(self, key: TopicPartition, target: tuple[int, ...]) -> int:
         """The `reassign` fault: AlterPartitionReassignments reaches the active controller

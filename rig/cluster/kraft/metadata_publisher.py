@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rig.cluster.kraft import replica_set
+from rig.cluster import replica_set
 from rig.cluster.kraft.metadata_log import (
     FETCH_BYTES,
     FETCH_MAX_WAIT_MS,
@@ -169,10 +169,10 @@ class BrokerMetadataPublisher:
             replica = broker.replicas.get(key)
             if broker.id not in part.replicas:  # TopicDelta.localChanges: deletes
                 if replica is not None:
-                    replica_set.delete(plane, broker, replica)
+                    replica_set.delete(plane.cluster, broker, replica)
                 continue
             if replica is None:  # a reassignment added this broker
-                replica = replica_set.create(plane, broker, key, part.replicas)
+                replica = replica_set.create(plane.cluster, broker, key, part.replicas)
             self._publish_partition(replica, part)
 
     def _publish_partition(self, replica: Replica, part: PartitionRegistration) -> None:
@@ -180,7 +180,7 @@ class BrokerMetadataPublisher:
         broker = self.broker
         rm = broker.replica_manager
         if part.replicas != replica.assignment:
-            replica_set.update_assignment(self.plane, broker, replica, part.replicas)
+            replica_set.update_assignment(self.plane.cluster, broker, replica, part.replicas)
         if part.leader_epoch > replica.leader_epoch:
             if part.leader == broker.id:
                 rm.become_leader(replica, part)
