@@ -205,6 +205,10 @@ class AlterIsrManager:
             plane.send(target, broker.id, REQUEST_BYTES + PARTITION_BYTES * len(results),
                        lambda: self._answered(broker, channel, items, token, top, results),
                        reliable=True)
+            if controller is not None and not top:
+                # After the answer: reassignments the accepted changes complete.
+                controller.reassignment.isr_changed(
+                    [key for key, (error, _) in results.items() if not error])
 
         if not node.alive:
             # A connection to a process that is gone: refused after a round trip when its

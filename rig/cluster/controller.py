@@ -21,6 +21,7 @@ from typing import Any, Protocol
 from rig.cluster.network import Node
 from rig.cluster.rebalance import AutoLeaderRebalance
 from rig.cluster.replica import TopicPartition
+from rig.cluster.zk_reassignment import PartitionReassignments
 from rig.cluster.zookeeper import NODE as ZK
 from rig.cluster.zookeeper import ZK_MESSAGE_BYTES, PartitionState, ZooKeeper
 from rig.engine import Simulation
@@ -52,6 +53,13 @@ class ControllerHost(Protocol):
 
     def after_stall(self, broker_id: int, action: Callable[[], None]) -> None: ...
 
+    def leader_and_isr(self, broker_id: int, epoch: int,
+                       batch: dict[TopicPartition, PartitionState],
+                       replicas: dict[TopicPartition, tuple[int, ...]]) -> None: ...
+
+    def stop_replica(self, broker_id: int, epoch: int, key: TopicPartition,
+                     delete: bool) -> None: ...
+
 
 class Controller:
     def __init__(self, cluster: ControllerHost, broker: int, epoch: int):
@@ -62,6 +70,7 @@ class Controller:
         self.shutting_down: set[int] = set()  # in controlled shutdown (controlled_shutdown.py)
         self.active = True
         self.rebalance = AutoLeaderRebalance(self)  # preferred leader election, periodic
+        self.reassignment = PartitionReassignments(self)  # KIP-455, resumed from ZooKeeper
 
     @property
     def electable(self) -> set[int]:
@@ -90,6 +99,7 @@ class Controller:
         self.update_metadata()
         # Notifications left from before it was elected: its full UpdateMetadata covers them.
         cluster.zk.take_isr_change_notifications()
+        self.reassignment.resume()  # initializePartitionReassignments
 
     def on_broker_change(self, failed: Iterable[int], started: Iterable[int]) -> None:
         if not self.active:
@@ -163,6 +173,8 @@ class Controller:
         self.send_leader_and_isr({k: zk.partitions[k] for k in offline},
                                   self.live - set(started))
         self.update_metadata()
+        # Reassignments whose target names a broker that started (onBrokerStartup).
+        self.reassignment.resume(lambda assignment: any(b in assignment.target for b in started))
 
     def _elect(self, keys: list[TopicPartition], reason: str) -> list[TopicPartition]:
         """Elect a leader for each of `keys`; returns those that had a leader and now have
@@ -199,17 +211,24 @@ class Controller:
         self.cluster.zk.write_state(key, state)
 
     def send_leader_and_isr(self, states: dict[TopicPartition, PartitionState],
-                             brokers: Iterable[int]) -> None:
+                             brokers: Iterable[int],
+                             replicas: dict[TopicPartition, tuple[int, ...]] | None = None,
+                             ) -> None:
+        """LeaderAndIsr with each partition's state and replica set (`replicas`, default its
+        assignment now) to those of its replicas that `brokers` names and that are live."""
         cluster = self.cluster
         per_broker: dict[int, dict[TopicPartition, PartitionState]] = {}
+        assigned = {key: replicas[key] if replicas is not None else cluster.assignment(key)
+                    for key in states}
         for key, state in states.items():
-            for b in cluster.assignment(key):
+            for b in assigned[key]:
                 if b in brokers and b in self.live:
                     per_broker.setdefault(b, {})[key] = PartitionState(
                         state.leader, state.leader_epoch, state.isr, state.version)
         for b, batch in sorted(per_broker.items()):
             cluster.send(self.broker, b, CONTROL_MESSAGE_BYTES + 30 * len(batch),
-                         partial(cluster.brokers[b].on_leader_and_isr, self.epoch, batch),
+                         partial(cluster.leader_and_isr, b, self.epoch, batch,
+                                 {key: assigned[key] for key in batch}),
                          reliable=True)
 
     def update_metadata(self, keys: Iterable[TopicPartition] | None = None) -> None:
@@ -247,6 +266,7 @@ class Controller:
             cluster.log.emit(names.ISR_CHANGE_PROPAGATED, broker=self.broker,
                              notifications=sorted(taken), partitions=len(keys))
             self.update_metadata(keys)
+            self.reassignment.isr_changed(keys)
 
         cluster.send(self.broker, ZK, ZK_MESSAGE_BYTES, at_zk)
 

@@ -8,10 +8,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
+from rig.cluster import replica_set
 from rig.cluster.alter_isr_manager import AlterIsrManager
 from rig.cluster.controlled_shutdown import ControlledShutdown
 from rig.cluster.controller import Controller
 from rig.cluster.partition import TopicPartition
+from rig.cluster.zk_reassignment import NOT_CONTROLLER
 from rig.cluster.zookeeper import NODE as ZK
 from rig.cluster.zookeeper import ZK_MESSAGE_BYTES, PartitionState, ZooKeeper
 from rig.events import names
@@ -62,8 +64,11 @@ class ZooKeeperControlPlane:
         return self.zk.partitions
 
     def current_replicas(self, key: TopicPartition) -> tuple[int, ...]:
-        """The partition's replicas: its placement, which nothing here changes."""
-        return self.cluster.assignments[key[0]][key[1]]
+        """The partition's replicas: as a reassignment wrote them to /brokers/topics (during
+        one, the target followed by the origin's others), else its placement."""
+        written = self.zk.assignments.get(key)
+        return written.replicas if written is not None else (
+            self.cluster.assignments[key[0]][key[1]])
 
     def node_alive(self, node: object) -> bool:
         return self.zk.alive if node == ZK else True
@@ -99,6 +104,44 @@ class ZooKeeperControlPlane:
         """The `controlled-shutdown` fault in ZooKeeper mode: KafkaServer.controlledShutdown
         (rig.cluster.controlled_shutdown), which stops the broker through `handle`."""
         ControlledShutdown(self.cluster, broker.id, handle).start()
+
+    def reassign(self, key: TopicPartition, target: tuple[int, ...]) -> int:
+        """The `reassign` fault: AlterPartitionReassignments reaches the controller (none:
+        NOT_CONTROLLER, and nothing is reassigned). Returns the error code."""
+        if self.controller is None:
+            return NOT_CONTROLLER
+        return self.controller.reassignment.alter(key, target)
+
+    def leader_and_isr(self, broker_id: int, epoch: int, batch: dict[TopicPartition, Any],
+                       replicas: dict[TopicPartition, tuple[int, ...]]) -> None:
+        """A LeaderAndIsr reaches `broker_id` (ReplicaManager.becomeLeaderOrFollower): a
+        partition it does not hold but whose replicas name it is created, empty
+        (getOrCreatePartition); one whose replica set changed at a newer leader epoch takes it
+        (Partition.makeLeader / makeFollower → updateAssignmentAndIsr); then each becomes
+        leader or follower."""
+        broker = self.brokers[broker_id]
+        if epoch >= broker.controller_epoch_seen:
+            for key, state in batch.items():
+                replica, now = broker.replicas.get(key), replicas[key]
+                if replica is None and broker_id in now:
+                    replica_set.create(self.cluster, broker, key, now)
+                elif (replica is not None and now != replica.assignment
+                      and state.leader_epoch > replica.leader_epoch):
+                    replica_set.update_assignment(self.cluster, broker, replica, now)
+        broker.on_leader_and_isr(epoch, batch)
+
+    def stop_replica(self, broker_id: int, epoch: int, key: TopicPartition,
+                     delete: bool) -> None:
+        """StopReplica for one partition: stop fetching it; with delete = true (a reassignment
+        removed the replica) the replica and its log are gone (ReplicaManager.stopReplicas)."""
+        broker = self.brokers[broker_id]
+        if not delete or epoch < broker.controller_epoch_seen:
+            broker.on_stop_replica(epoch, [key])
+            return
+        broker.controller_epoch_seen = epoch
+        replica = broker.replicas.get(key)
+        if replica is not None:
+            replica_set.delete(self.cluster, broker, replica)
 
     def broker_restarted(self, broker: Any) -> None:
         self._heartbeats(broker)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from rig.cluster.network import Node
 from rig.cluster.replica import TopicPartition
@@ -31,6 +31,36 @@ class PartitionState:
     version: int = 0
 
 
+class ReplicaAssignment(NamedTuple):
+    """A partition's assignment as /brokers/topics/<topic> holds it (Kafka's ReplicaAssignment,
+    KIP-455): during a reassignment `replicas` is the target followed by the origin's others,
+    with the replicas being added and removed."""
+
+    replicas: tuple[int, ...]
+    adding: tuple[int, ...] = ()
+    removing: tuple[int, ...] = ()
+
+    @property
+    def being_reassigned(self) -> bool:
+        return bool(self.adding or self.removing)
+
+    @property
+    def origin(self) -> tuple[int, ...]:
+        return tuple(r for r in self.replicas if r not in self.adding)
+
+    @property
+    def target(self) -> tuple[int, ...]:
+        return tuple(r for r in self.replicas if r not in self.removing)
+
+    def reassign_to(self, target: tuple[int, ...]) -> ReplicaAssignment:
+        """ReplicaAssignment.reassignTo: the full set is the target then the origin's others
+        (distinct, in that order); adding and removing keep that order."""
+        origin = self.origin
+        full = tuple(dict.fromkeys((*target, *origin)))
+        return ReplicaAssignment(full, tuple(r for r in full if r not in origin),
+                                 tuple(r for r in full if r not in target))
+
+
 class ZkHost(Protocol):
     """What ZooKeeper uses of the model around it (rig.cluster.cluster.Cluster)."""
 
@@ -47,6 +77,8 @@ class ZkHost(Protocol):
 
     def controller_elected(self, broker: int, epoch: int) -> None: ...
 
+    def assignment(self, key: TopicPartition) -> tuple[int, ...]: ...
+
     def controller_gone(self) -> None: ...
 
     def run_for_controller(self, broker: int) -> None: ...
@@ -61,6 +93,11 @@ class ZooKeeper:
         self.controller: int | None = None
         self.controller_epoch = 0
         self.partitions: dict[TopicPartition, PartitionState] = {}
+        # /brokers/topics: the assignments a reassignment wrote (the others are the placement's).
+        self.assignments: dict[TopicPartition, ReplicaAssignment] = {}
+        # The /state watches of partitions being reassigned (before IBP 2.7 only: Kafka's
+        # PartitionReassignmentIsrChangeHandler; with AlterIsr the controller sees the change).
+        self.reassignment_watches: set[TopicPartition] = set()
         self.state_writes = 0  # the controller's /state writes so far (leaders change only so)
         # /isr_change_notification: sequence number → the partitions a leader changed.
         self.isr_notifications: dict[int, tuple[TopicPartition, ...]] = {}
@@ -147,6 +184,23 @@ class ZooKeeper:
         self.cluster.log.emit(names.ZK_PARTITION_STATE, topic=key[0], partition=key[1],
                               leader=state.leader, epoch=state.leader_epoch,
                               isr=list(state.isr), version=state.version, writer=writer)
+        if key in self.reassignment_watches:  # any write of the znode fires the data watch
+            self.cluster.notify_controller(lambda c: c.reassignment.isr_changed([key]))
+
+    def full_assignment(self, key: TopicPartition) -> ReplicaAssignment:
+        """The partition's assignment as /brokers/topics holds it."""
+        written = self.assignments.get(key)
+        return written if written is not None else ReplicaAssignment(
+            self.cluster.assignment(key))
+
+    def write_assignment(self, key: TopicPartition, assignment: ReplicaAssignment) -> None:
+        """The controller's write of the partition's assignment into /brokers/topics/<topic>
+        (KafkaController.updateReplicaAssignmentForPartition)."""
+        self.assignments[key] = assignment
+        self.cluster.log.emit(names.ZK_PARTITION_ASSIGNMENT, topic=key[0], partition=key[1],
+                              replicas=list(assignment.replicas),
+                              adding=list(assignment.adding),
+                              removing=list(assignment.removing))
 
     def add_isr_change_notification(self, partitions: tuple[TopicPartition, ...]) -> int:
         """A leader creates the sequential child /isr_change_notification/isr_change_N."""

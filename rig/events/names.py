@@ -133,6 +133,11 @@ ZK_PARTITION_STATE: Final = "zk.partition_state"  # topic, partition, leader, ep
 #   version, writer (leader | controller): a partition's /state znode as written (a leader's
 #   own ISR change is written by the leader before IBP 2.7, by the controller for it from 2.7:
 #   AlterIsr, KIP-497)
+# zk.partition_assignment: topic, partition, replicas, adding, removing — the controller wrote
+#   the partition's assignment into /brokers/topics/<topic> (a reassignment, KIP-455: its start,
+#   the target followed by the origin's others with adding and removing set, and its end, the
+#   target with neither; KafkaController.updateReplicaAssignmentForPartition)
+ZK_PARTITION_ASSIGNMENT: Final = "zk.partition_assignment"
 ISR_CHANGE_NOTIFICATION: Final = "isr.change_notification"  # broker, notification, partitions
 ISR_CHANGE_PROPAGATED: Final = "isr.change_propagated"  # broker (controller), notifications,
 #   partitions: the controller read the notifications and sent UpdateMetadata to every broker
@@ -152,14 +157,17 @@ BROKER_UNFENCED: Final = "broker.unfenced"
 #   unclean-shutdown | alter-partition | reassignment | min-isr-change): a
 #   PartitionChangeRecord the active controller appended
 PARTITION_CHANGE: Final = "partition.change"
-# replica.created: broker, topic, partition, replicas — a KRaft broker's metadata names it a
-#   replica it does not hold (a reassignment added it): an empty log, fetching from offset 0
+# replica.created: broker, topic, partition, replicas — a reassignment made the broker a replica
+#   it does not hold (KRaft: its metadata names it; ZooKeeper: a LeaderAndIsr does): an empty
+#   log, fetching from offset 0
 REPLICA_CREATED: Final = "replica.created"
 # replica.deleted: broker, topic, partition, replicas, log_end_offset (of the log deleted) — its
-#   metadata no longer names it a replica (TopicDelta.localChanges deletes): stopped, log gone
+#   metadata no longer names it a replica (TopicDelta.localChanges deletes), or a ZooKeeper
+#   controller's StopReplica with delete = true removed it: stopped, log gone
 REPLICA_DELETED: Final = "replica.deleted"
 # reassignment.rejected: topic, partition, replicas (the target), error_code — a reassign fault
-#   no controller took (NOT_CONTROLLER 41: none active)
+#   no controller took (NOT_CONTROLLER 41: none active; ZooKeeper mode also
+#   INVALID_REPLICA_ASSIGNMENT 39, an added replica whose broker is not alive)
 REASSIGNMENT_REJECTED: Final = "reassignment.rejected"
 # alter_partition.rejected: broker (the leader), topic, partition, error_code, error (Kafka's
 #   name: INELIGIBLE_REPLICA 107, FENCED_LEADER_EPOCH 74, INVALID_UPDATE_VERSION 95, …), isr

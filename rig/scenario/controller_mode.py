@@ -17,6 +17,9 @@ _KRAFT_ONLY_KEYS = ("broker.heartbeat.interval.ms", "broker.session.timeout.ms",
                     "controller.quorum.fetch.timeout.ms")
 _ZK_ONLY_FAULTS = ("zk-session-expiry", "controller-failover")
 _NODE_OF = {"zookeeper": "zk", "kraft": "controller"}
+# The first release whose controller takes AlterPartitionReassignments (KIP-455); before it a
+# reassignment went through the /admin/reassign_partitions znode, with other rules.
+_REASSIGNMENT_API = "2.4"
 
 
 def check_controller_mode(data: dict[str, Any], kafka: str, kind: str, out: Collector) -> None:
@@ -69,10 +72,13 @@ def check_controller_mode(data: dict[str, Any], kafka: str, kind: str, out: Coll
                 out.add(("faults", i, key), "this variant has one controller that never "
                         "fails (no cluster.controllers): declare the quorum, e.g. "
                         "cluster.controllers: 3, to crash a controller")
-        if kind == "zookeeper" and raw.get("kind") == "reassign":
-            out.add(("faults", i, "kind"), "reassign is modelled with the kraft controller "
-                    f"only, but this variant runs zookeeper (kafka {kafka}); set "
-                    "strategies.controller: kraft (Kafka 3.3+)")
+        if (kind == "zookeeper" and raw.get("kind") == "reassign"
+                and profiles.older(kafka, _REASSIGNMENT_API)):
+            out.add(("faults", i, "kind"), "reassign is modelled from Kafka "
+                    f"{_REASSIGNMENT_API} (AlterPartitionReassignments, KIP-455), but this "
+                    f"variant runs kafka {kafka}, whose kafka-reassign-partitions writes "
+                    "/admin/reassign_partitions, which rig does not model: use kafka ≥ "
+                    f"{_REASSIGNMENT_API}")
         if kind == "kraft" and raw.get("kind") in _ZK_ONLY_FAULTS:
             instead = ("a KRaft broker has no ZooKeeper session: cut it off from node "
                        "\"controller\" with a network-partition instead"

@@ -35,6 +35,11 @@ def _key(version: str) -> tuple[int, ...]:
     return tuple(int(part) for part in version.split("."))
 
 
+def older(version: str, than: str) -> bool:
+    """Whether release `version` comes before release `than`."""
+    return _key(version) < _key(than)
+
+
 def fetch_version_for_ibp(ibp: str) -> int:
     """The Fetch version a follower sends under inter.broker.protocol.version `ibp`."""
     for since, fetch_version in _FETCH_VERSION_BY_IBP:

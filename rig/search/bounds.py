@@ -17,6 +17,7 @@ from typing import Any
 
 from rig import units
 from rig.errors import ScenarioError
+from rig.scenario import profiles
 from rig.scenario.load import DEFAULT_DURATION
 from rig.scenario.model import Scenario, VariantSpec
 from rig.scenario.overrides import deep_merge
@@ -68,8 +69,8 @@ def _broker_ids(data: dict[str, Any]) -> tuple[tuple[int, ...], tuple[str, ...]]
 
 def _topics(variant: VariantSpec | None) -> tuple[tuple[str, int, int], ...]:
     """(name, partitions, replication factor) of each of the variant's own topics, as its
-    loader resolved them. Without a loaded variant the controller is ZooKeeper, which draws no
-    reassignment: none."""
+    loader resolved them. Without a loaded variant nothing says which topics a reassignment
+    may move: none."""
     if variant is None:
         return ()
     return tuple((t.name, t.partitions, t.replication_factor) for t in variant.topics
@@ -88,6 +89,12 @@ def _control_plane(variant: VariantSpec | None) -> tuple[str, tuple[int | str, .
     if not variant.controllers:
         return kind, ("controller",), False  # the one implicit controller never fails
     return kind, tuple(c.id for c in variant.controllers if not c.combined), True
+
+
+def _takes_reassignments(controller: str, variant: VariantSpec | None) -> bool:
+    """KRaft's controller, or a ZooKeeper one with AlterPartitionReassignments (KIP-455)."""
+    return controller == "kraft" or (controller == "zookeeper" and variant is not None
+                                     and not profiles.older(variant.kafka, "2.4"))
 
 
 def fuzz_bounds(doc: Document, data: dict[str, Any],
@@ -124,10 +131,11 @@ def fuzz_bounds(doc: Document, data: dict[str, Any],
                                     f"cluster (brokers: {list(ids)})"))
     if "rack-failure" in kinds and not racks:
         problems.append(doc.problem(("fuzz", "kinds"), "rack-failure needs brokers with racks"))
-    if "reassign" in kinds and controller != "kraft":
+    if "reassign" in kinds and not _takes_reassignments(controller, variant):
         problems.append(doc.problem(("fuzz", "kinds"), "reassign is modelled with the kraft "
-                                    f"controller only, and this variant runs the {controller} "
-                                    "controller"))
+                                    "controller and with the zookeeper controller from Kafka "
+                                    f"2.4, and this variant runs the {controller} controller"
+                                    + (f" (kafka {variant.kafka})" if variant else "")))
     if controller != "zookeeper":
         for kind in kinds:
             if kind in _ZOOKEEPER_ONLY_KINDS:

@@ -10,43 +10,20 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
 
 from rig.errors import ScenarioError
 from rig.events import names
 from rig.scenario.load import load_scenario
-from rig.simulate import simulate
-
-BASE = """
-name: reassign
-duration: 30s
-kafka: "{kafka}"
-cluster: {{brokers: 4, config: {{min.insync.replicas: 2}}}}
-topics:
-  - {{name: t, partitions: 1, replication_factor: 3, assignment: [[0, 1, 2]]}}
-workload:
-  producers:
-    - {{name: app, topic: t, rate: 300, keys: {{uniform: 100}}, acks: all, linger: 20ms}}
-faults:
-  - {{kind: reassign, topic: t, partition: 0, replicas: {target}, at: 5s}}
-{more}
-"""
+from tests.cluster.simulated import checked_run, named, reassign_scenario
 
 
 def run(write: Callable[[str, str], Path], tmp_path: Path, target: str, more: str = "",
         kafka: str = "4.1") -> tuple[list[dict[str, Any]], Any]:
-    scenario = load_scenario(write(BASE.format(kafka=kafka, target=target, more=more),
+    scenario = load_scenario(write(reassign_scenario(kafka=kafka, target=target, more=more),
                                    "s.yaml"))
     [variant] = scenario.variants
-    log = tmp_path / "events.jsonl"
-    result = simulate(variant, log, scenario=scenario.name)
-    assert all(check.status.value == "ok" for check in result.checks), result.checks
-    return [orjson.loads(line) for line in log.read_bytes().splitlines()], result
-
-
-def named(events: list[dict[str, Any]], name: str) -> list[dict[str, Any]]:
-    return [e for e in events if e["event"] == name]
+    return checked_run(variant, tmp_path, scenario.name)
 
 
 def test_moving_the_leader_off_answers_108_and_deletes_its_replica(
@@ -99,9 +76,10 @@ def test_a_removed_follower_that_was_down_deletes_its_stray_replica_when_back(
     assert deleted["broker"] == 2 and deleted["t_ms"] >= restarted["t_ms"]
 
 
-def test_zookeeper_mode_refuses_a_reassign_fault(
+def test_zookeeper_mode_before_2_4_refuses_a_reassign_fault(
         write_scenario: Callable[[str, str], Path]) -> None:
-    with pytest.raises(ScenarioError, match=r"faults\[0\]\.kind: reassign is modelled with the "
-                       r"kraft controller only"):
-        load_scenario(write_scenario(BASE.format(kafka="3.9", target="[1, 2, 3]", more=""),
+    with pytest.raises(ScenarioError, match=r"faults\[0\]\.kind: reassign is modelled from "
+                       r"Kafka 2\.4 \(AlterPartitionReassignments, KIP-455\), but this variant "
+                       r"runs kafka 2\.3"):
+        load_scenario(write_scenario(reassign_scenario(kafka="2.3", target="[1, 2, 3]"),
                                      "s.yaml"))

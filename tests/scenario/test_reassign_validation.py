@@ -62,6 +62,14 @@ def test_reassign_fields_belong_to_reassign(write_scenario: Callable[[str, str],
         error.value)
 
 
-def test_zookeeper_mode_names_the_field(write_scenario: Callable[[str, str], Path]) -> None:
-    assert "s.yaml:7: $.faults[0].kind: reassign is modelled with the kraft controller only" in (
-        problems(write_scenario, "topic: t, partition: 0, replicas: [1, 2, 3]", kafka="3.9"))
+def test_zookeeper_mode_before_2_4_names_the_field(
+        write_scenario: Callable[[str, str], Path]) -> None:
+    assert "s.yaml:7: $.faults[0].kind: reassign is modelled from Kafka 2.4" in (
+        problems(write_scenario, "topic: t, partition: 0, replicas: [1, 2, 3]", kafka="2.3"))
+
+
+def test_zookeeper_mode_from_2_4_loads(write_scenario: Callable[[str, str], Path]) -> None:
+    [variant] = load_scenario(write_scenario(BASE.format(
+        kafka="2.4", fault="topic: t, partition: 0, replicas: [1, 2, 3]"), "s.yaml")).variants
+    assert variant.strategies["controller"].name == "zookeeper"
+    assert [f.replicas for f in variant.faults] == [(1, 2, 3)]

@@ -164,11 +164,17 @@ def test_a_kind_the_kraft_controller_cannot_take_is_located(
     assert "fz.yaml:9: $.fuzz.kinds: " + message in str(error.value), str(error.value)
 
 
-def test_a_reassign_fault_needs_kraft(write_scenario: Callable[[str, str], Path]) -> None:
+def test_a_reassign_fault_needs_kraft_or_zookeeper_from_2_4(
+        write_scenario: Callable[[str, str], Path]) -> None:
+    old = BASE.replace("duration: 20s", 'duration: 20s\nkafka: "2.3"')
     with pytest.raises(ScenarioError) as error:
-        _kraft_bounds(write_scenario, BASE + "fuzz:\n  kinds: [crash, reassign]\n")
-    assert ("fz.yaml:8: $.fuzz.kinds: reassign is modelled with the kraft controller only, and "
-            "this variant runs the zookeeper controller") in str(error.value), str(error.value)
+        _kraft_bounds(write_scenario, old + "fuzz:\n  kinds: [crash, reassign]\n")
+    assert ("fz.yaml:9: $.fuzz.kinds: reassign is modelled with the kraft controller and with "
+            "the zookeeper controller from Kafka 2.4, and this variant runs the zookeeper "
+            "controller (kafka 2.3)") in str(error.value), str(error.value)
+    new = BASE.replace("duration: 20s", 'duration: 20s\nkafka: "2.4"')
+    bounds = _kraft_bounds(write_scenario, new + "fuzz:\n  kinds: [crash, reassign]\n")
+    assert bounds.kinds == ("crash", "reassign") and bounds.topics == (("t", 1, 3),)
 
 
 def test_reassignments_move_a_partition_to_as_many_brokers_and_run(
