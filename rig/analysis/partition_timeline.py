@@ -10,6 +10,8 @@ from typing import Any
 from rig.events import names
 
 ISR_EVENTS = (names.ISR_SHRINK, names.ISR_EXPAND, names.LEADER_ELECTED, names.PARTITION_OFFLINE)
+# The controller's writes of a partition's replica set (a reassignment): KRaft's, ZooKeeper's.
+REPLICA_SET_WRITES = (names.PARTITION_CHANGE, names.ZK_PARTITION_ASSIGNMENT)
 
 
 def _size(values: list[Any] | None) -> int | None:
@@ -37,7 +39,7 @@ def timeline(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if key not in rf or None in key:
             continue
         event = row["event"]
-        if event == names.PARTITION_CHANGE and row["replicas"] is not None:
+        if event in REPLICA_SET_WRITES and row["replicas"] is not None:
             # A reassignment changes the replica count; Kafka counts a partition under
             # replicated by its target's (Partition.isUnderReplicated: replicationFactor is
             # replicas − removing while one is in progress).
@@ -99,9 +101,9 @@ def whole_points(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
         key = (row["variant"], row["topic"], row["partition"])
         event = row["event"]
         if key not in replicas or None in key or (
-                event not in ISR_EVENTS and event != names.PARTITION_CHANGE):
+                event not in ISR_EVENTS and event not in REPLICA_SET_WRITES):
             continue
-        if event != names.PARTITION_CHANGE:  # (a leader lost or elected comes beside it)
+        if event not in REPLICA_SET_WRITES:  # (a leader lost or elected comes beside it)
             offline[key] = event == names.PARTITION_OFFLINE
         elif row.get("replicas") is not None:
             replicas[key] = set(row["replicas"])

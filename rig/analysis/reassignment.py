@@ -1,15 +1,18 @@
-"""What each reassign fault moved, read from the KRaft metadata log as the analysis selected it.
+"""What each reassign fault moved, read from the controller's writes as the analysis selected
+them.
 
 A reassign fault's fault.inject names no broker (no node fails), but it sets replicas moving:
-the active controller takes AlterPartitionReassignments at once and writes its first
-PartitionChangeRecord, logged as partition.change with reason "reassignment" right after the
-fault.inject, in the same action (rig.cluster.kraft.quorum_controller.reassign;
-ReplicationControlManager.alterPartitionReassignments). Its `adding` are the replicas that must
-copy the log from the leader. The reassignment is over at the first later change of the same
-partition that leaves nothing adding or removing (PartitionChangeBuilder
-.completeReassignmentIfNeeded), or at a new reassignment of it, which replaces it
-(ReplicationControlManager.changePartitionReassignment). A reassignment the controller refused
-(reassignment.rejected) or that changed nothing writes no record: nothing moved.
+the controller takes AlterPartitionReassignments at once and writes the reassignment's first
+step right after the fault.inject, in the same action. KRaft: a PartitionChangeRecord, logged
+as partition.change with reason "reassignment" (rig.cluster.kraft.quorum_controller.reassign;
+ReplicationControlManager.alterPartitionReassignments); ZooKeeper: the partition's assignment
+in /brokers/topics, logged as zk.partition_assignment (rig.cluster.zk_reassignment, every such
+write is a reassignment's). Its `adding` are the replicas that must copy the log from the
+leader. The reassignment is over at the first later write for the same partition that leaves
+nothing adding or removing (PartitionChangeBuilder.completeReassignmentIfNeeded;
+KafkaController.onPartitionReassignment's step B6), or at a new reassignment of it, which
+replaces it. A reassignment the controller refused (reassignment.rejected) or that changed
+nothing writes nothing: nothing moved.
 """
 
 from __future__ import annotations
@@ -20,6 +23,9 @@ from typing import Any, NamedTuple
 from rig.events import names
 
 __all__ = ["Moved", "reassignments"]
+
+# The controller's writes that set a partition's replicas: KRaft's, then ZooKeeper's.
+_WRITES = (names.PARTITION_CHANGE, names.ZK_PARTITION_ASSIGNMENT)
 
 
 class Moved(NamedTuple):
@@ -35,7 +41,8 @@ class Moved(NamedTuple):
 def reassignments(rows: Sequence[Mapping[str, Any]]) -> dict[tuple[str, int], Moved]:
     """Per (variant, fault index) of each reassign fault that set replicas moving, what it
     moved. `rows`: the replication stage's selected events (fault.inject and partition.change
-    among them, with reason and adding) in (variant, seq) order."""
+    or zk.partition_assignment among them, with reason, adding and removing) in (variant, seq)
+    order."""
     out: dict[tuple[str, int], Moved] = {}
     pending: dict[str, tuple[int, float]] = {}  # per variant: a reassign fault just injected
     open_: dict[tuple[str, str, int], tuple[str, int]] = {}  # partition → its fault, moving
@@ -46,17 +53,16 @@ def reassignments(rows: Sequence[Mapping[str, Any]]) -> dict[tuple[str, int], Mo
             if row["kind"] == "reassign":
                 pending[variant] = (int(row["fault"]), float(row["t_ms"]))
             continue
-        if event != names.PARTITION_CHANGE:
+        if event not in _WRITES:
             continue
         key = (variant, str(row["topic"]), int(row["partition"]))
         moving = open_.get(key)
-        if moving is not None and (row["reason"] == "reassignment"
-                                   or not (row["adding"] or row["removing"])):
+        reassigning = event == names.ZK_PARTITION_ASSIGNMENT or row["reason"] == "reassignment"
+        if moving is not None and (reassigning or not (row["adding"] or row["removing"])):
             del open_[key]
             out[moving] = out[moving]._replace(completed_ms=float(row["t_ms"]))
         injected = pending.get(variant)
-        if (injected is not None and row["reason"] == "reassignment"
-                and float(row["t_ms"]) == injected[1]):
+        if injected is not None and reassigning and float(row["t_ms"]) == injected[1]:
             del pending[variant]
             fault = (variant, injected[0])
             moving_now = bool(row["adding"] or row["removing"])  # else only a new order

@@ -42,8 +42,8 @@ if TYPE_CHECKING:
 __all__ = ["STAGE", "analyze_replication"]
 
 _SELECTED = (names.PARTITION_ASSIGNED, *_ISR_EVENTS, names.FAULT_INJECT, names.FAULT_HEAL,
-             names.ZK_PARTITION_STATE, names.PARTITION_CHANGE, names.TOPIC_CREATED,
-             *AVAILABILITY_EVENTS)
+             names.ZK_PARTITION_STATE, names.PARTITION_CHANGE, names.ZK_PARTITION_ASSIGNMENT,
+             names.TOPIC_CREATED, *AVAILABILITY_EVENTS)
 
 
 def _schema() -> StructType:

@@ -65,22 +65,52 @@ def test_each_reassign_fault_is_paired_with_the_change_it_wrote() -> None:
     }
 
 
-@pytest.fixture(scope="module")
-def moved_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict[str, Any]]]:
-    return simulated_run(tmp_path_factory.mktemp("two-moves"), SCENARIO)
+def test_a_zookeeper_controller_s_assignment_writes_pair_the_same_way() -> None:
+    """ZooKeeper mode: every write of /brokers/topics is a reassignment's (its start with
+    adding and removing, its end with neither), logged as zk.partition_assignment."""
+
+    def write(t_ms: float, partition: int, adding: list[int],
+              removing: list[int]) -> dict[str, Any]:
+        return {"event": "zk.partition_assignment", "variant": "z", "t_ms": t_ms,
+                "topic": "t", "partition": partition, "adding": adding, "removing": removing,
+                "reason": None}
+
+    rows = [_inject("z", 1.0, 0), write(1.0, 0, [3], [0]),
+            _inject("z", 1.5, 1), write(1.5, 1, [0], [3]),
+            write(2.0, 0, [], []),  # the target in the ISR: its end
+            _inject("z", 3.0, 2), write(3.0, 1, [4], [3]),  # replaces the move of partition 1
+            write(4.0, 1, [], [])]
+    assert reassignments(rows) == {
+        ("z", 0): Moved("t", 0, ("3",), 2.0),
+        ("z", 1): Moved("t", 1, ("0",), 3.0),
+        ("z", 2): Moved("t", 1, ("4",), 4.0),
+    }
+
+
+# The same two moves on a ZooKeeper controller (KafkaController.onPartitionReassignment), whose
+# end is the assignment it writes with nothing adding or removing.
+ENDS = {"4.1": "partition.change", "3.9": "zk.partition_assignment"}
+
+
+@pytest.fixture(scope="module", params=sorted(ENDS))
+def moved_run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
+              ) -> tuple[Path, list[dict[str, Any]], str]:
+    run_dir, events = simulated_run(tmp_path_factory.mktemp("two-moves"), SCENARIO.replace(
+        'kafka: "4.1"', f'kafka: "{request.param}"'))
+    return run_dir, events, ENDS[request.param]
 
 
 @pytest.mark.spark
 def test_a_reassignment_catches_up_the_brokers_it_adds(
-        spark: Any, moved_run: tuple[Path, list[dict[str, Any]]]) -> None:
-    run_dir, events = moved_run
+        spark: Any, moved_run: tuple[Path, list[dict[str, Any]], str]) -> None:
+    run_dir, events, end_event = moved_run
     summary = analyze_replication(run_dir)["variants"]["default"]["replication"]
     faults = orjson.loads((run_dir / "metrics" / "recovery.json").read_bytes())
     assert [f["kind"] for f in faults] == ["reassign", "reassign"]
     for fault, (partition, added) in zip(faults, ((0, 3), (1, 0)), strict=True):
         # Its end, read plainly: the first change of its partition after the injection that
         # leaves nothing adding or removing.
-        done = next(e["t_ms"] for e in events if e["event"] == "partition.change"
+        done = next(e["t_ms"] for e in events if e["event"] == end_event
                     and e["partition"] == partition and e["t_ms"] >= 6_000
                     and not e["adding"] and not e["removing"])
         window = [e for e in events if e["event"] == "fetch.response" and e["role"] == "follower"
