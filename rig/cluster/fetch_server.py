@@ -112,10 +112,12 @@ class FetchServer:
         request.diverging = diverging_epoch.check(self.replica_manager, request)
         readable = self.readable(slot, request, request.min_bytes)
         update_fetch_state(self.replica_manager, slot, request)
-        # ReplicaManager.fetchMessages answers at once when a partition has a preferred read
-        # replica or a diverging epoch (hasPreferredReadReplica, hasDivergingEpoch).
+        # ReplicaManager.fetchMessages answers at once when a partition has an error, a
+        # preferred read replica or a diverging epoch (errorReadingData, hasPreferredReadReplica,
+        # hasDivergingEpoch): NOT_LEADER_OR_FOLLOWER for one it does not lead (see _respond).
         if (readable >= request.min_bytes or request.max_wait_ms <= 0 or not context.partitions
-                or request.diverging or self._preferred(slot, request)):
+                or request.diverging or self._preferred(slot, request)
+                or self._not_led(request)):
             self._respond(request, context, self.ctx.sim.now_us)
             return
         self._park(slot, request, context, self.ctx.sim.now_us)
@@ -141,6 +143,12 @@ class FetchServer:
                                 f"{arrived_us} µs met error {context.error_code}: its session "
                                 "changed while it coasted")
         self._park(request.fetcher.slot_key, request, context, arrived_us)
+
+    def _not_led(self, request: FetchRequestMsg) -> bool:
+        """Whether a partition the request adds or changes is one this broker does not answer
+        for (the NOT_LEADER_OR_FOLLOWER of _respond)."""
+        replicas = self.replica_manager.replicas
+        return any(not answers(request, replicas.get(key)) for key in request.updates)
 
     def _visible_end(self, request: FetchRequestMsg, replica: Replica) -> int:
         """Followers read to the log end; consumers only below the (this replica's) HW."""

@@ -7,30 +7,31 @@ step and then fetches the partitions that are ready, as Kafka's AbstractFetcherT
 From Kafka 2.8 (truncation on fetch) a log with an epoch skips the question: it is fetched at
 once, and the leader's answer may carry a diverging epoch to truncate by.
 Partitions whose fetch data changed are "dirty" until the next request, which is what an
-incremental fetch session lists.
+incremental fetch session lists. A partition answered NOT_LEADER_OR_FOLLOWER is retried after
+replica.fetch.backoff.ms; how a follower truncates is its base's (rig.cluster.follower_truncation).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
-from rig.cluster.fetch_client import ClientHost, FetchClient
+from rig.cluster.fetch_client import ClientHost
+from rig.cluster.follower_truncation import FollowerTruncation
 from rig.cluster.messages import FetchResponseMsg
 from rig.cluster.partition import FetchState, TopicPartition
 from rig.events import names
 from rig.protocol.errors import OFFSET_OUT_OF_RANGE
 from rig.strategies.fetch_session import SessionClient
 from rig.strategies.replication import AskLeader
-from rig.strategies.replication.base import Decision, FollowerView
+from rig.strategies.replication.base import Decision
 
 if TYPE_CHECKING:
     from rig.cluster.broker import Broker
-    from rig.cluster.replica import Replica
 
 EPOCH_REQUEST_BYTES = 64  # OffsetsForLeaderEpoch, roughly: not one of the exact messages
 
 
-class ReplicaFetcher(FetchClient):
+class ReplicaFetcher(FollowerTruncation):
     role: ClassVar[str] = "follower"
     privileged: ClassVar[bool] = True  # follower sessions are privileged in the session cache
 
@@ -48,6 +49,8 @@ class ReplicaFetcher(FetchClient):
         self.truncating: dict[TopicPartition, int] = {}  # partition → epoch asked about
         self._backing_off = False  # records it could not append: wait replica.fetch.backoff.ms
         self._fetch_turn = False  # a truncation round ended: the fetchable partitions go next
+        # Partitions answered NOT_LEADER_OR_FOLLOWER, and the state they come back with (_delay)
+        self.delayed: dict[TopicPartition, FetchState] = {}
 
     @property
     def replica_epoch(self) -> int:
@@ -67,6 +70,7 @@ class ReplicaFetcher(FetchClient):
         (`wake=False`: the caller wakes the fetcher once it has added all its partitions)."""
         if self.coast is not None:
             self.coast.wake()
+        self.delayed.pop(key, None)  # a new LeaderAndIsr: its state replaces a delayed one
         if isinstance(decision, AskLeader) and self._truncates_on_fetch:
             # Kafka 2.8+ (IBP 2.7+, KAFKA-10554): a log with an epoch is fetched at once from
             # its end with that epoch; the leader's diverging epoch says where to truncate
@@ -81,34 +85,35 @@ class ReplicaFetcher(FetchClient):
         if wake:
             self.wake()
 
-    @property
-    def _truncates_on_fetch(self) -> bool:
-        return self.broker.config.truncation_on_fetch and self.version >= 12
-
     def _fetch(self, key: TopicPartition) -> None:
         replica = self.broker.replicas[key]
         self.fetch(key, FetchState(replica.leo, replica.log.log_start_offset,
                                    replica.leader_epoch, self._last_fetched_epoch(replica)))
 
-    def _last_fetched_epoch(self, replica: Replica) -> int:
-        """The epoch of the log's last batch when truncating on fetch, else −1 (not sent)."""
-        return replica.log.latest_epoch if self._truncates_on_fetch else -1
-
-    def _fetch_from_end(self, key: TopicPartition, replica: Replica) -> None:
-        """Fetch `key` next from the log's end, with the epoch of its last batch
-        (AbstractFetcherThread: PartitionFetchState after an append or a truncation)."""
-        state = self.partitions[key]
-        state.fetch_offset = replica.leo
-        state.last_fetched_epoch = self._last_fetched_epoch(replica)
-        self.dirty[key] = None
-
     def remove_partition(self, key: TopicPartition) -> None:
         self.truncating.pop(key, None)
+        self.delayed.pop(key, None)
         super().remove_partition(key)
 
     @property
     def idle(self) -> bool:
-        return not self.partitions and not self.truncating
+        return not self.partitions and not self.truncating and not self.delayed
+
+    def _delay(self, key: TopicPartition) -> None:
+        """NOT_LEADER_OR_FOLLOWER (the broker does not lead it, or not yet): Kafka retries the
+        partition after replica.fetch.backoff.ms, out of the requests meanwhile (a session
+        forgets it) and back with the same state (AbstractFetcherThread.delayPartitions)."""
+        self.delayed[key] = state = self.partitions[key]
+        super().remove_partition(key)
+        self.broker.schedule(self.broker.config.replica_fetch_backoff_ms * 1000,
+                             lambda: self._undelay(key, state))
+
+    def _undelay(self, key: TopicPartition, state: FetchState) -> None:
+        if self.stopped or self.delayed.get(key) is not state:
+            return  # removed, or followed anew, meanwhile
+        del self.delayed[key]
+        self.fetch(key, state)
+        self.wake()
 
     # -- the loop ------------------------------------------------------------------------------
     def send(self) -> None:
@@ -124,11 +129,6 @@ class ReplicaFetcher(FetchClient):
             return
         self._fetch_turn = False
         super().send()
-
-    def _view(self, key: TopicPartition) -> FollowerView:
-        replica = self.broker.replicas[key]
-        return FollowerView(replica.leo, replica.high_watermark, replica.log.latest_epoch,
-                            replica.log.end_offset_for_epoch)
 
     def _ask_epochs(self) -> None:
         """OffsetsForLeaderEpoch for every partition still deciding where to truncate."""
@@ -176,40 +176,6 @@ class ReplicaFetcher(FetchClient):
             self._fetch_turn = bool(self.truncating)
             self.send()
 
-    def _walk_back(self, key: TopicPartition, view: FollowerView, epoch: int) -> None:
-        """KIP-279's intermediate step (2.0–2.7, AbstractFetcherThread.getOffsetTruncationState:
-        the leader answered with an epoch this log does not have): truncate now to the end of
-        the log's epoch `epoch` (the largest below the leader's, `truncationCompleted = false`),
-        and stay truncating; the next OffsetsForLeaderEpoch asks about the log's latest epoch
-        (fetchTruncatingPartitions → latestEpoch), which is `epoch` once the truncation dropped
-        the epochs after it. A truncation at or past the log end drops none before KAFKA-10706
-        (2.7, Log.truncateTo's early return): the replica then asks the same epoch again, gets
-        the same answer, and never completes (the liveness bug KAFKA-10706 fixed)."""
-        own_epoch, own_end = view.end_offset_for_epoch(epoch)
-        if own_epoch != -1:
-            self._truncate(key, own_end, "leader-epoch")
-        replica = self.broker.replicas[key]
-        latest = replica.log.latest_epoch
-        self.truncating[key] = latest if latest != -1 else epoch
-
-    def _truncate(self, key: TopicPartition, offset: int, reason: str) -> None:
-        replica = self.broker.replicas[key]
-        before = replica.leo
-        offset = max(0, min(offset, before))
-        removed = replica.log.truncate_to(offset)
-        if offset >= before and self.broker.config.truncate_epochs_at_log_end:
-            # Kafka 2.7+ (KAFKA-10706, Log.truncateTo): "Always truncate epoch cache since we
-            # may have a conflicting epoch entry at the end of the log from the leader".
-            replica.log.truncate_epochs_from_end()
-        replica.high_watermark = min(replica.high_watermark, replica.leo)
-        self.broker.replica_manager.hw_dirty[key] = None
-        if not removed:
-            return  # nothing was cut: not an event
-        self.cluster.log.emit(names.REPLICA_TRUNCATE, broker=self.broker_id, topic=key[0],
-                              partition=key[1], leader=self.leader_id, from_offset=before,
-                              to_offset=replica.leo, records=removed, reason=reason,
-                              strategy=self.cluster.strategies.replication.name)
-
     def _send_fetch(self) -> None:
         if not self._sent:
             self.cluster.log.emit(names.FETCHER_START, broker=self.broker_id,
@@ -245,45 +211,5 @@ class ReplicaFetcher(FetchClient):
                 if self._out_of_range(key):
                     return  # the broker halted: its fetchers are gone
             elif key in self.partitions:
-                self.remove_partition(key)  # not leader there: wait for LeaderAndIsr
-
-    def _diverged(self, key: TopicPartition, leader_epoch: int, leader_end: int) -> None:
-        """The leader found our log diverging from its own: truncate by its (epoch, end offset)
-        as an OffsetsForLeaderEpoch answer is read, then fetch from the new log end with its
-        epoch (AbstractFetcherThread.truncateOnFetchResponse → getOffsetTruncationState, the
-        partition staying in Fetching). Where the leader's epoch is one this log does not have,
-        Kafka truncates to the end of the log's largest epoch below it and the next fetch asks
-        again: a divergence of several epochs takes several answers."""
-        state = self.partitions[key]
-        view = self._view(key)
-        decision = self.cluster.strategies.replication.on_epoch_end(
-            view, state.last_fetched_epoch, leader_epoch, leader_end)
-        if isinstance(decision, AskLeader):
-            offset = view.end_offset_for_epoch(decision.epoch)[1]
-        else:
-            offset = decision.offset
-        self._truncate(key, offset, "diverging-epoch")
-        self._fetch_from_end(key, self.broker.replicas[key])
-
-    def _out_of_range(self, key: TopicPartition) -> bool:
-        """Our fetch offset is past the leader's log end: truncate to its end (Kafka does so,
-        even though it may throw away records only this replica had). The ListOffsets round
-        trip that learns the leader's end is not modelled: the answer is taken at once.
-
-        Unless the topic forbids unclean leader election: then truncating would throw away
-        records the ISR may have acknowledged, and the broker halts instead
-        (ReplicaFetcherThread.handleOffsetOutOfRange: "Halting because log truncation is not
-        allowed for topic …" and Runtime.halt(1) in 0.8.2, the same check ending in
-        FatalExitError later, AbstractFetcherThread's isUncleanLeaderElectionAllowed). Returns
-        whether the broker halted."""
-        leader = self.cluster.brokers[self.leader_id].replicas.get(key)
-        if leader is None:
-            return False
-        own = self.broker.replicas[key].leo
-        if leader.leo < own and not self.cluster.unclean_election(key):
-            self.cluster.halt(self.broker_id, key, self.leader_id, leader.leo, own)
-            return True
-        self._truncate(key, leader.leo, "offset-out-of-range")
-        self._fetch_from_end(key, self.broker.replicas[key])  # fetchOffsetAndTruncate
-        return False
+                self._delay(key)  # not leader there (yet): retry after the back-off
 

@@ -1,0 +1,122 @@
+"""How a follower truncates its log (rig.cluster.fetcher.ReplicaFetcher's base): by the
+replication strategy's reading of the leader's epoch ends, an OffsetsForLeaderEpoch answer or a
+fetch response's diverging epoch (AbstractFetcherThread.getOffsetTruncationState), by KIP-279's
+walk-back one epoch at a time (2.0–2.7), and to the leader's end on OFFSET_OUT_OF_RANGE, or the
+broker halts where that would be an unclean truncation."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rig.cluster.fetch_client import FetchClient
+from rig.cluster.partition import TopicPartition
+from rig.events import names
+from rig.strategies.replication import AskLeader
+from rig.strategies.replication.base import FollowerView
+
+if TYPE_CHECKING:
+    from rig.cluster.broker import Broker
+    from rig.cluster.replica import Replica
+
+
+class FollowerTruncation(FetchClient):
+    """The truncation steps of a follower's fetcher; the fetch loop is ReplicaFetcher's."""
+
+    broker: Broker
+    broker_id: int
+    truncating: dict[TopicPartition, int]  # partition → epoch asked about
+
+    @property
+    def _truncates_on_fetch(self) -> bool:
+        return self.broker.config.truncation_on_fetch and self.version >= 12
+
+    def _last_fetched_epoch(self, replica: Replica) -> int:
+        """The epoch of the log's last batch when truncating on fetch, else −1 (not sent)."""
+        return replica.log.latest_epoch if self._truncates_on_fetch else -1
+
+    def _fetch_from_end(self, key: TopicPartition, replica: Replica) -> None:
+        """Fetch `key` next from the log's end, with the epoch of its last batch
+        (AbstractFetcherThread: PartitionFetchState after an append or a truncation)."""
+        state = self.partitions[key]
+        state.fetch_offset = replica.leo
+        state.last_fetched_epoch = self._last_fetched_epoch(replica)
+        self.dirty[key] = None
+
+    def _view(self, key: TopicPartition) -> FollowerView:
+        replica = self.broker.replicas[key]
+        return FollowerView(replica.leo, replica.high_watermark, replica.log.latest_epoch,
+                            replica.log.end_offset_for_epoch)
+
+    def _walk_back(self, key: TopicPartition, view: FollowerView, epoch: int) -> None:
+        """KIP-279's intermediate step (2.0–2.7, AbstractFetcherThread.getOffsetTruncationState:
+        the leader answered with an epoch this log does not have): truncate now to the end of
+        the log's epoch `epoch` (the largest below the leader's, `truncationCompleted = false`),
+        and stay truncating; the next OffsetsForLeaderEpoch asks about the log's latest epoch
+        (fetchTruncatingPartitions → latestEpoch), which is `epoch` once the truncation dropped
+        the epochs after it. A truncation at or past the log end drops none before KAFKA-10706
+        (2.7, Log.truncateTo's early return): the replica then asks the same epoch again, gets
+        the same answer, and never completes (the liveness bug KAFKA-10706 fixed)."""
+        own_epoch, own_end = view.end_offset_for_epoch(epoch)
+        if own_epoch != -1:
+            self._truncate(key, own_end, "leader-epoch")
+        replica = self.broker.replicas[key]
+        latest = replica.log.latest_epoch
+        self.truncating[key] = latest if latest != -1 else epoch
+
+    def _truncate(self, key: TopicPartition, offset: int, reason: str) -> None:
+        replica = self.broker.replicas[key]
+        before = replica.leo
+        offset = max(0, min(offset, before))
+        removed = replica.log.truncate_to(offset)
+        if offset >= before and self.broker.config.truncate_epochs_at_log_end:
+            # Kafka 2.7+ (KAFKA-10706, Log.truncateTo): "Always truncate epoch cache since we
+            # may have a conflicting epoch entry at the end of the log from the leader".
+            replica.log.truncate_epochs_from_end()
+        replica.high_watermark = min(replica.high_watermark, replica.leo)
+        self.broker.replica_manager.hw_dirty[key] = None
+        if not removed:
+            return  # nothing was cut: not an event
+        self.cluster.log.emit(names.REPLICA_TRUNCATE, broker=self.broker_id, topic=key[0],
+                              partition=key[1], leader=self.leader_id, from_offset=before,
+                              to_offset=replica.leo, records=removed, reason=reason,
+                              strategy=self.cluster.strategies.replication.name)
+
+    def _diverged(self, key: TopicPartition, leader_epoch: int, leader_end: int) -> None:
+        """The leader found our log diverging from its own: truncate by its (epoch, end offset)
+        as an OffsetsForLeaderEpoch answer is read, then fetch from the new log end with its
+        epoch (AbstractFetcherThread.truncateOnFetchResponse → getOffsetTruncationState, the
+        partition staying in Fetching). Where the leader's epoch is one this log does not have,
+        Kafka truncates to the end of the log's largest epoch below it and the next fetch asks
+        again: a divergence of several epochs takes several answers."""
+        state = self.partitions[key]
+        view = self._view(key)
+        decision = self.cluster.strategies.replication.on_epoch_end(
+            view, state.last_fetched_epoch, leader_epoch, leader_end)
+        if isinstance(decision, AskLeader):
+            offset = view.end_offset_for_epoch(decision.epoch)[1]
+        else:
+            offset = decision.offset
+        self._truncate(key, offset, "diverging-epoch")
+        self._fetch_from_end(key, self.broker.replicas[key])
+
+    def _out_of_range(self, key: TopicPartition) -> bool:
+        """Our fetch offset is past the leader's log end: truncate to its end (Kafka does so,
+        even though it may throw away records only this replica had). The ListOffsets round
+        trip that learns the leader's end is not modelled: the answer is taken at once.
+
+        Unless the topic forbids unclean leader election: then truncating would throw away
+        records the ISR may have acknowledged, and the broker halts instead
+        (ReplicaFetcherThread.handleOffsetOutOfRange: "Halting because log truncation is not
+        allowed for topic …" and Runtime.halt(1) in 0.8.2, the same check ending in
+        FatalExitError later, AbstractFetcherThread's isUncleanLeaderElectionAllowed). Returns
+        whether the broker halted."""
+        leader = self.cluster.brokers[self.leader_id].replicas.get(key)
+        if leader is None:
+            return False
+        own = self.broker.replicas[key].leo
+        if leader.leo < own and not self.cluster.unclean_election(key):
+            self.cluster.halt(self.broker_id, key, self.leader_id, leader.leo, own)
+            return True
+        self._truncate(key, leader.leo, "offset-out-of-range")
+        self._fetch_from_end(key, self.broker.replicas[key])  # fetchOffsetAndTruncate
+        return False
