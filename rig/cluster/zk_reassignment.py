@@ -55,11 +55,12 @@ class PartitionReassignments:
         zk = controller.cluster.zk
         if not controller.active:
             return NOT_CONTROLLER
-        if key not in zk.partitions:
-            return UNKNOWN_TOPIC_OR_PARTITION
-        # validateReplicas: not empty, no broker twice, none negative, every added one live.
+        # validateReplicas: not empty, no broker twice, none negative, every added one live;
+        # then maybeTriggerPartitionReassignment: the partition must exist.
         if not target or len(set(target)) != len(target) or min(target) < 0:
             return INVALID_REPLICA_ASSIGNMENT
+        if key not in zk.partitions:
+            return UNKNOWN_TOPIC_OR_PARTITION
         assignment = zk.full_assignment(key).reassign_to(target)
         if not set(assignment.adding) <= controller.electable:
             return INVALID_REPLICA_ASSIGNMENT

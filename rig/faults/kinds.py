@@ -265,11 +265,12 @@ def _alter_min_isr(cluster: Cluster, topic: str | None, value: int | None) -> No
 
 class Reassign(Fault):
     """An operator reassigns one partition to `replicas`, in that order (kafka-reassign-partitions
-    --execute: AlterPartitionReassignments, KIP-455; KRaft). The active controller writes the
+    --execute: AlterPartitionReassignments, KIP-455). KRaft: the active controller writes the
     first step; the leader's AlterPartition that brings the whole target into the ISR completes
-    it, electing a leader from the target if the old one left (NEW_LEADER_ELECTED to it). Not
-    undone at the end: a reassignment is not a condition that heals. A controller that cannot
-    take it (none active) is logged as `reassignment.rejected`."""
+    it, electing a leader from the target if the old one left (NEW_LEADER_ELECTED to it).
+    ZooKeeper (2.4+): the controller's onPartitionReassignment (rig.cluster.zk_reassignment).
+    Not undone at the end: a reassignment is not a condition that heals. A controller that
+    cannot take it (none active, or a target it refuses) is logged as `reassignment.rejected`."""
 
     kind = "reassign"
     undoes = False
