@@ -53,9 +53,9 @@ class ControllerHost(Protocol):
 
     def after_stall(self, broker_id: int, action: Callable[[], None]) -> None: ...
 
-    def leader_and_isr(self, broker_id: int, epoch: int,
-                       batch: dict[TopicPartition, PartitionState],
-                       replicas: dict[TopicPartition, tuple[int, ...]]) -> None: ...
+    def deliver_leader_and_isr(self, broker_id: int, epoch: int,
+                               batch: dict[TopicPartition, PartitionState],
+                               replicas: dict[TopicPartition, tuple[int, ...]]) -> None: ...
 
     def stop_replica(self, broker_id: int, epoch: int, key: TopicPartition,
                      delete: bool) -> None: ...
@@ -227,7 +227,7 @@ class Controller:
                         state.leader, state.leader_epoch, state.isr, state.version)
         for b, batch in sorted(per_broker.items()):
             cluster.send(self.broker, b, CONTROL_MESSAGE_BYTES + 30 * len(batch),
-                         partial(cluster.leader_and_isr, b, self.epoch, batch,
+                         partial(cluster.deliver_leader_and_isr, b, self.epoch, batch,
                                  {key: assigned[key] for key in batch}),
                          reliable=True)
 

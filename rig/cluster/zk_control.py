@@ -112,8 +112,9 @@ class ZooKeeperControlPlane:
             return NOT_CONTROLLER
         return self.controller.reassignment.alter(key, target)
 
-    def leader_and_isr(self, broker_id: int, epoch: int, batch: dict[TopicPartition, Any],
-                       replicas: dict[TopicPartition, tuple[int, ...]]) -> None:
+    def deliver_leader_and_isr(self, broker_id: int, epoch: int,
+                               batch: dict[TopicPartition, Any],
+                               replicas: dict[TopicPartition, tuple[int, ...]]) -> None:
         """A LeaderAndIsr reaches `broker_id` (ReplicaManager.becomeLeaderOrFollower): a
         partition it does not hold but whose replicas name it is created, empty
         (getOrCreatePartition); one whose replica set changed at a newer leader epoch takes it

@@ -258,6 +258,10 @@ class Host:
     def after_stall(self, broker_id: int, action: Callable[[], None]) -> None:
         pass
 
+    def deliver_leader_and_isr(self, broker_id: int, epoch: int,
+                               batch: dict[Any, PartitionState], replicas: Any) -> None:
+        self.brokers[broker_id].on_leader_and_isr(epoch, batch)
+
     def states(self) -> dict[Any, tuple[int, int, tuple[int, ...]]]:
         return {k: (s.leader, s.leader_epoch, s.isr) for k, s in self.zk.partitions.items()}
 
