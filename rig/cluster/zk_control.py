@@ -185,7 +185,11 @@ class ZooKeeperControlPlane:
         self.controller = None
 
     def run_for_controller(self, broker: int) -> None:
-        self.send(broker, ZK, ZK_MESSAGE_BYTES, lambda: self.zk.try_become_controller(broker))
+        """The broker's create of /controller; its ZooKeeper client retries a request the
+        connection lost until it is connected again (KafkaZkClient
+        .retryRequestsUntilConnected): sent reliably."""
+        self.send(broker, ZK, ZK_MESSAGE_BYTES, lambda: self.zk.try_become_controller(broker),
+                  reliable=True)
 
 
 class ZooKeeperMode:

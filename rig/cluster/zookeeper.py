@@ -148,12 +148,14 @@ class ZooKeeper:
         self.cluster.notify_controller(lambda c: c.on_broker_change(failed=[broker], started=[]))
 
     def resign_controller(self) -> None:
-        """/controller is gone: every live broker's watch fires and each tries to create it."""
+        """/controller is gone: every live broker's watch fires and each tries to create it. A
+        broker cut off from ZooKeeper gets the notification when it reconnects within its
+        session (ZooKeeper re-delivers a triggered watch then): sent reliably."""
         self.controller = None
         self.cluster.controller_gone()
         for broker in sorted(self.sessions):
             self.cluster.send(NODE, broker, ZK_MESSAGE_BYTES,
-                              partial(self.cluster.run_for_controller, broker))
+                              partial(self.cluster.run_for_controller, broker), reliable=True)
 
     def try_become_controller(self, broker: int) -> None:
         if self.controller is not None or broker not in self.sessions:
