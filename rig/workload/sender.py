@@ -46,7 +46,10 @@ class Sender:
                          if key[0] == spec.topic}
         self.sending: dict[TopicPartition, OpenBatch] = {}
         self._in_flight: dict[int, int] = {}
-        self._backoff_until: dict[TopicPartition, float] = {}
+        # When each retried partition may go again, in simulated µs: an integer, so the drain
+        # scheduled for that instant finds it ready (in ms, 32727.755 + 100 rounds above the
+        # 32827.755 the clock shows then, and the batch waited for ever once nothing else drained).
+        self._backoff_until: dict[TopicPartition, int] = {}
         self._refreshing = False
         self._open_requests: dict[int, list[tuple[dict[TopicPartition, OpenBatch], list[bool]]]]
         self._open_requests = {}
@@ -55,9 +58,10 @@ class Sender:
         """Send what may go: per leader, one batch per partition per request, at most
         MAX_IN_FLIGHT requests per connection; retried partitions wait out their backoff."""
         self._expire(now_ms)
+        now_us = self.cluster.sim.now_us
         by_leader: dict[int, list[TopicPartition]] = {}
         for key, queue in self.queues.items():
-            if queue and self._backoff_until.get(key, 0.0) <= now_ms:
+            if queue and self._backoff_until.get(key, 0) <= now_us:
                 by_leader.setdefault(self.metadata.get(key, -1), []).append(key)
         for leader, keys in sorted(by_leader.items()):
             if leader < 0:
@@ -157,7 +161,7 @@ class Sender:
             if retrying:
                 # Back to the head of its partition's queue, after the retry backoff.
                 self.queues.setdefault(key, deque()).appendleft(batch)
-                self._backoff_until[key] = now_ms + RETRY_BACKOFF_MS
+                self._backoff_until[key] = self.cluster.sim.now_us + RETRY_BACKOFF_MS * 1000
                 refresh = True
         if refresh:
             self._refresh_metadata()

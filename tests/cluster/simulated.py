@@ -28,6 +28,35 @@ faults:
 """
 
 
+# The cluster of the ZooKeeper fuzz runs the regression tests replay: two partitions of three
+# replicas, min ISR 2, acks=all at 100 records/s for 12 s, then up to a minute to settle.
+FUZZED = """
+name: {name}
+seed: {seed}
+duration: 12s
+quiesce: 60s
+kafka: "{kafka}"
+cluster:
+  brokers: {brokers}
+  config:
+    min.insync.replicas: 2
+    replica.lag.time.max.ms: 10s
+    zookeeper.session.timeout.ms: 6s
+topics:
+  - {{name: t, partitions: 2, replication_factor: 3}}
+workload:
+  producers:
+    - {{topic: t, rate: 100, acks: all, linger: 20ms}}
+faults:
+{faults}
+"""
+
+
+def fuzzed_scenario(name: str, faults: str, *, kafka: str = "3.9", seed: int = 7,
+                    brokers: int = 4) -> str:
+    return FUZZED.format(name=name, faults=faults, kafka=kafka, seed=seed, brokers=brokers)
+
+
 def reassign_scenario(*, kafka: str, target: str, more: str = "", duration: str = "30s",
                       brokers: int = 4, origin: str = "[0, 1, 2]", config: str = "") -> str:
     return REASSIGN.format(kafka=kafka, target=target, more=more, duration=duration,

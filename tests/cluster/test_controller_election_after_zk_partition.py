@@ -12,25 +12,12 @@ from pathlib import Path
 
 from rig.events import names
 from rig.scenario.load import load_scenario
-from tests.cluster.simulated import checked_run, named
+from tests.cluster.simulated import checked_run, fuzzed_scenario, named
 
-SCENARIO = """
-name: failover-in-a-zk-partition
-duration: 12s
-quiesce: 60s
-kafka: "3.9"
-cluster:
-  brokers: 3
-  config: {min.insync.replicas: 2, zookeeper.session.timeout.ms: 6s}
-topics:
-  - {name: t, partitions: 2, replication_factor: 3}
-workload:
-  producers:
-    - {topic: t, rate: 100, acks: all, linger: 20ms}
-faults:
+SCENARIO = fuzzed_scenario("failover-in-a-zk-partition", """\
   - {kind: network-partition, at: 5s, groups: [[zk], [0, 1, 2]], heal_after: 2s}
-  - {kind: controller-failover, at: 5500ms}
-"""
+  - {kind: controller-failover, at: 5500ms}""",
+                           kafka="3.9", seed=7, brokers=3)
 
 
 def test_the_brokers_run_for_controller_once_zookeeper_is_back(

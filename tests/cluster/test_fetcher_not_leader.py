@@ -15,29 +15,12 @@ from pathlib import Path
 
 from rig.events import names
 from rig.scenario.load import load_scenario
-from tests.cluster.simulated import checked_run, named
+from tests.cluster.simulated import checked_run, fuzzed_scenario, named
 
-SCENARIO = """
-name: restarted-leader
-seed: 1264905771
-duration: 12s
-quiesce: 60s
-kafka: "3.9"
-cluster:
-  brokers: 4
-  config:
-    min.insync.replicas: 2
-    replica.lag.time.max.ms: 10s
-    zookeeper.session.timeout.ms: 6s
-topics:
-  - {name: t, partitions: 2, replication_factor: 3}
-workload:
-  producers:
-    - {topic: t, rate: 100, acks: all, linger: 20ms}
-faults:
+SCENARIO = fuzzed_scenario("restarted-leader", """\
   - {kind: stall, at: 2300ms, broker: 0, heal_after: 5720ms}
-  - {kind: crash, at: 3700ms, broker: 1, restart_after: 1300ms}
-"""
+  - {kind: crash, at: 3700ms, broker: 1, restart_after: 1300ms}""",
+                           kafka="3.9", seed=1264905771, brokers=4)
 
 
 def test_followers_retry_a_leader_that_restarted_until_it_leads_again(
