@@ -106,11 +106,13 @@ class ZooKeeperControlPlane:
         ControlledShutdown(self.cluster, broker.id, handle).start()
 
     def reassign(self, key: TopicPartition, target: tuple[int, ...]) -> int:
-        """The `reassign` fault: AlterPartitionReassignments reaches the controller (none:
-        NOT_CONTROLLER, and nothing is reassigned). Returns the error code."""
-        if self.controller is None:
+        """The `reassign` fault: AlterPartitionReassignments reaches the controller (none, or
+        its broker's process is down: NOT_CONTROLLER, and nothing is reassigned). Returns the
+        error code."""
+        controller = self.controller
+        if controller is None or not self.brokers[controller.broker].alive:
             return NOT_CONTROLLER
-        return self.controller.reassignment.alter(key, target)
+        return controller.reassignment.alter(key, target)
 
     def deliver_leader_and_isr(self, broker_id: int, epoch: int,
                                batch: dict[TopicPartition, Any],

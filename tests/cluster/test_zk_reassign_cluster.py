@@ -94,6 +94,16 @@ def test_an_added_broker_not_alive_is_refused(write_scenario: Callable[[str, str
     assert not named(events, names.ZK_PARTITION_ASSIGNMENT, names.REPLICA_CREATED)
 
 
+def test_a_controller_whose_process_is_down_takes_no_reassignment(
+        write_scenario: Callable[[str, str], Path], tmp_path: Path) -> None:
+    # Broker 0, the controller, crashed; its ZooKeeper session has not expired yet at 5 s.
+    events = run(write_scenario, tmp_path, origin="[1, 2, 3]", target="[2, 3, 1]",
+                 more="  - {kind: crash, broker: 0, at: 4s, restart_after: 3s}")
+    [rejected] = named(events, names.REASSIGNMENT_REJECTED)
+    assert (rejected["error_code"], rejected["t_ms"]) == (41, 5000)
+    assert not named(events, names.ZK_PARTITION_ASSIGNMENT)
+
+
 def test_a_new_controller_resumes_the_reassignment(write_scenario: Callable[[str, str], Path],
                                                   tmp_path: Path) -> None:
     """Broker 3 is paused while the reassignment starts, and the controller fails over before
