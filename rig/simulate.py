@@ -35,12 +35,14 @@ class SimulationResult:
     wall_s: float
     sizes_verified: int
     checks: list[CheckResult]
+    settled: bool = True  # whether the quiesce ended settled (run.quiesced): liveness, not safety
 
 
-def _quiesce(cluster: Cluster, faults: FaultSchedule, limit_ms: int) -> None:
-    """Heal every fault, stop the producers, and let replication settle (up to `limit_ms`)."""
+def _quiesce(cluster: Cluster, faults: FaultSchedule, limit_ms: int) -> bool:
+    """Heal every fault, stop the producers, and let replication settle (up to `limit_ms`);
+    whether it did."""
     if not cluster.producers and not faults.faults:
-        return  # nothing was disturbed: an idle run is settled as it is
+        return True  # nothing was disturbed: an idle run is settled as it is
     faults.heal_all()
     for producer in cluster.producers:
         producer.stop()
@@ -48,8 +50,9 @@ def _quiesce(cluster: Cluster, faults: FaultSchedule, limit_ms: int) -> None:
     started = sim.now_us
     while sim.now_us - started < limit_ms * 1000 and not cluster.settled():
         sim.run(sim.now_us + 100_000)
-    cluster.log.emit(names.RUN_QUIESCED, settled=cluster.settled(),
-                     waited_ms=(sim.now_us - started) / 1000)
+    settled = cluster.settled()
+    cluster.log.emit(names.RUN_QUIESCED, settled=settled, waited_ms=(sim.now_us - started) / 1000)
+    return settled
 
 
 def simulate(variant: VariantSpec, events_path: Path, *, scenario: str = "",
@@ -103,7 +106,7 @@ def simulate(variant: VariantSpec, events_path: Path, *, scenario: str = "",
         heap.built()
         report = (lambda now_us: progress(now_us, log.count)) if progress else None
         sim.run(variant.duration_ms * 1000, on_progress=report)
-        _quiesce(cluster, faults, variant.quiesce_ms)
+        settled = _quiesce(cluster, faults, variant.quiesce_ms)
         cluster.finish_coasting()
         for (src, dst, kind), (nbytes, messages) in sorted(
                 cluster.transport.traffic.items(),
@@ -118,4 +121,4 @@ def simulate(variant: VariantSpec, events_path: Path, *, scenario: str = "",
                 log.emit(event, **fields)
         log.emit(names.RUN_END, events=log.count)
     return SimulationResult(variant.name, log.count, sim.steps, time.perf_counter() - started,
-                            meter.verified, [check.result() for check in checks])
+                            meter.verified, [check.result() for check in checks], settled)

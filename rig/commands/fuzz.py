@@ -74,6 +74,12 @@ def fuzz(
                    "worker-lost": ", STOPPED: a worker process died mid-run (killed, as by the "
                                   "out-of-memory killer); the runs before it are kept",
                    }.get(v.tally.stopped_by, "")
+        unsettled = [r.index for r in v.tally.unsettled]
+        if unsettled:  # liveness: not a violation, but worth a look
+            shown = ", ".join(map(str, unsettled[:5])) + (", …" if len(unsettled) > 5 else "")
+            typer.echo(f"  {v.variant}: {len(unsettled)} run{'s' if len(unsettled) != 1 else ''}"
+                       f" not settled when the quiesce ran out (run {shown}); the first: "
+                       f"python -m rig run {v.unsettled_file}")
         if v.found is None:
             typer.echo(f"{v.variant}: no violation in {v.runs_done} runs ({pace}{stopped})")
             continue

@@ -44,6 +44,7 @@ class CaseResult:
     log_bytes: int = 0
     simulated_ms: float = 0.0  # the simulated time of its last event, the quiesce included
     cpu_s: float = 0.0  # CPU time of the simulation: a timing figure, not part of the result
+    settled: bool = True  # the quiesce ended settled (liveness: reported, not a violation)
 
     @property
     def violated(self) -> bool:
@@ -53,7 +54,7 @@ class CaseResult:
         return {"index": self.index, "seed": self.seed, "faults": as_yaml_faults(self.faults),
                 "failed": self.failed, "unknown": self.unknown,
                 "violations": self.violations[:3], "events": self.events,
-                "events_sha256": self.events_sha256}
+                "events_sha256": self.events_sha256, "settled": self.settled}
 
 
 def case_document(data: dict[str, Any], variant: str | None, faults: list[Fault],
@@ -75,6 +76,18 @@ def case_document(data: dict[str, Any], variant: str | None, faults: list[Fault]
 
 def dump_case(doc: dict[str, Any]) -> str:
     return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=100)
+
+
+def write_case(path: Path, data: dict[str, Any], variant: str | None, faults: list[Fault],
+               seed: int, *, name: str, header: str, description: str | None = None) -> Path:
+    """Write one case as a scenario file `rig run` reproduces: `header` (comment lines), then
+    the case document named `name`."""
+    doc = case_document(data, variant, faults, seed)
+    doc["name"] = name
+    if description is not None:
+        doc["description"] = description
+    path.write_text(header + dump_case(doc), encoding="utf-8")
+    return path
 
 
 class CaseCompiler:
@@ -123,7 +136,7 @@ def judge(spec: VariantSpec, scenario: str, faults: list[Fault], seed: int,
     case = CaseResult(index=index, seed=seed, faults=faults, events=result.events,
                       events_sha256=sink.hexdigest(), log_bytes=sink.bytes,
                       simulated_ms=_last_t_ms(sink.last_line),
-                      cpu_s=time.process_time() - cpu)
+                      cpu_s=time.process_time() - cpu, settled=result.settled)
     for check in result.checks:
         if check.name not in SAFETY_CHECKS:
             continue

@@ -24,7 +24,8 @@ from rig.errors import UserError
 from rig.scenario.load import load_scenario
 from rig.scenario.source import load_yaml_file
 from rig.search.bounds import FuzzBounds, variant_bounds
-from rig.search.cases import CaseResult, case_document, compiler, dump_case, judge, run_case
+from rig.search.case_files import write_minimal, write_unsettled
+from rig.search.cases import CaseResult, compiler, judge, run_case
 from rig.search.draw import Fault, as_yaml_faults, draw_schedule, run_rng
 from rig.search.outdir import prepare_out
 from rig.search.parallel import Job, Tally, fuzz_gc, run_local
@@ -90,6 +91,7 @@ class VariantOutcome:
     shrink_wall_s: float = 0.0
     replays: dict[str, Replay] = field(default_factory=dict)
     error: str | None = None  # a violation rig could not reproduce from what it wrote
+    unsettled_file: Path | None = None  # the first run the quiesce left unsettled, as a scenario
 
     @property
     def simulated_s(self) -> float:
@@ -190,6 +192,10 @@ def _fuzz_variant(file: Path, data: dict[str, Any], variant: str | None, bounds:
                   options: FuzzOptions, deadline: float | None, echo: Echo,
                   duration_ms: int) -> VariantOutcome:
     outcome = _run_variant(data, variant, bounds, options, deadline, echo, duration_ms)
+    if outcome.tally.unsettled:
+        assert options.out is not None
+        outcome.unsettled_file = write_unsettled(options.out, options.command, data, variant,
+                                                 outcome.tally.unsettled[0])
     found = outcome.found
     if found is None:
         return outcome
@@ -219,7 +225,9 @@ def _fuzz_variant(file: Path, data: dict[str, Any], variant: str | None, bounds:
         shrunk = shrink(found.faults, fails, low, options.shrink_budget, verify=verify)
         minimal = run(shrunk.faults)  # the run the minimal scenario must reproduce
     outcome.shrunk, outcome.minimal, outcome.shrink_attempts = shrunk, shrunk.faults, simulated[0]
-    outcome.minimal_file = _write_case(file, data, variant, options, found, shrunk.faults, target)
+    assert options.out is not None
+    outcome.minimal_file = write_minimal(options.out, options.command, file, data, variant, found,
+                                         shrunk.faults, target)
     if target not in minimal.failed:
         outcome.error = (f"the shrunk schedule no longer fails {target} when run again "
                          "(a non-deterministic run: a bug in rig)")
@@ -251,29 +259,6 @@ def _replay(path: Path, scenario: str, expected: CaseResult) -> Replay:
     spec = load_scenario(path).variants[0]
     replayed = judge(spec, scenario, expected.faults, spec.seed, expected.index)
     return Replay(path, expected.events_sha256, replayed.events_sha256, replayed.failed)
-
-
-def _write_case(file: Path, data: dict[str, Any], variant: str | None, options: FuzzOptions,
-                found: CaseResult, faults: list[Fault], check: str) -> Path:
-    name = variant or "default"
-    out = options.out
-    assert out is not None
-    doc = case_document(data, variant, faults, found.seed)
-    doc["name"] = f"{data['name']}-{name}-minimal"
-    doc["description"] = (f"Found by rig fuzz (run {found.index} of {file.name}, variant {name}) "
-                          f"and shrunk from {len(found.faults)} faults to {len(faults)}: the "
-                          f"{check} check fails.")
-    path = out / f"{name}-minimal.yaml"
-    header = (f"# A fault schedule that breaks `{check}`, found and shrunk by\n"
-              f"#   {options.command}\n"
-              f"# rig {__version__}. Reproduce: rig run {path}\n")
-    path.write_text(header + dump_case(doc), encoding="utf-8")
-    original = case_document(data, variant, found.faults, found.seed)
-    original["name"] = f"{data['name']}-{name}-found"
-    (out / f"{name}-found.yaml").write_text(
-        f"# The schedule as first drawn (run {found.index}), before shrinking.\n"
-        + dump_case(original), encoding="utf-8")
-    return path
 
 
 def _check_options(options: FuzzOptions) -> None:
@@ -342,6 +327,9 @@ def _variant_report(o: VariantOutcome, b: FuzzBounds, options: FuzzOptions,
         "events": t.events,
         "runs_sha256": t.runs_sha256,
         "violating_runs": [r.index for r in t.violating],
+        # Liveness, which the checks do not judge: runs not settled when their quiesce ran out.
+        "unsettled_runs": [r.index for r in t.unsettled],
+        "unsettled_scenario": str(o.unsettled_file) if o.unsettled_file else None,
         "bounds": {"kinds": list(b.kinds), "max_faults": b.max_faults,
                    "window_ms": list(b.window_ms), "hold_ms": list(b.hold_ms),
                    "brokers": list(b.brokers)},

@@ -52,6 +52,7 @@ class Tally:
     simulated_ms: float = 0.0  # every run's simulated time, the quiesce after its duration included
     cpu_s: float = 0.0  # the runs' CPU time (in whichever process ran them)
     violating: list[CaseResult] = field(default_factory=list)
+    unsettled: list[CaseResult] = field(default_factory=list)  # runs the quiesce left unsettled
     stopped_by: str = "runs"  # runs | violation | time-budget | interrupted | worker-lost
     _digest: Any = field(default_factory=hashlib.sha256)
 
@@ -64,6 +65,8 @@ class Tally:
         self.simulated_ms += result.simulated_ms
         self.cpu_s += result.cpu_s
         self._digest.update(f"{result.index} {result.events_sha256}\n".encode())
+        if not result.settled:
+            self.unsettled.append(result)
         if result.violated:
             self.violating.append(result)
             if self.until_violation:

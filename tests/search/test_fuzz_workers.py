@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from rig.cli import app
-from rig.search import fuzz as fuzz_module
+from rig.search import case_files
 from rig.search.fuzz import TIMING_KEYS
 
 runner = CliRunner()
@@ -130,13 +130,13 @@ def test_a_time_budget_is_honoured_and_its_runs_reproduce(tmp_path: Path) -> Non
 @pytest.mark.slow
 def test_a_replay_that_does_not_match_is_an_error(tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    written = fuzz_module.case_document
+    written = case_files.write_case
 
-    def another_seed(data: dict[str, Any], variant: str | None, faults: list[Any],
-                     seed: int) -> dict[str, Any]:
-        return written(data, variant, faults, seed + 1)  # what is written is not what ran
+    def another_seed(path: Path, data: dict[str, Any], variant: str | None, faults: list[Any],
+                     seed: int, **names: Any) -> Path:
+        return written(path, data, variant, faults, seed + 1, **names)  # not what ran
 
-    monkeypatch.setattr(fuzz_module, "case_document", another_seed)
+    monkeypatch.setattr(case_files, "write_case", another_seed)
     code, output, report = _fuzz(tmp_path / "bad", "--runs", str(FIRST_VIOLATION + 1),
                                  "--workers", "1")
     assert code == 3, output
