@@ -20,12 +20,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
+from rig.analysis.partition_timeline import REPLICA_SET_WRITES
 from rig.events import names
 
 __all__ = ["Moved", "reassignments"]
-
-# The controller's writes that set a partition's replicas: KRaft's, then ZooKeeper's.
-_WRITES = (names.PARTITION_CHANGE, names.ZK_PARTITION_ASSIGNMENT)
 
 
 class Moved(NamedTuple):
@@ -53,7 +51,7 @@ def reassignments(rows: Sequence[Mapping[str, Any]]) -> dict[tuple[str, int], Mo
             if row["kind"] == "reassign":
                 pending[variant] = (int(row["fault"]), float(row["t_ms"]))
             continue
-        if event not in _WRITES:
+        if event not in REPLICA_SET_WRITES:
             continue
         key = (variant, str(row["topic"]), int(row["partition"]))
         moving = open_.get(key)

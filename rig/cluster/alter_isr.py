@@ -38,13 +38,14 @@ from rig.cluster.kraft.replication_control import (
     NONE,
     NOT_CONTROLLER,
     STALE_BROKER_EPOCH,
+    UNKNOWN_TOPIC_OR_PARTITION,
     AlterPartitionRequest,
 )
 from rig.cluster.partition import TopicPartition
 from rig.cluster.replica import PendingIsr, Replica, Role
 from rig.events import names
 
-UNKNOWN_TOPIC_OR_PARTITION, OPERATION_NOT_ATTEMPTED = 3, 55
+OPERATION_NOT_ATTEMPTED = 55
 REQUEST_BYTES, PARTITION_BYTES = 64, 24  # header, broker id and epoch; each partition
 # Partition.handleAlterPartitionError: what a rejected change does next.
 _RESET = frozenset({INELIGIBLE_REPLICA, OPERATION_NOT_ATTEMPTED})  # back to the committed ISR

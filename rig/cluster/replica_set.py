@@ -39,7 +39,7 @@ def create(cluster: Any, broker: Any, key: tuple[str, int], replicas: tuple[int,
     replica = new_replica(cluster, broker.id, key, replicas)
     broker.add_replica(replica)
     cluster.log.emit(names.REPLICA_CREATED, broker=broker.id, topic=key[0], partition=key[1],
-                   replicas=list(replicas))
+                     replicas=list(replicas))
     return replica
 
 
@@ -72,7 +72,7 @@ def delete(cluster: Any, broker: Any, replica: Replica) -> None:
     replica.pending_isr = None
     del broker.replicas[key]
     cluster.log.emit(names.REPLICA_DELETED, broker=broker.id, topic=key[0], partition=key[1],
-                   replicas=list(replica.assignment), log_end_offset=replica.leo)
+                     replicas=list(replica.assignment), log_end_offset=replica.leo)
 
 
 def update_assignment(cluster: Any, broker: Any, replica: Replica,

@@ -28,13 +28,17 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from rig.cluster.kraft.replication_control import (
+    INVALID_REPLICA_ASSIGNMENT,
+    NONE,
+    NOT_CONTROLLER,
+    UNKNOWN_TOPIC_OR_PARTITION,
+)
 from rig.cluster.partition import TopicPartition
 from rig.cluster.zookeeper import PartitionState, ReplicaAssignment
 from rig.events import names
 
-NONE, INVALID_REPLICA_ASSIGNMENT, NOT_CONTROLLER = 0, 39, 41
-UNKNOWN_TOPIC_OR_PARTITION = 3
-STOP_REPLICA_BYTES = 200
+STOP_REPLICA_BYTES = 200  # controller.CONTROL_MESSAGE_BYTES (which imports this module)
 
 
 class PartitionReassignments:
@@ -95,10 +99,8 @@ class PartitionReassignments:
         self._update_current(key, assignment)
         if not self._complete(key, assignment):
             self._bump_epoch(key, assignment.replicas)  # A1
-            state = zk.partitions[key]
             for replica in assignment.adding:  # A2: NewReplica
-                controller.send_leader_and_isr({key: state}, {replica}, {key: assignment.replicas})
-                controller.update_metadata([key])
+                self._leader_and_isr(key, {replica}, assignment.replicas)
             return
         target = assignment.target  # B1, B2
         self._move_leader(key, target)  # B3
@@ -136,10 +138,9 @@ class PartitionReassignments:
         the leader takes the new replica set), sent to every replica of `replicas`."""
         controller = self.controller
         state = controller.cluster.zk.partitions[key]
-        new = PartitionState(state.leader, state.leader_epoch + 1, state.isr, state.version + 1)
-        controller.write_state(key, new)
-        controller.send_leader_and_isr({key: new}, set(replicas), {key: replicas})
-        controller.update_metadata([key])
+        controller.write_state(key, PartitionState(state.leader, state.leader_epoch + 1,
+                                                   state.isr, state.version + 1))
+        self._leader_and_isr(key, set(replicas), replicas)
 
     def _move_leader(self, key: TopicPartition, target: tuple[int, ...]) -> None:
         """moveReassignedPartitionLeaderIfRequired: a leader in the target and online keeps
@@ -160,8 +161,7 @@ class PartitionReassignments:
         cluster.log.emit(names.LEADER_ELECTED, topic=key[0], partition=key[1], leader=new.leader,
                          epoch=new.leader_epoch, isr=list(new.isr), previous=state.leader,
                          election="clean", reason="reassignment")
-        controller.send_leader_and_isr({key: new}, set(target), {key: target})
-        controller.update_metadata([key])
+        self._leader_and_isr(key, set(target), target)
 
     def _stop_removed(self, key: TopicPartition, removed: tuple[int, ...],
                       remaining: tuple[int, ...]) -> None:
@@ -169,15 +169,22 @@ class PartitionReassignments:
         (StopReplica without delete, out of the ISR in ZooKeeper, LeaderAndIsr to the replicas
         left), then ReplicaDeletionStarted (StopReplica with delete = true)."""
         controller = self.controller
-        cluster = controller.cluster
         for replica in removed:
             self._stop_replica(replica, key, delete=False)
             controller.replicas_offline([replica], only={key})
-            controller.send_leader_and_isr({key: cluster.zk.partitions[key]},
-                                           set(remaining) - {replica}, {key: remaining})
-            controller.update_metadata([key])
+            self._leader_and_isr(key, set(remaining) - {replica}, remaining)
         for replica in removed:
             self._stop_replica(replica, key, delete=True)
+
+    def _leader_and_isr(self, key: TopicPartition, brokers: set[int],
+                        replicas: tuple[int, ...]) -> None:
+        """The partition's state as ZooKeeper holds it now, with `replicas`, in LeaderAndIsr to
+        `brokers`, and in UpdateMetadata to every live broker
+        (ControllerBrokerRequestBatch.addLeaderAndIsrRequestForBrokers adds both)."""
+        controller = self.controller
+        state = controller.cluster.zk.partitions[key]
+        controller.send_leader_and_isr({key: state}, brokers, {key: replicas})
+        controller.update_metadata([key])
 
     def _stop_replica(self, broker_id: int, key: TopicPartition, *, delete: bool) -> None:
         controller = self.controller
