@@ -51,6 +51,9 @@ class Sender:
         # 32827.755 the clock shows then, and the batch waited for ever once nothing else drained).
         self._backoff_until: dict[TopicPartition, int] = {}
         self._refreshing = False
+        # Queued partitions a drain found without a leader: the metadata answer (or the
+        # refresh backoff's end) drains again, as Kafka's Sender loop wakes on it.
+        self._leaderless: set[TopicPartition] = set()
         self._open_requests: dict[int, list[tuple[dict[TopicPartition, OpenBatch], list[bool]]]]
         self._open_requests = {}
 
@@ -65,6 +68,7 @@ class Sender:
                 by_leader.setdefault(self.metadata.get(key, -1), []).append(key)
         for leader, keys in sorted(by_leader.items()):
             if leader < 0:
+                self._leaderless.update(keys)
                 self._refresh_metadata()
                 continue
             while self._in_flight.get(leader, 0) < MAX_IN_FLIGHT:
@@ -190,9 +194,20 @@ class Sender:
             for key in self.metadata:
                 if key in leaders:
                     self.metadata[key] = leaders[key]
+            if any(self.metadata.get(key, -1) >= 0 for key in self._leaderless):
+                self._drain_leaderless()
+
+        def backoff_over() -> None:
+            self._refreshing = False
+            if self._leaderless:  # still none: ask again (the drain refreshes)
+                self._drain_leaderless()
 
         cluster.send(self.node, source, 60, learn)
-        cluster.sim.after(RETRY_BACKOFF_MS * 1000, lambda: setattr(self, "_refreshing", False))
+        cluster.sim.after(RETRY_BACKOFF_MS * 1000, backoff_over)
+
+    def _drain_leaderless(self) -> None:
+        self._leaderless.clear()
+        self.drain(self.cluster.sim.now_us / 1000)
 
 
 __all__ = ["Sender"]
