@@ -39,10 +39,11 @@ class SimulationResult:
 
 
 def _quiesce(cluster: Cluster, faults: FaultSchedule, limit_ms: int) -> bool:
-    """Heal every fault, stop the producers, and let replication settle (up to `limit_ms`);
-    whether it did."""
+    """Heal every fault, start again the brokers whose start failed, stop the producers, and
+    let replication settle (up to `limit_ms`); whether it did."""
     if not cluster.producers and not faults.faults:
         return True  # nothing was disturbed: an idle run is settled as it is
+    cluster.supervise()
     faults.heal_all()
     for producer in cluster.producers:
         producer.stop()

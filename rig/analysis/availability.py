@@ -4,8 +4,10 @@ acks=all writes, from the few events rig.analysis.replication selects.
 - fencing delay: from a broker's crash (or power loss) to the moment the controller took it out
   of the cluster: its `broker.fenced` in KRaft (QuorumController.maybeFenceOneStaleBroker, about
   broker.session.timeout.ms after its last heartbeat) or the expiry of its ZooKeeper session
-  (`zk.session_expired`, which KafkaController.onBrokerFailure follows). A broker that came back
-  before either has none.
+  (`zk.session_expired`, which KafkaController.onBrokerFailure follows). A restart does not end
+  the wait: until then ZooKeeper keeps the crashed process's session, so a new process cannot
+  register (0.9+: `broker.startup_failed`; 0.8.2 waits), and KRaft refuses the new incarnation's
+  registration until it has fenced the old one.
 - under-min-ISR partition-seconds: the time partitions spent led with fewer in-sync replicas than
   min.insync.replicas (as `topic.created`, then each `config.altered`, gives it), summed
   (Kafka's UnderMinIsrPartitionCount, Partition.isUnderMinIsr: the leader's ISR below its
@@ -26,7 +28,7 @@ _DOWN = (names.BROKER_CRASH, names.BROKER_POWER_LOSS)
 _DEAD = (names.BROKER_FENCED, names.ZK_SESSION_EXPIRED)
 # The events both measures read besides the ISR changes and topic.created (fields: variant,
 # event, t_ms, broker, topic, min_insync_replicas).
-EVENTS = (*_DOWN, *_DEAD, names.BROKER_RESTART, names.CONFIG_ALTERED)
+EVENTS = (*_DOWN, *_DEAD, names.CONFIG_ALTERED)
 _LED = (names.ISR_SHRINK, names.ISR_EXPAND, names.LEADER_ELECTED)
 
 
@@ -37,13 +39,11 @@ def fencing_delays(rows: Sequence[Mapping[str, Any]]) -> dict[str, list[float]]:
     out: dict[str, list[float]] = {}
     for row in rows:
         event = row["event"]
-        if event not in (*_DOWN, *_DEAD, names.BROKER_RESTART) or row["broker"] is None:
+        if event not in (*_DOWN, *_DEAD) or row["broker"] is None:
             continue
         key = (row["variant"], row["broker"])
         if event in _DOWN:
             crashed.setdefault(key, row["t_ms"])
-        elif event == names.BROKER_RESTART:
-            crashed.pop(key, None)
         elif key in crashed:
             out.setdefault(row["variant"], []).append(round(row["t_ms"] - crashed.pop(key), 3))
     return out

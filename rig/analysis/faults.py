@@ -1,5 +1,5 @@
-"""The fault table: every `broker.crash`, `broker.shutdown`, `broker.restart` and `fault.*` event
-of a run, in order.
+"""The fault table: every `broker.crash`, `broker.shutdown`, `broker.restart`,
+`broker.startup_failed` and `fault.*` event of a run, in order.
 
 Small (one row per fault step), so the report can mark each one on every timeline. The one pass
 that parses the logs (rig.analysis.columnar) keeps these events whole, every detail field.
@@ -18,9 +18,10 @@ __all__ = ["FAULT_PREFIX", "fault_rows", "fault_rows_of", "is_fault_event"]
 
 FAULT_PREFIX = "fault."
 _BROKER_EVENTS = {names.BROKER_CRASH: "crashed", names.BROKER_SHUTDOWN: "stopped",
-                  names.BROKER_RESTART: "restarted"}
+                  names.BROKER_RESTART: "restarted",
+                  names.BROKER_STARTUP_FAILED: "failed to start (still registered in ZooKeeper)"}
 _SHORT = {names.BROKER_CRASH: "crash", names.BROKER_SHUTDOWN: "stop",
-          names.BROKER_RESTART: "restart"}
+          names.BROKER_RESTART: "restart", names.BROKER_STARTUP_FAILED: "start failed"}
 _ORDERING = ("t_ms", "seq", "event", "variant")  # shown as columns, not as details
 
 

@@ -44,7 +44,7 @@ _EVENTS = (
     names.METADATA_UPDATED,
     names.ISR_SHRINK, names.ISR_EXPAND, names.ISR_CHANGE_NOTIFICATION, names.FAULT_INJECT,
     names.BROKER_CRASH, names.BROKER_POWER_LOSS, names.BROKER_SHUTDOWN, names.BROKER_RESTART,
-    names.BROKER_START, names.RUN_END,
+    names.BROKER_STARTUP_FAILED, names.BROKER_START, names.RUN_END,
 )
 def _schema() -> StructType:
     from pyspark.sql import types as T

@@ -18,7 +18,8 @@ from rig.events import names
 
 __all__ = ["DOWN", "VariantWalk", "spread"]
 
-DOWN = (names.BROKER_CRASH, names.BROKER_POWER_LOSS, names.BROKER_SHUTDOWN)
+DOWN = (names.BROKER_CRASH, names.BROKER_POWER_LOSS, names.BROKER_SHUTDOWN,
+        names.BROKER_STARTUP_FAILED)
 
 State = tuple[int, tuple[int, ...]]  # (leader, sorted ISR)
 Key = tuple[str, int]

@@ -112,6 +112,7 @@ def _counts(events: DataFrame) -> dict[str, dict[str, Any]]:
         F.max(F.when(F.col("event") == names.BROKER_METADATA_RESUMED, F.col("stale_ms"))
               ).alias("max_metadata_stale_ms"),
         count_of(names.BROKER_HALT).alias("broker_halts"),
+        count_of(names.BROKER_STARTUP_FAILED).alias("failed_starts"),  # refused by ZooKeeper
         # Reassignments (KRaft, KIP-455): NEW_LEADER_ELECTED answers, leaders elected as one
         # completed, replicas created and deleted.
         count_of(names.ALTER_PARTITION_REJECTED, F.col("error_code") == 108).alias(
@@ -273,7 +274,7 @@ def _replication_stage(analysis: Analysis) -> dict[str, dict[str, Any]]:
                 **{key: int(c.get(key) or 0) for key in (
                     "leader_elections", "unclean_elections", "elr_elections",
                     "last_known_leader_elections", "isr_shrinks", "isr_expands",
-                    "truncated_records", "leader_epoch_truncations",
+                    "truncated_records", "leader_epoch_truncations", "failed_starts",
                     "diverging_epoch_truncations", "diverged_partitions", "broker_halts")},
                 "under_replicated_partition_seconds": round(under, 3),
                 "offline_partition_seconds": round(offline, 3),

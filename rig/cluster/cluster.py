@@ -82,6 +82,8 @@ class Cluster(ProcessFaults):
         # `events: fetch-aggregated`: idle fetch rounds advance in closed form (rig.cluster.coast).
         self.coasting = variant.events == "fetch-aggregated"
         self.coasts: dict[Coast, None] = {}
+        self.failed_starts: set[int] = set()  # brokers whose last start failed (ProcessFaults)
+        self.supervised = False  # the quiesce starts them again (ProcessFaults.supervise)
         self.ties = Ties(sim, watch=self.coasting)  # their entries' places in the queue
         self.horizon_us = (variant.duration_ms + variant.quiesce_ms) * 1000  # the latest end
 

@@ -67,6 +67,7 @@ class Controller:
         self.broker = broker
         self.epoch = epoch
         self.live: set[int] = set(cluster.zk.sessions)
+        self.broker_epochs = dict(cluster.zk.broker_epochs)  # as it last read /brokers/ids
         self.shutting_down: set[int] = set()  # in controlled shutdown (controlled_shutdown.py)
         self.active = True
         self.rebalance = AutoLeaderRebalance(self)  # preferred leader election, periodic
@@ -100,6 +101,27 @@ class Controller:
         # Notifications left from before it was elected: its full UpdateMetadata covers them.
         cluster.zk.take_isr_change_notifications()
         self.reassignment.resume()  # initializePartitionReassignments
+
+    def on_brokers_changed(self) -> None:
+        """The watch on /brokers/ids fired: read it and compare with what the controller last
+        read (KafkaController.processBrokerChange, 1.1+; BrokerChangeListener before): new
+        brokers start, then (2.2+, KIP-380) a broker registered again since, with a newer
+        broker epoch, fails and starts, then brokers gone fail. Changes made before the read
+        are handled together; before 2.2 a broker that went and came back meanwhile is not
+        seen at all (its new process hears nothing until something else changes)."""
+        if not self.active:
+            return
+        current = dict(self.cluster.zk.broker_epochs)
+        known, self.broker_epochs = self.broker_epochs, current
+        bounced = sorted(b for b in current.keys() & known.keys() if current[b] != known[b])
+        if not self.cluster.variant.broker_config(self.broker).controller_detects_bounce:
+            bounced = []
+        if new := sorted(current.keys() - known.keys()):
+            self.on_broker_change(failed=[], started=new)
+        if bounced:
+            self.on_broker_change(failed=bounced, started=bounced)
+        if dead := sorted(known.keys() - current.keys()):
+            self.on_broker_change(failed=dead, started=[])
 
     def on_broker_change(self, failed: Iterable[int], started: Iterable[int]) -> None:
         if not self.active:

@@ -32,6 +32,8 @@ class ProcessFaults:
     producers: list[Any]
     clients: list[Any]
     coasts: dict[Coast, None]
+    failed_starts: set[int]
+    supervised: bool
 
     def wake_coasts(self, broker_id: int) -> None:
         """Rebuild every coast that involves `broker`, as leader or as follower, before
@@ -64,23 +66,44 @@ class ProcessFaults:
         broker = self.brokers[broker_id]
         if not broker.alive:
             return
-        self.wake_coasts(broker_id)
-        lost = broker.crash(power_loss)
-        self.transport.forget(broker_id)
-        if not power_loss:
-            # The process is gone but the machine is up: its sockets are reset, and clients
-            # with a request open to it learn that after a round trip (a power loss resets
-            # nothing: they wait for their request timeouts).
-            self.clients = [c for c in self.clients if not c.stopped]
-            for client in [*self.clients, *self.producers]:
-                rtt_us = 2 * self.network.base_link(client.node, broker_id).latency_us
-                self.sim.after(rtt_us, partial(client.connection_reset, broker_id))
+        lost = self._stop(broker, power_loss)
         if power_loss:
             self.log.emit(names.BROKER_POWER_LOSS, broker=broker_id, records_lost=lost)
         elif shutdown is not None:
             self.log.emit(names.BROKER_SHUTDOWN, broker=broker_id, controlled=shutdown)
         else:
             self.log.emit(names.BROKER_CRASH, broker=broker_id)
+        self._stopped(broker)
+
+    def startup_failed(self, broker_id: int, owner: int) -> None:
+        """The process that started could not register (its broker's previous process still
+        holds the registration, `owner`: that process's incarnation) and exits."""
+        broker = self.brokers[broker_id]
+        incarnation = broker.incarnation
+        self._stop(broker, power_loss=False)
+        self.failed_starts.add(broker_id)
+        if self.supervised:
+            self._start_later(broker_id)
+        self.log.emit(names.BROKER_STARTUP_FAILED, broker=broker_id, incarnation=incarnation,
+                      reason="node-exists", owner=owner)
+        self._stopped(broker)
+
+    def _stop(self, broker: Broker, power_loss: bool) -> int:
+        """The process's end as its peers see it; returns the records a power loss took."""
+        self.wake_coasts(broker.id)
+        lost = broker.crash(power_loss)
+        self.transport.forget(broker.id)
+        if not power_loss:
+            # The process is gone but the machine is up: its sockets are reset, and clients
+            # with a request open to it learn that after a round trip (a power loss resets
+            # nothing: they wait for their request timeouts).
+            self.clients = [c for c in self.clients if not c.stopped]
+            for client in [*self.clients, *self.producers]:
+                rtt_us = 2 * self.network.base_link(client.node, broker.id).latency_us
+                self.sim.after(rtt_us, partial(client.connection_reset, broker.id))
+        return lost
+
+    def _stopped(self, broker: Broker) -> None:
         broker.report_lost_sessions()
         self.control.broker_crashed(broker)
 
@@ -113,5 +136,18 @@ class ProcessFaults:
         if broker.alive:
             return
         broker.restart()
+        self.failed_starts.discard(broker_id)
         self.log.emit(names.BROKER_RESTART, broker=broker_id, incarnation=broker.incarnation)
         self.control.broker_restarted(broker)
+
+    def supervise(self) -> None:
+        """From now on (the quiesce), each broker whose start failed (its crashed process's
+        ZooKeeper session still held its registration) is started again a session timeout
+        later, as a supervisor would: ZooKeeper has expired that session by then."""
+        self.supervised = True
+        for broker_id in sorted(self.failed_starts):
+            self._start_later(broker_id)
+
+    def _start_later(self, broker_id: int) -> None:
+        timeout_ms = self.brokers[broker_id].config.zookeeper_session_timeout_ms
+        self.sim.after(timeout_ms * 1000, partial(self.restart, broker_id))

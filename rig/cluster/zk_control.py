@@ -6,6 +6,7 @@ cluster asks it only what every controller kind answers (rig.strategies.controll
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any, ClassVar
 
 from rig.cluster import replica_set
@@ -156,15 +157,47 @@ class ZooKeeperControlPlane:
         """Nothing: the brokers read the new value from /config (no ELR before KRaft)."""
 
     def _heartbeats(self, broker: Any) -> None:
-        """The broker's ZooKeeper session: register now, then heartbeat every timeout/3."""
+        """The broker's ZooKeeper session: register now, then heartbeat every timeout/3. A
+        registration refused because the previous process's session still holds the broker's
+        node (`_node_exists`) stops this process, or holds its beats while it waits."""
         incarnation = broker.incarnation
         self.isr_writer.broker_started(broker)
+        waiting: list[bool] = []  # 0.8.2: between a refused create and the retry
 
         def beat() -> None:
-            self.send(broker.id, ZK, ZK_MESSAGE_BYTES,
-                      lambda: self.zk.heartbeat(broker.id, incarnation))
+            if not waiting:
+                self.send(broker.id, ZK, ZK_MESSAGE_BYTES, at_zk)
+
+        def at_zk() -> None:
+            if not self.zk.heartbeat(broker.id, incarnation):
+                owner = self.zk.sessions[broker.id]
+                self.send(ZK, broker.id, ZK_MESSAGE_BYTES,
+                          partial(self._node_exists, broker, incarnation, owner, waiting, retry))
+
+        def retry() -> None:
+            waiting.clear()
+            beat()
 
         broker.every(max(1, broker.config.zookeeper_session_timeout_ms // 3), beat, now=True)
+
+    def _node_exists(self, broker: Any, incarnation: int, owner: int, waiting: list[bool],
+                     retry: Callable[[], None]) -> None:
+        """The create of /brokers/ids/<id> failed: the node belongs to the session of the
+        process before, which ZooKeeper has not expired. 0.9+: KafkaServer.startup fails ("A
+        broker is already registered on the path …", from 1.1 KafkaZkClient's NODEEXISTS) and
+        the process exits. 0.8.2: the node holds this broker's own host and port, so it sleeps
+        zookeeper.session.timeout.ms and creates again, until the node is gone
+        (ZkUtils.createEphemeralPathExpectConflictHandleZKBug)."""
+        if broker.incarnation != incarnation or not broker.alive or waiting:
+            return
+        timeout_ms = broker.config.zookeeper_session_timeout_ms
+        if not broker.config.registration_waits_for_old_session:
+            self.cluster.startup_failed(broker.id, owner)
+            return
+        waiting.append(True)
+        self.log.emit(names.ZK_REGISTRATION_RETRY, broker=broker.id, incarnation=incarnation,
+                      owner=owner, retry_ms=timeout_ms)
+        broker.schedule(timeout_ms * 1000, retry)
 
     # -- the controller -----------------------------------------------------------------------
     def notify_controller(self, action: Callable[[Controller], None]) -> None:

@@ -2,8 +2,10 @@
 partition state the leaders and the controller write (docs/kafka.md §10).
 
 A broker's session lives while its heartbeats arrive; `zookeeper.session.timeout.ms` after the
-last one it expires, its ephemeral /brokers/ids/N goes, and the controller hears of it. The
-first broker whose /controller create arrives wins, with a new controller epoch.
+last one it expires, its ephemeral /brokers/ids/N goes, and the controller hears of it. A
+crashed broker's session outlives its process: until it expires, a new process of that broker
+cannot register. The first broker whose /controller create arrives wins, with a new controller
+epoch.
 """
 
 from __future__ import annotations
@@ -89,6 +91,10 @@ class ZooKeeper:
         self.cluster = cluster
         self.alive = True
         self.sessions: dict[int, int] = {}  # broker → registered incarnation
+        # broker → its broker epoch: the czxid of its /brokers/ids node (KIP-380), from a count
+        # of the registrations, as ZooKeeper's transaction ids only grow.
+        self.broker_epochs: dict[int, int] = {}
+        self._registrations = 0
         self._expiry: dict[int, Timer] = {}
         self.controller: int | None = None
         self.controller_epoch = 0
@@ -107,16 +113,25 @@ class ZooKeeper:
         """The state of a running cluster: every session open, the first broker controller."""
         for broker in brokers:
             self.sessions[broker] = 0
+            self._register(broker, 0)
             timeout_ms = self.cluster.variant.broker_config(broker).zookeeper_session_timeout_ms
             self._expiry[broker] = self.cluster.sim.after(
                 timeout_ms * 1000, partial(self.expire, broker, "timeout"))
         self.controller = brokers[0]
         self.controller_epoch = 1
 
-    def heartbeat(self, broker: int, incarnation: int) -> None:
-        """A session heartbeat (or a registration with a new session after a restart)."""
+    def heartbeat(self, broker: int, incarnation: int) -> bool:
+        """A session heartbeat from the process `incarnation` of `broker`, or, from a process
+        whose session holds no /brokers/ids/<broker> (a start, or its session expired meanwhile),
+        the create of that ephemeral node. False: the node is still held by the session of the
+        broker's previous process. A crashed process closes nothing, so ZooKeeper keeps its
+        session, and the node, until the session times out; the create fails with NODEEXISTS
+        (ZKCheckedEphemeral, KafkaZkClient.CheckedEphemeral: the owner is not this session).
+        KAFKA-7165's delete-and-create applies only to a session the same process held."""
         cluster = self.cluster
         known = self.sessions.get(broker)
+        if known is not None and known != incarnation:
+            return False
         timer = self._expiry.pop(broker, None)
         if timer:
             timer.cancel()
@@ -124,28 +139,30 @@ class ZooKeeper:
         self._expiry[broker] = cluster.sim.after(timeout_ms * 1000,
                                                  lambda: self.expire(broker, "timeout"))
         if known == incarnation:
-            return
-        self.sessions[broker] = incarnation
-        # Re-registered before its old session expired: from 2.2 (KIP-380 broker epochs) the
-        # controller sees a failure and a startup; before, only a startup (the ISR keeps it).
-        bounced = known is not None and cluster.variant.broker_config(
-            broker).controller_detects_bounce
-        cluster.notify_controller(lambda c: c.on_broker_change(
-            failed=[broker] if bounced else [], started=[broker]))
+            return True
+        self._register(broker, incarnation)
+        cluster.notify_controller(lambda c: c.on_brokers_changed())
         if self.controller is None:
             self.try_become_controller(broker)
+        return True
 
     def expire(self, broker: int, reason: str) -> None:
         if broker not in self.sessions:
             return
         del self.sessions[broker]
+        del self.broker_epochs[broker]
         timer = self._expiry.pop(broker, None)
         if timer:
             timer.cancel()
         self.cluster.log.emit(names.ZK_SESSION_EXPIRED, broker=broker, reason=reason)
         if self.controller == broker:
             self.resign_controller()
-        self.cluster.notify_controller(lambda c: c.on_broker_change(failed=[broker], started=[]))
+        self.cluster.notify_controller(lambda c: c.on_brokers_changed())
+
+    def _register(self, broker: int, incarnation: int) -> None:
+        self.sessions[broker] = incarnation
+        self._registrations += 1
+        self.broker_epochs[broker] = self._registrations
 
     def resign_controller(self) -> None:
         """/controller is gone: every live broker's watch fires and each tries to create it. A

@@ -66,6 +66,16 @@ LEADER_ELECTED: Final = "leader.elected"
 REPLICA_TRUNCATE: Final = "replica.truncate"
 BROKER_CRASH: Final = "broker.crash"
 BROKER_RESTART: Final = "broker.restart"
+# broker.startup_failed: broker, incarnation, reason ("node-exists"), owner — ZooKeeper mode,
+#   0.9+: a restarted process found /brokers/ids/<broker> still held by the session of the
+#   process before it (owner: that process's incarnation), which ZooKeeper keeps until the
+#   session times out after a crash: KafkaServer.startup fails ("A broker is already registered
+#   on the path …"; KafkaZkClient.CheckedEphemeral's NODEEXISTS from 1.1) and the process exits
+BROKER_STARTUP_FAILED: Final = "broker.startup_failed"
+# zk.registration_retry: broker, incarnation, owner, retry_ms — the same refusal on 0.8.2: the
+#   process sleeps zookeeper.session.timeout.ms and creates the node again
+#   (ZkUtils.createEphemeralPathExpectConflictHandleZKBug), until the old session has expired
+ZK_REGISTRATION_RETRY: Final = "zk.registration_retry"
 # broker.halt: broker, topic, partition, leader, leader_log_end_offset, log_end_offset — a
 #   follower's fetch found the leader's log end below its own and unclean.leader.election.enable
 #   is off for the topic: the broker stops rather than truncate acknowledged data away

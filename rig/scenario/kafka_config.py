@@ -76,6 +76,7 @@ def read_config(data: dict[str, Any], kafka: str, out: Collector,
         "effective_min_isr": profile.effective_min_isr,
         "isr_rejoin_needs_epoch_start": profile.isr_rejoin_needs_epoch_start,
         "controller_detects_bounce": profile.controller_detects_bounce,
+        "registration_waits_for_old_session": profile.registration_waits_for_old_session,
         "epoch_start_at_election": profile.epoch_start_at_election,
         "truncate_epochs_at_log_end": profile.truncate_epochs_at_log_end,
         # The 2.8 code asks inter.broker.protocol.version ≥ 2.7-IV1, the IBP of Fetch v12

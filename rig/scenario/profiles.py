@@ -152,8 +152,16 @@ RULES: tuple[VersionRule, ...] = (
                 "OfflinePartitionLeaderSelector (liveBrokersInIsr.head); 1.1's controller "
                 "rewrite (KAFKA-5642): PartitionStateMachine's offline election walks the "
                 "assignment"),
-    VersionRule("controller_detects_bounce", "the controller treats a quick restart as a "
-                "failure (broker epochs)", (("0.8.2", False), ("2.2", True)), "KIP-380"),
+    VersionRule("controller_detects_bounce", "the controller treats a broker registered again "
+                "since it last read /brokers/ids (a newer broker epoch) as failed, then started "
+                "(before: the bounce goes unseen)", (("0.8.2", False), ("2.2", True)),
+                "KIP-380 (KafkaController.processBrokerChange: bouncedBrokerIds)"),
+    VersionRule("registration_waits_for_old_session", "a broker restarted while its crashed "
+                "process's ZooKeeper session still holds /brokers/ids/<id> sleeps a session "
+                "timeout and registers again (else its startup fails and it exits)",
+                (("0.8.2", True), ("0.9", False)),
+                "ZkUtils.createEphemeralPathExpectConflictHandleZKBug (0.8.2); "
+                "ZKCheckedEphemeral (0.9), KafkaZkClient.CheckedEphemeral (1.1+): NODEEXISTS"),
     VersionRule("rack_aware_assignment", "the consumer's range assignor gives members "
                 "partitions with a replica in their client.rack",
                 (("0.8.2", False), ("3.5", True)),
@@ -216,6 +224,7 @@ class Profile:
     alter_partition_ineligible: bool  # 3.3+ (KIP-841), ZooKeeper controller and leaders
     election_order: str  # "isr-order" before 1.1, "assignment-order" from 1.1
     controller_detects_bounce: bool  # 2.2+ (KIP-380 broker epochs)
+    registration_waits_for_old_session: bool  # 0.8.2 only
     rack_aware_assignment: bool  # 3.5+ clients (KIP-881)
     hw_holds_below_min_isr: bool  # 3.7+
     effective_min_isr: bool  # 3.7+

@@ -22,14 +22,17 @@ def test_fencing_delay_runs_from_each_crash_to_the_controller_declaring_the_brok
         _row("kraft", "broker.restart", 60_000.0, broker=2),
         _row("kraft", "broker.power_loss", 70_000.0, broker=0),
         _row("kraft", "broker.fenced", 77_500.0, broker=0),
-        # Back before the controller noticed: no delay, and the fencing after it is not one.
+        # Started again before the controller noticed: the new process cannot register until
+        # the old one is fenced (ZooKeeper: its session expired), so the delay runs to that.
         _row("kraft", "broker.crash", 80_000.0, broker=1),
         _row("kraft", "broker.restart", 81_000.0, broker=1),
         _row("kraft", "broker.fenced", 89_000.0, broker=1),
         _row("zk", "broker.crash", 21_000.0, broker=2),
+        _row("zk", "broker.restart", 22_000.0, broker=2),
+        _row("zk", "broker.startup_failed", 22_001.0, broker=2),
         _row("zk", "zk.session_expired", 36_000.5, broker=2),
     ]
-    assert fencing_delays(rows) == {"kraft": [8_000.5, 7_500.0], "zk": [15_000.5]}
+    assert fencing_delays(rows) == {"kraft": [8_000.5, 7_500.0, 9_000.0], "zk": [15_000.5]}
 
 
 def test_under_min_isr_counts_led_partitions_below_min_isr_not_offline_ones() -> None:

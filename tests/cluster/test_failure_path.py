@@ -229,7 +229,7 @@ class Host:
         self.variant = SimpleNamespace(broker_config=lambda b: SimpleNamespace(
             auto_leader_rebalance_enable=False, leader_imbalance_check_interval_ms=300_000,
             leader_imbalance_per_broker_percentage=10, zookeeper_session_timeout_ms=6000,
-            controller_detects_bounce=True, election_order=election_order,
+            election_order=election_order,
             alter_partition_ineligible=True))
         self.sim = Simulation()
         self.events: list[tuple[str, dict[str, Any]]] = []

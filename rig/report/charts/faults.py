@@ -52,13 +52,15 @@ def fault_overlay(
         )
     down: dict[tuple[str, str, str, int | None], float] = {}
     for fault in faults:
-        if fault.event in ("broker.crash", "broker.shutdown", "broker.restart"):
+        if fault.event in ("broker.crash", "broker.shutdown", "broker.restart",
+                           "broker.startup_failed"):
             key = (fault.run, fault.variant, "broker", fault.broker)
         elif fault.event in ("fault.inject", "fault.heal") and fault.fault is not None:
             key = (fault.run, fault.variant, "fault", fault.fault)
         else:
             continue
-        if fault.event in ("broker.crash", "broker.shutdown", "fault.inject"):
+        if fault.event in ("broker.crash", "broker.shutdown", "broker.startup_failed",
+                           "fault.inject"):
             down.setdefault(key, fault.t_s)
         elif key in down:
             shapes.append(_down_span(down.pop(key), fault.t_s, scale))
