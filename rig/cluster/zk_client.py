@@ -33,7 +33,9 @@ class ZkClient:
     def change_isr(self, broker: Any, replica: Replica, isr: tuple[int, ...],
                    shrink: list[int] | None = None, expand: list[int] | None = None) -> None:
         # Kafka's write is synchronous (Partition.expandIsrWithZk / shrinkIsrWithZk): no
-        # maximal ISR; rig's round trip to ZooKeeper only holds the next change back.
+        # maximal ISR; rig's round trip to ZooKeeper only holds the next change back. The
+        # request and its answer are retried until the connection is back
+        # (KafkaZkClient.retryRequestsUntilConnected): sent reliably.
         replica.pending_isr = PendingIsr(isr)
         key = replica.key
         epoch = replica.leader_epoch
@@ -42,7 +44,8 @@ class ZkClient:
 
         def at_zk() -> None:
             written = self.host.zk.update_isr(key, epoch, isr, version)
-            self.host.send(ZK, broker.id, ZK_MESSAGE_BYTES, lambda: applied(written))
+            self.host.send(ZK, broker.id, ZK_MESSAGE_BYTES, lambda: applied(written),
+                           reliable=True)
 
         def applied(written: int | None) -> None:
             if broker.incarnation != incarnation or replica.leader_epoch != epoch:
@@ -61,11 +64,12 @@ class ZkClient:
                               leader=broker.id, isr=list(isr), added=expand)
             broker.replica_manager.maybe_advance_hw(replica)
 
-        self.host.send(broker.id, ZK, ZK_MESSAGE_BYTES, at_zk)
+        self.host.send(broker.id, ZK, ZK_MESSAGE_BYTES, at_zk, reliable=True)
 
     def propagate_isr_changes(self, broker: Any, keys: tuple[TopicPartition, ...]) -> None:
-        """`broker` creates an /isr_change_notification child for `keys`; the controller's
-        watch on that path fires when it is created."""
+        """`broker` creates an /isr_change_notification child for `keys` (retried until
+        connected, as the ISR write); the controller's watch on that path fires when it is
+        created."""
 
         def at_zk() -> None:
             seq = self.host.zk.add_isr_change_notification(keys)
@@ -73,4 +77,4 @@ class ZkClient:
                           partitions=len(keys))
             self.host.notify_controller(lambda c: c.on_isr_change_notification())
 
-        self.host.send(broker.id, ZK, ZK_MESSAGE_BYTES + 30 * len(keys), at_zk)
+        self.host.send(broker.id, ZK, ZK_MESSAGE_BYTES + 30 * len(keys), at_zk, reliable=True)
