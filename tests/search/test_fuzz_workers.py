@@ -18,14 +18,15 @@ from rig.search.fuzz import TIMING_KEYS
 
 runner = CliRunner()
 SMALL = str(Path(__file__).parent / "data" / "fuzz-small.yaml")
-# Seed 0 of fuzz-small first violates no-acked-loss at run 9 (2 faults); replicas-agree fails
-# with it, as a follower that finds the new leader's log end below its own halts its broker with
-# its records kept (ReplicaFetcherThread.handleOffsetOutOfRange, unclean election off).
+# Seed 14 of fuzz-small first violates no-acked-loss at run 9 (shrunk to 2 faults: the
+# controller's broker crashes, a follower's quick restart fails); replicas-agree fails with it,
+# as a follower that finds the new leader's log end below its own halts its broker with its
+# records kept (ReplicaFetcherThread.handleOffsetOutOfRange, unclean election off).
 FIRST_VIOLATION = 9
 
 
 def _fuzz(out: Path, *args: str) -> tuple[int, str, dict[str, Any]]:
-    result = runner.invoke(app, ["fuzz", SMALL, "--seed", "0", "--out", str(out), *args])
+    result = runner.invoke(app, ["fuzz", SMALL, "--seed", "14", "--out", str(out), *args])
     report = json.loads((out / "fuzz.json").read_text()) if (out / "fuzz.json").is_file() else {}
     return result.exit_code, result.output, report
 

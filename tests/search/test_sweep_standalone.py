@@ -60,11 +60,11 @@ def test_fuzz_on_a_standalone_cluster(standalone_spark: Standalone, tmp_path: Pa
     env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable}
     proc = subprocess.run(
         [sys.executable, "-m", "rig", "fuzz", "scenarios/fuzz-replication.yaml", "--variant",
-         "hw-truncation", "--runs", "12", "--seed", "3", "--spark-master", standalone_spark.url,
+         "hw-truncation", "--runs", "12", "--seed", "1", "--spark-master", standalone_spark.url,
          "--out", str(out)],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=1200, check=False)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     entry = json.loads((out / "fuzz.json").read_text())["variants"]["hw-truncation"]
     # The same schedule a local session finds first (tests/search/test_fuzz_cli.py).
-    assert entry["runs_done"] == 12 and entry["violation"]["index"] == 9
+    assert entry["runs_done"] == 12 and entry["violation"]["index"] == 5
     assert (out / "hw-truncation-minimal.yaml").is_file()
