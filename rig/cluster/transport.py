@@ -4,6 +4,15 @@ A message is delivered only if, when it arrives, its destination is up, is the s
 it was sent to (a restart resets connections), and no network partition separates the two.
 A stalled broker (a GC pause) sends nothing and receives its messages when the stall ends.
 
+Kafka's connections are TCP: a message the network drops (a cut link, a lossy one) is sent
+again when the connection's retransmission timer fires, RTO_MIN_MS after it went and doubling
+each time (RFC 6298 §5.5; Linux's 200 ms floor, which a data-centre round trip never lifts), and
+what the connection carried after it waits behind it, in order. A Kafka client closes a
+connection whose request has waited request.timeout.ms (30 s by default): what is not through
+by then goes with it. ZooKeeper's client handles its own connection (sessions, reconnects:
+`reliable` below), so its traffic is left out. Simplified: a lost message waits for the timer
+(no fast retransmit), and retransmitted bytes are not filed in the ledger.
+
 The wire also keeps a ledger of the bytes it carried that no event logs one by one: per
 (source, destination, kind), where kind is "produce" (produce requests and responses) or
 "control" (everything else but fetches, which their own events log). The cluster logs it at the
@@ -14,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from functools import partial
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from rig.cluster.network import Network, Node
 from rig.engine import Simulation
@@ -22,6 +31,32 @@ from rig.engine import Simulation
 # How often a reliable message (a ZooKeeper watch, a controller request) is tried again while
 # the link is cut: the reconnect backoff of ZooKeeper's client and the controller's channel.
 RESEND_MS = 100
+RTO_MIN_MS = 200  # TCP's first retransmission timeout (Linux TCP_RTO_MIN)
+RTO_MAX_MS = 120_000  # … and its ceiling (TCP_RTO_MAX)
+CONNECTION_TIMEOUT_MS = 30_000  # request.timeout.ms / replica.socket.timeout.ms defaults
+ZOOKEEPER = "zk"  # rig.cluster.zookeeper.NODE (imported there from here would be a cycle)
+
+
+class _Unacked(NamedTuple):
+    """A message TCP must send again, with what delivering it needs."""
+
+    nbytes: int
+    deliver: Callable[[], None]
+    receiver: Endpoint | None
+    incarnation: int  # the receiver's, when it was sent
+    source_incarnation: int
+    sent_us: int
+
+
+class _Backlog:
+    """One direction of a connection waiting for its retransmission timer: its unacknowledged
+    messages, oldest first, and the timeout it backs off."""
+
+    __slots__ = ("queue", "rto_us")
+
+    def __init__(self) -> None:
+        self.queue: list[_Unacked] = []
+        self.rto_us = RTO_MIN_MS * 1000
 
 
 class Endpoint(Protocol):
@@ -47,6 +82,8 @@ class Transport:
         self._stalled_outbox: dict[int, list[Callable[[], None]]] = {}
         # (src, dst, kind) → [bytes, messages] put on the wire, fetches left out.
         self.traffic: dict[tuple[Node, Node, str], list[int]] = {}
+        # (src, dst) → what TCP must send again on it (absent: nothing).
+        self._backlogs: dict[tuple[Node, Node], _Backlog] = {}
 
     def _incarnation(self, node: Node) -> int:
         broker = self._brokers.get(node) if isinstance(node, int) else None
@@ -89,15 +126,24 @@ class Transport:
                 filed = self.traffic[(src, dst, kind)] = [0, 0]
             filed[0] += nbytes
             filed[1] += 1
+        tcp = not reliable and src != ZOOKEEPER and dst != ZOOKEEPER
+        if tcp and self._backlogs and (src, dst) in self._backlogs:
+            # An earlier message waits to be sent again: this one goes after it, in order.
+            self._backlogs[(src, dst)].queue.append(_Unacked(
+                nbytes, deliver, receiver, incarnation, self._incarnation(src), self.sim.now_us))
+            return
         arrival = self.network.arrival_us(src, dst, nbytes, self.sim.now_us)
         resend = (self._resender(src, dst, nbytes, deliver, incarnation, kind) if reliable
                   else None)
         if arrival is None:  # lost on a lossy link
             if resend is not None:
                 self.sim.call_after(RESEND_MS * 1000, resend)
+            elif tcp:
+                self._lost(src, dst, _Unacked(nbytes, deliver, receiver, incarnation,
+                                              self._incarnation(src), self.sim.now_us))
             return
         self.sim.call_at(arrival, partial(self._arrival, src, dst, deliver, receiver,
-                                          incarnation, resend))
+                                          incarnation, resend, nbytes if tcp else -1))
 
     def _resender(self, src: Node, dst: Node, nbytes: int, deliver: Callable[[], None],
                   incarnation: int, kind: str) -> Callable[[], None]:
@@ -118,14 +164,16 @@ class Transport:
         link busy itself) arrives at `arrival_us` under the rules of `send`."""
         receiver = self._brokers.get(dst) if isinstance(dst, int) else None
         self.sim.call_at(arrival_us, partial(self._arrival, src, dst, deliver, receiver,
-                                             self._incarnation(dst), None),
+                                             self._incarnation(dst), None, -1),
                          scheduled_us=sent_us)
 
     def _arrival(self, src: Node, dst: Node, deliver: Callable[[], None],
                  receiver: Endpoint | None, incarnation: int,
-                 resend: Callable[[], None] | None) -> None:
+                 resend: Callable[[], None] | None, tcp_bytes: int) -> None:
         """A message reaches `dst` (`receiver`: the broker it is, None for another node): it
-        is delivered if `dst` still runs as `incarnation` and no cut separates the two ends."""
+        is delivered if `dst` still runs as `incarnation` and no cut separates the two ends; a
+        TCP message (`tcp_bytes` ≥ 0) a cut stopped is sent again (its timer counted from now:
+        one link latency after it went)."""
         if receiver is not None:
             if not receiver.alive or receiver.incarnation != incarnation:
                 return
@@ -135,11 +183,61 @@ class Transport:
         if network.cuts and network.blocked(src, dst):  # (asked only while a link is cut)
             if resend is not None:
                 self.sim.call_after(RESEND_MS * 1000, resend)
+            elif tcp_bytes >= 0 and self._up(src):
+                self._lost(src, dst, _Unacked(tcp_bytes, deliver, receiver, incarnation,
+                                              self._incarnation(src), self.sim.now_us))
             return
         if receiver is not None and receiver.stalled:
             self._stalled_mail.setdefault(receiver.id, []).append(deliver)
             return
         deliver()
+
+    def _lost(self, src: Node, dst: Node, unacked: _Unacked) -> None:
+        """TCP will send `unacked` again when the connection's retransmission timer fires."""
+        backlog = self._backlogs.get((src, dst))
+        if backlog is None:
+            backlog = self._backlogs[(src, dst)] = _Backlog()
+            self._arm(src, dst, backlog, unacked.sent_us + backlog.rto_us, unacked.sent_us)
+        backlog.queue.append(unacked)
+
+    def _arm(self, src: Node, dst: Node, backlog: _Backlog, at_us: int, oldest_us: int) -> None:
+        """The next retransmission, or the client's timeout on the oldest message if sooner."""
+        at_us = min(at_us, oldest_us + CONNECTION_TIMEOUT_MS * 1000)
+        self.sim.call_at(max(self.sim.now_us, at_us), partial(self._retransmit, src, dst))
+
+    def _retransmit(self, src: Node, dst: Node) -> None:
+        """The timer fired. If the oldest message has waited the client's request timeout, the
+        client has closed the connection: everything it carried is gone (NetworkClient fails
+        every request in flight on it). Else the backlog goes again in order, unless the link
+        is still cut or a message is lost again (then back off)."""
+        now = self.sim.now_us
+        backlog = self._backlogs[(src, dst)]
+        queue = [m for m in backlog.queue if self._carried(src, dst, m)]
+        if queue and now - queue[0].sent_us >= CONNECTION_TIMEOUT_MS * 1000:
+            queue = []
+        for i, message in enumerate(queue):
+            arrival = (None if self.network.blocked(src, dst) else
+                       self.network.arrival_us(src, dst, message.nbytes, now))
+            if arrival is None:
+                backlog.queue = queue[i:]
+                backlog.rto_us = min(2 * backlog.rto_us, RTO_MAX_MS * 1000)
+                self._arm(src, dst, backlog, now + backlog.rto_us, queue[0].sent_us)
+                return
+            self.sim.call_at(arrival, partial(self._arrival_again, src, dst, message))
+        del self._backlogs[(src, dst)]
+
+    def _carried(self, src: Node, dst: Node, message: _Unacked) -> bool:
+        """Whether the connection still carries `message`: both ends the processes it was
+        between (a restart resets it)."""
+        return (self._up(src) and self._incarnation(src) == message.source_incarnation
+                and self._up(dst) and self._incarnation(dst) == message.incarnation)
+
+    def _arrival_again(self, src: Node, dst: Node, message: _Unacked) -> None:
+        """A message sent again arrives: as any other, but its age counts from its first send."""
+        if self.network.cuts and self.network.blocked(src, dst) and self._up(src):
+            self._lost(src, dst, message)
+            return
+        self._arrival(src, dst, message.deliver, message.receiver, message.incarnation, None, -1)
 
     def stall_ended(self, broker_id: int) -> None:
         """Broker `broker_id` runs again: what it sent leaves, then what it received arrives."""
