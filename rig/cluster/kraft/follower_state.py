@@ -26,7 +26,7 @@ class FollowerState(QuorumState):
         self.state = FOLLOWER
         self.epoch = epoch
         self.leader = leader
-        self._last_fetch_us = self.sim.now_us
+        self._fetched_from_leader = False
         self._arm(self.config.fetch_timeout_ms, self._fetch_timed_out)
         self._fetch()
 
@@ -73,7 +73,7 @@ class FollowerState(QuorumState):
             return
         if reply.error:
             return  # the timer sends again
-        self._last_fetch_us = self.sim.now_us
+        self._fetched_from_leader = True
         self._arm(self.config.fetch_timeout_ms, self._fetch_timed_out)
         log = self.log
         if reply.diverging is not None:

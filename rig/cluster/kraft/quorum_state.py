@@ -13,9 +13,10 @@ RaftNode per controller (rig.cluster.kraft.raft), holding its copy of the metada
   stands again.
 - Votes (KafkaRaftClient.handleVoteRequest, UnattachedState/FollowerState.canGrantVote): one
   per epoch, only to a candidate whose log is at least as up to date (last epoch, then end
-  offset); a pre-vote is granted on the log alone, except by a follower that has heard from
-  its leader within the fetch timeout. A request from a higher epoch (not a pre-vote) moves
-  the voter to that epoch first.
+  offset); a pre-vote is granted on the log alone, except by a follower whose leader has
+  answered one of its Fetches since it began following it (FollowerState
+  .hasFetchedFromLeader). A request from a higher epoch (not a pre-vote) moves the voter to
+  that epoch first.
 - The leader writes a LeaderChangeRecord at its epoch start, tells the voters
   (BeginQuorumEpoch, again every fetch timeout / 2 to those that have not fetched) and serves
   their Fetch: a follower whose last fetched epoch diverges is told where that epoch ends and
@@ -132,8 +133,9 @@ class QuorumState:
         self.retries = 0
         self._backing_off = False
         self._round = 0  # a vote response answers one round of requests
-        # follower
-        self._last_fetch_us = 0
+        # follower: whether a Fetch to its leader has been answered since it began following
+        # it (FollowerState.hasFetchedFromLeader)
+        self._fetched_from_leader = False
         self._fetch_token = 0
         self._timer: Timer | None = None
         self._leader_timers: list[Timer] = []
@@ -259,10 +261,11 @@ class QuorumState:
             self._unattached(epoch)
         up_to_date = self._up_to_date(last_epoch, end_offset)
         if pre_vote:
-            # FollowerState.canGrantVote (KIP-996): a follower that hears from its leader
-            # rejects pre-votes; a leader rejects them too.
-            heard = (self.state == FOLLOWER and self.sim.now_us - self._last_fetch_us
-                     < self.config.fetch_timeout_ms * 1000)
+            # FollowerState.canGrantVote (KIP-996): a follower whose leader has answered a Fetch
+            # since it began following it rejects pre-votes (until then the leader may be
+            # unreachable from here: KafkaRaftClientPreVoteTest.testHandlePreVoteRequestAs
+            # Follower); a leader rejects them too.
+            heard = self.state == FOLLOWER and self._fetched_from_leader
             reply(self.epoch, up_to_date and not heard and self.state != LEADER, self.leader)
             return
         granted = (up_to_date and self.state == UNATTACHED
