@@ -143,7 +143,8 @@ class Transport:
                                               self._incarnation(src), self.sim.now_us))
             return
         self.sim.call_at(arrival, partial(self._arrival, src, dst, deliver, receiver,
-                                          incarnation, resend, nbytes if tcp else -1))
+                                          incarnation, resend,
+                                          (nbytes, self.sim.now_us) if tcp else None))
 
     def _resender(self, src: Node, dst: Node, nbytes: int, deliver: Callable[[], None],
                   incarnation: int, kind: str) -> Callable[[], None]:
@@ -164,16 +165,15 @@ class Transport:
         link busy itself) arrives at `arrival_us` under the rules of `send`."""
         receiver = self._brokers.get(dst) if isinstance(dst, int) else None
         self.sim.call_at(arrival_us, partial(self._arrival, src, dst, deliver, receiver,
-                                             self._incarnation(dst), None, -1),
+                                             self._incarnation(dst), None, None),
                          scheduled_us=sent_us)
 
     def _arrival(self, src: Node, dst: Node, deliver: Callable[[], None],
                  receiver: Endpoint | None, incarnation: int,
-                 resend: Callable[[], None] | None, tcp_bytes: int) -> None:
+                 resend: Callable[[], None] | None, tcp: tuple[int, int] | None) -> None:
         """A message reaches `dst` (`receiver`: the broker it is, None for another node): it
         is delivered if `dst` still runs as `incarnation` and no cut separates the two ends; a
-        TCP message (`tcp_bytes` ≥ 0) a cut stopped is sent again (its timer counted from now:
-        one link latency after it went)."""
+        TCP message (`tcp`: its size and when it was sent) a cut stopped is sent again."""
         if receiver is not None:
             if not receiver.alive or receiver.incarnation != incarnation:
                 return
@@ -183,9 +183,9 @@ class Transport:
         if network.cuts and network.blocked(src, dst):  # (asked only while a link is cut)
             if resend is not None:
                 self.sim.call_after(RESEND_MS * 1000, resend)
-            elif tcp_bytes >= 0 and self._up(src):
-                self._lost(src, dst, _Unacked(tcp_bytes, deliver, receiver, incarnation,
-                                              self._incarnation(src), self.sim.now_us))
+            elif tcp is not None and self._up(src):
+                self._lost(src, dst, _Unacked(tcp[0], deliver, receiver, incarnation,
+                                              self._incarnation(src), tcp[1]))
             return
         if receiver is not None and receiver.stalled:
             self._stalled_mail.setdefault(receiver.id, []).append(deliver)
@@ -198,7 +198,12 @@ class Transport:
         if backlog is None:
             backlog = self._backlogs[(src, dst)] = _Backlog()
             self._arm(src, dst, backlog, unacked.sent_us + backlog.rto_us, unacked.sent_us)
-        backlog.queue.append(unacked)
+        queue = backlog.queue
+        queue.append(unacked)
+        if len(queue) > 1 and queue[-2].sent_us > unacked.sent_us:
+            # It was in flight when the backlog began and later sends queued: the connection
+            # keeps the order they were sent in.
+            queue.sort(key=lambda m: m.sent_us)
 
     def _arm(self, src: Node, dst: Node, backlog: _Backlog, at_us: int, oldest_us: int) -> None:
         """The next retransmission, or the client's timeout on the oldest message if sooner."""
@@ -237,7 +242,8 @@ class Transport:
         if self.network.cuts and self.network.blocked(src, dst) and self._up(src):
             self._lost(src, dst, message)
             return
-        self._arrival(src, dst, message.deliver, message.receiver, message.incarnation, None, -1)
+        self._arrival(src, dst, message.deliver, message.receiver, message.incarnation, None,
+                      None)
 
     def stall_ended(self, broker_id: int) -> None:
         """Broker `broker_id` runs again: what it sent leaves, then what it received arrives."""
