@@ -26,6 +26,7 @@ from functools import partial
 from typing import NamedTuple, Protocol
 
 from rig.cluster.network import Network, Node
+from rig.cluster.zookeeper import NODE as ZOOKEEPER
 from rig.engine import Simulation
 
 # How often a reliable message (a ZooKeeper watch, a controller request) is tried again while
@@ -34,7 +35,6 @@ RESEND_MS = 100
 RTO_MIN_MS = 200  # TCP's first retransmission timeout (Linux TCP_RTO_MIN)
 RTO_MAX_MS = 120_000  # … and its ceiling (TCP_RTO_MAX)
 CONNECTION_TIMEOUT_MS = 30_000  # request.timeout.ms / replica.socket.timeout.ms defaults
-ZOOKEEPER = "zk"  # rig.cluster.zookeeper.NODE (imported there from here would be a cycle)
 
 
 class _Unacked(NamedTuple):
