@@ -113,9 +113,9 @@ class Controller:
             return
         current = dict(self.cluster.zk.broker_epochs)
         known, self.broker_epochs = self.broker_epochs, current
-        bounced = sorted(b for b in current.keys() & known.keys() if current[b] != known[b])
-        if not self.cluster.variant.broker_config(self.broker).controller_detects_bounce:
-            bounced = []
+        bounced = (sorted(b for b in current.keys() & known.keys() if current[b] != known[b])
+                   if self.cluster.variant.broker_config(self.broker).controller_detects_bounce
+                   else [])
         if new := sorted(current.keys() - known.keys()):
             self.on_broker_change(failed=[], started=new)
         if bounced:

@@ -99,12 +99,13 @@ class Transport:
              reliable: bool = False, kind: str = "control") -> None:
         """Carry a message of `nbytes` from `src` to `dst`; `deliver` runs on arrival.
 
-        A message meeting a cut link or a lossy one is lost, unless `reliable`: then it is
-        sent again every RESEND_MS while both ends live, as ZooKeeper re-delivers a watch to
-        a client that reconnects within its session and the controller's channel retries a
-        request until it gets through (each end's incarnation must stay the same: a restarted
-        process starts a new conversation). `kind` files its bytes in the ledger ("fetch":
-        not filed, the fetch events log each one)."""
+        A message meeting a cut link or a lossy one is sent again by TCP between Kafka
+        processes (the module's docstring); if `reliable`, every RESEND_MS while both ends
+        live, as ZooKeeper re-delivers a watch to a client that reconnects within its session
+        and the controller's channel retries a request until it gets through (each end's
+        incarnation must stay the same: a restarted process starts a new conversation); else,
+        to or from ZooKeeper, it is lost. `kind` files its bytes in the ledger ("fetch": not
+        filed, the fetch events log each one)."""
         brokers = self._brokers
         sender = brokers.get(src) if isinstance(src, int) else None
         if sender is not None:

@@ -190,10 +190,10 @@ class ZooKeeperControlPlane:
         (ZkUtils.createEphemeralPathExpectConflictHandleZKBug)."""
         if broker.incarnation != incarnation or not broker.alive or waiting:
             return
-        timeout_ms = broker.config.zookeeper_session_timeout_ms
         if not broker.config.registration_waits_for_old_session:
             self.cluster.startup_failed(broker.id, owner)
             return
+        timeout_ms = broker.config.zookeeper_session_timeout_ms
         waiting.append(True)
         self.log.emit(names.ZK_REGISTRATION_RETRY, broker=broker.id, incarnation=incarnation,
                       owner=owner, retry_ms=timeout_ms)
