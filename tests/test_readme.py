@@ -91,7 +91,7 @@ def test_the_run_directory_table_lists_every_file_rundir_names() -> None:
 
 
 def test_the_version_table_is_the_one_the_profiles_hold() -> None:
-    from rig.scenario.profiles import rules_table
+    from rig.scenario.version_table import rules_table
 
     table = README.split("<!-- profiles:begin -->\n", 1)[1].split("\n<!-- profiles:end -->", 1)[0]
     assert table == rules_table()

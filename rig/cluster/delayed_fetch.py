@@ -47,8 +47,9 @@ class DelayedFetch:
         if request.fetcher.role == "consumer":
             ready = (request.min_bytes <= 1 or self.server.readable(
                 self.slot, request, request.min_bytes) >= request.min_bytes)
-        else:
-            ready = request.min_bytes <= announced
+        else:  # (a fetch whose epoch went stale is completed: FencedLeaderEpochException)
+            ready = (request.min_bytes <= announced
+                     or bool(self.server.replica_manager.fetch_epochs.fenced(self.slot, request)))
         return ready and self.server.complete(self)
 
     def expire(self) -> None:

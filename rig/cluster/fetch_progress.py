@@ -52,10 +52,13 @@ def update_fetch_state(rm: ReplicaManager, slot: Slot, request: FetchRequestMsg)
             touched[key] = None
     pending = rm.pending.get(slot)
     diverging = request.diverging or {}
+    fenced = request.fenced or {}
     for key in touched:
         replica = rm.replicas.get(key)
-        if replica is None or replica.role is not Role.LEADER or key in diverging:
-            continue  # a diverging epoch is not progress (rig.cluster.diverging_epoch)
+        if (replica is None or replica.role is not Role.LEADER or key in diverging
+                or key in fenced):
+            continue  # not progress: a diverging epoch (rig.cluster.diverging_epoch) or a
+            # fenced one (rig.cluster.fetch_epochs)
         offset = fetch_offset(rm, request, replica, follower)
         if offset < 0 or offset > replica.leo:
             continue  # unknown, or out of range (answered with an error): not progress

@@ -109,14 +109,18 @@ class FetchServer:
             self._respond(request, context, now_us)
             return
         slot = fetcher.slot_key
+        fenced = request.fenced = self.replica_manager.fetch_epochs.arrived(slot, request)
         request.diverging = diverging_epoch.check(self.replica_manager, request)
+        if fenced and request.diverging:  # the epoch is checked first (Partition.fetchRecords)
+            request.diverging = {k: v for k, v in request.diverging.items() if k not in fenced}
         readable = self.readable(slot, request, request.min_bytes)
         update_fetch_state(self.replica_manager, slot, request)
         # ReplicaManager.fetchMessages answers at once when a partition has an error, a
         # preferred read replica or a diverging epoch (errorReadingData, hasPreferredReadReplica,
-        # hasDivergingEpoch): NOT_LEADER_OR_FOLLOWER for one it does not lead (see _respond).
+        # hasDivergingEpoch): NOT_LEADER_OR_FOLLOWER for one it does not lead (see _respond),
+        # an epoch error for one whose epoch it fences (rig.cluster.fetch_epochs).
         if (readable >= request.min_bytes or request.max_wait_ms <= 0 or not context.partitions
-                or request.diverging or self._preferred(slot, request)
+                or request.diverging or fenced or self._preferred(slot, request)
                 or self._not_led(request)):
             self._respond(request, context, self.ctx.sim.now_us)
             return
@@ -207,7 +211,10 @@ class FetchServer:
         errors: dict[TopicPartition, int] = {}
         preferred: dict[TopicPartition, int] = {}
         diverging: dict[TopicPartition, tuple[int, int]] = {}
+        fenced = replica_manager.fetch_epochs.fenced(slot, request)
         if context.error_code == NONE:
+            for key, (error, _epoch) in fenced.items():
+                errors[key] = error  # not read (localLogWithEpochOrException)
             diverging = diverging_epoch.answer(request, replica_manager, hws, errors)
             # A partition with a preferred read replica is not read (readFromLog): no records.
             preferred = self._preferred(slot, request)
@@ -237,12 +244,12 @@ class FetchServer:
                 hws[key] = replica.high_watermark
             for key in replica_manager.hw_unseen.pop(slot, {}):
                 led = replicas.get(key)
-                if key in request.partitions and answers(request, led):
+                if key in request.partitions and key not in errors and answers(request, led):
                     hws[key] = led.high_watermark  # type: ignore[union-attr]
             # A partition the client just added (or changed) that this broker does not lead;
             # the others it already learned about (cost follows change, not partitions).
             for key in request.updates:
-                if not answers(request, replicas.get(key)):
+                if key not in fenced and not answers(request, replicas.get(key)):
                     errors[key] = NOT_LEADER_OR_FOLLOWER
         listed_changed = listed_incremental(self.cache, context, records, errors, preferred,
                                             diverging)
@@ -259,7 +266,9 @@ class FetchServer:
                    (now_us - arrived_us) / 1000, body, header, wire)
         response = FetchResponseMsg(context.error_code, context.session_id, listed,
                                     records_bytes, records, hws, errors, body, header, wire,
-                                    now_us, preferred, diverging)
+                                    now_us, preferred, diverging,
+                                    {key: epoch for key, (_error, epoch) in fenced.items()}
+                                    if fenced and context.error_code == NONE else {})
         self.ctx.send(broker.id, fetcher.node, wire,
                       partial(fetcher.on_response, request, response), kind="fetch")
 

@@ -7,8 +7,10 @@ step and then fetches the partitions that are ready, as Kafka's AbstractFetcherT
 From Kafka 2.8 (truncation on fetch) a log with an epoch skips the question: it is fetched at
 once, and the leader's answer may carry a diverging epoch to truncate by.
 Partitions whose fetch data changed are "dirty" until the next request, which is what an
-incremental fetch session lists. A partition answered NOT_LEADER_OR_FOLLOWER is retried after
-replica.fetch.backoff.ms; how a follower truncates is its base's (rig.cluster.follower_truncation).
+incremental fetch session lists. A partition answered NOT_LEADER_OR_FOLLOWER (or, 2.1+,
+UNKNOWN_LEADER_EPOCH) is retried after replica.fetch.backoff.ms; one answered FENCED_LEADER_EPOCH
+waits for a LeaderAndIsr (KIP-320, rig.cluster.fetch_epochs); how a follower truncates is its
+base's (rig.cluster.follower_truncation).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from rig.cluster.follower_truncation import FollowerTruncation
 from rig.cluster.messages import FetchResponseMsg
 from rig.cluster.partition import FetchState, TopicPartition
 from rig.events import names
-from rig.protocol.errors import OFFSET_OUT_OF_RANGE
+from rig.protocol.errors import FENCED_LEADER_EPOCH, OFFSET_OUT_OF_RANGE
 from rig.strategies.fetch_session import SessionClient
 from rig.strategies.replication import AskLeader
 from rig.strategies.replication.base import Decision
@@ -210,6 +212,26 @@ class ReplicaFetcher(FollowerTruncation):
             if error == OFFSET_OUT_OF_RANGE and key in self.partitions:
                 if self._out_of_range(key):
                     return  # the broker halted: its fetchers are gone
-            elif key in self.partitions:
-                self._delay(key)  # not leader there (yet): retry after the back-off
+            elif error == FENCED_LEADER_EPOCH and key in self.partitions:
+                self._fenced(key, response.fenced.get(key, -1))
+            elif key in self.partitions:  # not leader there (yet), or an epoch it has not heard
+                self._delay(key)  # of (UNKNOWN_LEADER_EPOCH): retry after the back-off
+
+    def _fenced(self, key: TopicPartition, sent_epoch: int) -> None:
+        """FENCED_LEADER_EPOCH: the leader knows a newer epoch than the one sent. A partition
+        still at that epoch leaves the fetcher until a LeaderAndIsr brings the new one
+        (AbstractFetcherThread.onPartitionFenced → markPartitionFailed; the new epoch makes the
+        follower fetch again, rig.cluster.replica_manager.keeps_fetching). One followed anew at
+        another epoch since the request went is, in Kafka, truncating, and the answer is dropped
+        (processFetchRequest: isReadyForFetch); with truncation on fetch (2.8+) it is already
+        fetching, and onPartitionFenced (2.5+) retries it after the back-off."""
+        state = self.partitions[key]
+        if sent_epoch != state.current_leader_epoch:
+            if self._truncates_on_fetch:
+                self._delay(key)
+            return
+        self.cluster.log.emit(names.FETCHER_FENCED, broker=self.broker_id, leader=self.leader_id,
+                              topic=key[0], partition=key[1], epoch=state.current_leader_epoch,
+                              fetcher=self.fetcher_id)
+        self.remove_partition(key)
 

@@ -61,6 +61,8 @@ class FetchRequestMsg:
     replica_epoch: int = -1  # a follower's broker epoch (ReplicaState, Fetch v15+, KIP-903)
     # The leader's last-fetched-epoch check of it (rig.cluster.diverging_epoch), made on arrival.
     diverging: dict[TopicPartition, tuple[int, int]] | None = None
+    # Its partitions fenced on arrival (rig.cluster.fetch_epochs): (error, the epoch sent).
+    fenced: dict[TopicPartition, tuple[int, int]] | None = None
 
 
 @dataclass(slots=True)
@@ -81,6 +83,8 @@ class FetchResponseMsg:
     # Fetch v12+: partitions whose log diverges from the leader's, with the leader's (epoch,
     # end offset) to truncate by, and no records (Partition.readRecords, KAFKA-10554).
     diverging: dict[TopicPartition, tuple[int, int]] = field(default_factory=dict)
+    # KIP-320: the partitions answered FENCED_ / UNKNOWN_LEADER_EPOCH, with the epoch they sent.
+    fenced: dict[TopicPartition, int] = field(default_factory=dict)
 
 
 def topic_runs(keys: object) -> tuple[tuple[str, int], ...]:

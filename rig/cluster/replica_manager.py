@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from rig.cluster.context import NodeContext, Process
+from rig.cluster.fetch_epochs import FetchEpochs
 from rig.cluster.fetcher_manager import FetcherManager
 from rig.cluster.high_watermark import HighWatermarks, Slot
 from rig.cluster.log import Batch
@@ -45,6 +46,7 @@ class ReplicaManager(HighWatermarks):
         # Per follower, the partitions led here that have it outside their ISR: its every
         # fetch is a chance to rejoin (Partition.maybeExpandIsr runs on each follower fetch).
         self.outside_isr: dict[int, dict[TopicPartition, None]] = {}
+        self.fetch_epochs = FetchEpochs(replicas, self.config.fetch_leader_epoch_checked)
 
     def reset(self, power_loss: bool) -> int:
         """The process died: forget every client's progress, the replicas fall back to what
@@ -56,12 +58,14 @@ class ReplicaManager(HighWatermarks):
         self.outside_isr.clear()
         self.consumer_positions.clear()
         self.consumer_watchers.clear()
+        self.fetch_epochs.clear()
         return sum(replica.restart(power_loss) for replica in self.replicas.values())
 
     # -- becoming leader or follower (LeaderAndIsr) ----------------------------------------
     def become_leader(self, replica: Replica, state: Any, quiet: bool = False) -> None:
         broker = self.broker
         key = replica.key
+        self.fetch_epochs.changed()
         if replica.role is Role.LEADER:
             # Still the leader, at a new epoch (the controller changed the ISR): Kafka keeps
             # the followers' fetch offsets, takes the controller's ISR and resets every
@@ -69,6 +73,8 @@ class ReplicaManager(HighWatermarks):
             # controller removed no longer holds the HW back (Partition.makeLeader with
             # Replica.resetLastCaughtUpTime, the same in 0.11–3.x; docs/kafka.md §11).
             now = broker.now_ms
+            if self.fetch_epochs.enabled:  # the followers' fetches at the old epoch are fenced
+                self._before_change(self._follower_slots(replica))  # (a coast ends)
             replica.leader_epoch = state.leader_epoch
             replica.zk_version = state.version
             self.set_isr(replica, tuple(state.isr))
@@ -110,7 +116,10 @@ class ReplicaManager(HighWatermarks):
         """Follow the new leader; with `to_wake`, the fetcher is woken by the caller."""
         broker = self.broker
         key = replica.key
-        same_leader = replica.role is Role.FOLLOWER and replica.leader == state.leader
+        self.fetch_epochs.changed()
+        same_leader = (replica.role is Role.FOLLOWER and replica.leader == state.leader
+                       and keeps_fetching(self.config.follower_refetch_on_new_epoch,
+                                          replica.leader_epoch, state.leader_epoch))
         if replica.role is Role.LEADER:
             # Waiting acks=all produces get NOT_LEADER_OR_FOLLOWER for it.
             self.produce_purgatory.abort(key, NOT_LEADER_OR_FOLLOWER)
@@ -121,7 +130,7 @@ class ReplicaManager(HighWatermarks):
         replica.leader_epoch = state.leader_epoch
         replica.zk_version = state.version
         if same_leader:
-            return  # only the ISR changed: keep fetching, no truncation (Kafka's makeFollower)
+            return  # makeFollower answered false: keep fetching, no truncation
         self.fetcher_manager.stop_fetching(replica)
         replica.role = Role.FOLLOWER
         replica.leader = state.leader
@@ -189,3 +198,13 @@ class ReplicaManager(HighWatermarks):
         self.log_manager.appended(replica)
         self.touched[replica.key] = replica
         self.written[replica.key] = replica
+
+
+def keeps_fetching(rule: str, old_epoch: int, new_epoch: int) -> bool:
+    """Whether a follower told of `new_epoch` (> `old_epoch`) with the leader it follows keeps
+    fetching as it was: Partition.makeFollower answers false, so ReplicaManager.makeFollowers
+    leaves its fetcher alone. Before 2.0 whatever the epoch; 2.0 for the next epoch only;
+    2.1+ (KIP-320: the fetcher must send the new epoch) never."""
+    if rule == "never":
+        return True
+    return rule == "beyond-next" and new_epoch == old_epoch + 1

@@ -25,6 +25,10 @@ PARTITION_ASSIGNED: Final = "partition.assigned"  # topic, partition, replicas, 
 #   client.rack, when it is built (clients without one are not logged and have no zone)
 CLIENT_RACK: Final = "client.rack"
 FETCHER_START: Final = "fetcher.start"  # broker (follower), leader, fetcher, client, partitions
+# fetcher.fenced: broker (follower), leader, topic, partition, epoch (the follower's), fetcher —
+#   2.1+ (KIP-320): its fetch was answered FENCED_LEADER_EPOCH (the leader knows a newer epoch);
+#   the partition leaves the fetcher until a LeaderAndIsr brings the new epoch.
+FETCHER_FENCED: Final = "fetcher.fenced"
 
 # Fetch protocol ---------------------------------------------------------------------------------
 # fetch.request: role ("follower" | "consumer"), client, replica_id, broker (the one served),

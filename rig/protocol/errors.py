@@ -13,6 +13,8 @@ NOT_ENOUGH_REPLICAS: Final = 19
 NOT_ENOUGH_REPLICAS_AFTER_APPEND: Final = 20
 FETCH_SESSION_ID_NOT_FOUND: Final = 70
 INVALID_FETCH_SESSION_EPOCH: Final = 71
+FENCED_LEADER_EPOCH: Final = 74  # KIP-320: the request's leader epoch is older than the broker's
+UNKNOWN_LEADER_EPOCH: Final = 76  # KIP-320: newer than the broker's (it has not heard of it yet)
 
 # What a producer retries (Kafka's RetriableException subclasses among the above).
 RETRIABLE: Final = frozenset({NOT_LEADER_OR_FOLLOWER, REQUEST_TIMED_OUT, NETWORK_EXCEPTION,

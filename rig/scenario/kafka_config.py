@@ -78,6 +78,8 @@ def read_config(data: dict[str, Any], kafka: str, out: Collector,
         "controller_detects_bounce": profile.controller_detects_bounce,
         "registration_waits_for_old_session": profile.registration_waits_for_old_session,
         "epoch_start_at_election": profile.epoch_start_at_election,
+        "fetch_leader_epoch_checked": profile.fetch_leader_epoch_checked,
+        "follower_refetch_on_new_epoch": profile.follower_refetch_on_new_epoch,
         "truncate_epochs_at_log_end": profile.truncate_epochs_at_log_end,
         # The 2.8 code asks inter.broker.protocol.version ≥ 2.7-IV1, the IBP of Fetch v12
         # (ApiVersion.isTruncationOnFetchSupported): a 2.8+ broker at IBP 2.6 asks the leader.

@@ -109,13 +109,12 @@ class BrokerConfig:
     isr_rejoin_needs_epoch_start: bool = True  # 2.1+: rejoin only past the epoch's start
     controller_detects_bounce: bool = True  # 2.2+ (KIP-380): a re-registration is a failure too
     registration_waits_for_old_session: bool = False  # 0.8.2 (else a start inside it fails)
-    epoch_start_at_election: bool = True  # 2.1+ (KAFKA-7415); before, at the first append
-    # 2.8+ at inter.broker.protocol.version 2.7+ (KAFKA-10554): a follower whose log has an
-    # epoch sends no OffsetsForLeaderEpoch; the leader's Fetch answer says where it diverges.
-    truncation_on_fetch: bool = True
+    epoch_start_at_election: bool = True  # 2.1+ (KAFKA-7415); before, at its first append
+    fetch_leader_epoch_checked: bool = True  # 2.1+ (KIP-320): FENCED / UNKNOWN_LEADER_EPOCH
+    follower_refetch_on_new_epoch: str = "any"  # 2.1+ (KIP-320); 2.0 "beyond-next"; "never"
+    truncation_on_fetch: bool = True  # 2.8+ at IBP 2.7+ (KAFKA-10554): Fetch's diverging epoch
     truncate_epochs_at_log_end: bool = True  # 2.7+, 2.6.1 (KAFKA-10706): a cut at the log end
-    # The leader's OffsetsForLeaderEpoch answer for an epoch older than all it knows:
-    epoch_end_before_first_known: str = "first-start"  # 2.0+ (KIP-279); 1.x "undefined": the HW
+    epoch_end_before_first_known: str = "first-start"  # 2.0+ (KIP-279); 1.x "undefined" (HW)
     election_order: str = "assignment-order"  # 1.1+; "isr-order" before
     # How a ZooKeeper-mode leader changes its ISR (KIP-497, by inter.broker.protocol.version):
     # "zookeeper-write" (before 2.7), "alter-isr-every-50ms" (2.7), "alter-isr" (2.8+).

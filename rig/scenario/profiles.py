@@ -2,9 +2,9 @@
 
 Every rule that changed across releases is one row of `RULES`: what it switches, its value from
 each release that changed it, and Kafka's source for the change. A profile is the value of
-every row at its version; README's version table is `rules_table()` (tests/test_readme.py keeps
-the two the same). A variant can still pick a strategy by hand: the profile chooses only the
-defaults and the rules the brokers themselves follow.
+every row at its version; README's version table is rig.scenario.version_table's
+(tests/test_readme.py keeps the two the same). A variant can still pick a strategy by hand:
+the profile chooses only the defaults and the rules the brokers themselves follow.
 
 A profile is the X.Y.0 release: a fix back-ported to a patch release (KAFKA-10706 in 2.6.1,
 KAFKA-12751 in 2.7.2 and 2.8.1) counts from the next minor release that shipped it. One
@@ -26,7 +26,7 @@ VERSIONS = ("0.8.2", "0.9", "0.10", "0.11", "1.0", "1.1", "2.0", "2.1", "2.3", "
             "4.1", "4.2")
 
 # inter.broker.protocol.version (lowest version that switched) → follower Fetch version.
-_FETCH_VERSION_BY_IBP = (("4.1", 18), ("3.9", 17), ("3.7", 16), ("3.5", 15), ("3.1", 13),
+FETCH_VERSION_BY_IBP = (("4.1", 18), ("3.9", 17), ("3.7", 16), ("3.5", 15), ("3.1", 13),
                          ("2.7", 12), ("2.3", 11), ("2.1", 10), ("2.0", 8), ("1.1", 7), ("0.11", 5),
                          ("0.10.1", 3), ("0.10", 2), ("0.9", 1), ("0.8.2", 0))
 
@@ -42,7 +42,7 @@ def older(version: str, than: str) -> bool:
 
 def fetch_version_for_ibp(ibp: str) -> int:
     """The Fetch version a follower sends under inter.broker.protocol.version `ibp`."""
-    for since, fetch_version in _FETCH_VERSION_BY_IBP:
+    for since, fetch_version in FETCH_VERSION_BY_IBP:
         if _key(ibp) >= _key(since):
             return fetch_version
     raise ValueError(f"inter.broker.protocol.version {ibp} is older than rig models (0.8.2)")
@@ -115,6 +115,19 @@ RULES: tuple[VersionRule, ...] = (
     VersionRule("epoch_start_at_election", "a new leader records its epoch's start when elected "
                 "(before: at its first append)",
                 (("0.8.2", False), ("2.1", True)), "KAFKA-7415"),
+    VersionRule("fetch_leader_epoch_checked", "a broker answers a follower's fetch "
+                "FENCED_LEADER_EPOCH or UNKNOWN_LEADER_EPOCH for a partition whose leader epoch "
+                "it knows newer or not yet (Fetch v9+, IBP 2.1+)",
+                (("0.8.2", False), ("2.1", True)),
+                "KIP-320 (Partition.checkCurrentLeaderEpoch; AbstractFetcherThread: fenced, "
+                "the partition waits for a LeaderAndIsr; unknown, it backs off)"),
+    VersionRule("follower_refetch_on_new_epoch", "a follower told of a new leader epoch with "
+                "the same leader restarts fetching the partition (truncating first): never, "
+                "only for an epoch more than one ahead, or for any new epoch",
+                (("0.8.2", "never"), ("2.0", "beyond-next"), ("2.1", "any")),
+                "Partition.makeFollower's answer (1.1: the leader did not change; 2.0: nor did "
+                "the epoch move by more than one; 2.1, KIP-320: the epoch did not change), "
+                "ReplicaManager.makeFollowers"),
     VersionRule("isr_rejoin_needs_epoch_start", "a follower rejoins the ISR only past the start "
                 "of the leader's epoch", (("0.8.2", False), ("2.1", True)),
                 "Partition.isFollowerInSync (leaderEpochStartOffsetOpt, 2.1)"),
@@ -218,6 +231,8 @@ class Profile:
     epoch_end_before_first_known: str  # "undefined" (1.x) or "first-start" (2.0+)
     epoch_start_at_election: bool  # 2.1+ (KAFKA-7415)
     isr_rejoin_needs_epoch_start: bool  # 2.1+
+    fetch_leader_epoch_checked: bool  # 2.1+ (KIP-320)
+    follower_refetch_on_new_epoch: str  # "never" (before 2.0), "beyond-next" (2.0), "any" (2.1+)
     isr_update: str  # zookeeper-write before IBP 2.7, alter-isr-every-50ms 2.7, alter-isr 2.8+
     alter_isr_takes_same_version: bool  # 3.0+ (KAFKA-12751; also 2.7.2, 2.8.1)
     hw_on_alter_isr_response: bool  # 3.1+ (KAFKA-13091)
@@ -270,27 +285,6 @@ def ibp_rule(field: str, ibp: str) -> Any:
     """The value of RULES' row `field` at inter.broker.protocol.version `ibp` (a rule that
     follows the IBP, as the follower Fetch version does, not the release)."""
     return next(rule for rule in RULES if rule.field == field).at(ibp)
-
-
-def _cell(value: Any) -> str:
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, int):
-        return f"{value / 1000:g} s" if value >= 1000 else str(value)
-    return str(value)
-
-
-def rules_table() -> str:
-    """README's version table: each rule, its value from each release that changed it, and
-    the source of the change (Markdown)."""
-    lines = ["| Rule | Values by release | Source |", "|---|---|---|"]
-    for rule in RULES:
-        values = "; ".join(f"{since}+: {_cell(value)}" for since, value in rule.values)
-        lines.append(f"| {rule.what} | {values} | {rule.source} |")
-    fetch = "; ".join(f"{since}+: v{version}" for since, version in reversed(_FETCH_VERSION_BY_IBP))
-    lines.append(f"| follower Fetch version (inter.broker.protocol.version) | {fetch} | "
-                 "ReplicaFetcherThread |")
-    return "\n".join(lines)
 
 
 DEFAULT_PROFILE = "3.9"

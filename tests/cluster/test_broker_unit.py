@@ -149,8 +149,10 @@ class Fixture:
     def fetch(self, fetcher: FakeFetcher, offset: int, max_wait_ms: int = 500) -> FetchRequestMsg:
         keys = {KEY: None}
         client = self.sessions.new_client()
+        # The follower fetches at the epoch the leader is at (KIP-320 fences any other).
+        state = FetchState(offset, current_leader_epoch=self.broker.replicas[KEY].leader_epoch)
         request = FetchRequestMsg(fetcher, 12, client.next_request(keys, keys, 12), keys,
-                                  topic_runs(keys), {KEY: FetchState(offset)}, max_wait_ms, 1)
+                                  topic_runs(keys), {KEY: state}, max_wait_ms, 1)
         self.broker.on_fetch(request)
         return request
 

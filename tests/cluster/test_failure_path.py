@@ -138,7 +138,8 @@ def _fetch(one: Fixture, fetcher: FakeFetcher, key: Any, offset: int) -> None:
     keys = {key: None}
     client = one.sessions.new_client()
     one.broker.on_fetch(FetchRequestMsg(fetcher, 12, client.next_request(keys, keys, 12), keys,
-                                        topic_runs(keys), {key: FetchState(offset)}, 0, 1))
+                                        topic_runs(keys), {key: FetchState(
+        offset, current_leader_epoch=one.broker.replicas[key].leader_epoch)}, 0, 1))
 
 
 def test_a_fetch_moves_only_the_high_watermarks_of_the_partitions_its_fetcher_serves() -> None:

@@ -82,7 +82,8 @@ def test_the_leader_keeps_each_followers_broker_epoch_from_its_fetches(kept: boo
         client = one.sessions.new_client()
         one.broker.on_fetch(FetchRequestMsg(
             FakeFetcher(1), 15, client.next_request(keys, keys, 15), keys, topic_runs(keys),
-            {KEY: FetchState(0)}, 0, 1, replica_epoch=epoch))
+            {KEY: FetchState(0, current_leader_epoch=one.broker.replicas[KEY].leader_epoch)},
+            0, 1, replica_epoch=epoch))
 
     fetch(4)
     replica = one.broker.replica_manager.replicas[KEY]

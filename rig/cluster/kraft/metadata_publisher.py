@@ -209,6 +209,7 @@ class BrokerMetadataPublisher:
         """No leader at a new leader epoch: stop leading or following (makeFollower with no
         leader): waiting acks=all produces are answered NOT_LEADER_OR_FOLLOWER."""
         rm = self.broker.replica_manager
+        rm.fetch_epochs.changed()
         if replica.role is Role.LEADER:
             rm.produce_purgatory.abort(replica.key, NOT_LEADER_OR_FOLLOWER)
             rm.hw_behind.pop(replica.key, None)

@@ -20,13 +20,13 @@ from rig.cluster.kraft.partition_change_builder import (
     reassignment_replicas,
 )
 from rig.cluster.partition import TopicPartition
+from rig.protocol.errors import FENCED_LEADER_EPOCH
 
 # Kafka's error codes (org.apache.kafka.common.protocol.Errors) the AlterPartition path returns.
 NONE = 0
 UNKNOWN_TOPIC_OR_PARTITION = 3
 INVALID_REPLICA_ASSIGNMENT = 39
 INVALID_REQUEST = 42
-FENCED_LEADER_EPOCH = 74
 STALE_BROKER_EPOCH = 77
 INVALID_UPDATE_VERSION = 95
 INELIGIBLE_REPLICA = 107  # KIP-841: a fenced or shutting-down replica in the proposed ISR
