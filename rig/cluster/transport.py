@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from typing import NamedTuple, Protocol
 
+from rig.cluster.in_order import InOrder
 from rig.cluster.network import Network, Node
 from rig.cluster.zookeeper import NODE as ZOOKEEPER
 from rig.engine import Simulation
@@ -84,6 +85,7 @@ class Transport:
         self.traffic: dict[tuple[Node, Node, str], list[int]] = {}
         # (src, dst) → what TCP must send again on it (absent: nothing).
         self._backlogs: dict[tuple[Node, Node], _Backlog] = {}
+        self._in_order = InOrder()  # reliable messages between two Kafka processes
 
     def _incarnation(self, node: Node) -> int:
         broker = self._brokers.get(node) if isinstance(node, int) else None
@@ -103,9 +105,18 @@ class Transport:
         processes (the module's docstring); if `reliable`, every RESEND_MS while both ends
         live, as ZooKeeper re-delivers a watch to a client that reconnects within its session
         and the controller's channel retries a request until it gets through (each end's
-        incarnation must stay the same: a restarted process starts a new conversation); else,
+        incarnation must stay the same: a restarted process starts a new conversation), and
+        between two Kafka processes delivered in the order sent (rig.cluster.in_order); else,
         to or from ZooKeeper, it is lost. `kind` files its bytes in the ledger ("fetch": not
         filed, the fetch events log each one)."""
+        if (reliable and src != ZOOKEEPER and dst != ZOOKEEPER and self._up(src)
+                and self._up(dst)):  # (from or to a dead process: never arrives)
+            deliver = self._in_order.wrap(
+                (src, dst, self._incarnation(src), self._incarnation(dst)), deliver)
+        self._send(src, dst, nbytes, deliver, reliable, kind)
+
+    def _send(self, src: Node, dst: Node, nbytes: int, deliver: Callable[[], None],
+              reliable: bool, kind: str) -> None:
         brokers = self._brokers
         sender = brokers.get(src) if isinstance(src, int) else None
         if sender is not None:
@@ -115,7 +126,7 @@ class Transport:
                 # A paused process sends nothing (its purgatory timers fire into the pause
                 # too): the message leaves when the stall ends.
                 self._stalled_outbox.setdefault(sender.id, []).append(
-                    lambda: self.send(src, dst, nbytes, deliver, reliable=reliable, kind=kind))
+                    lambda: self._send(src, dst, nbytes, deliver, reliable, kind))
                 return
         elif src in self._control_nodes and not self._node_alive(src):
             return
@@ -156,7 +167,7 @@ class Transport:
         def resend() -> None:
             if (self._up(src) and self._incarnation(src) == source_incarnation
                     and self._up(dst) and self._incarnation(dst) == incarnation):
-                self.send(src, dst, nbytes, deliver, reliable=True, kind=kind)
+                self._send(src, dst, nbytes, deliver, True, kind)
 
         return resend
 
