@@ -98,8 +98,7 @@ def _counts(events: DataFrame) -> dict[str, dict[str, Any]]:
         count_of(names.ISR_SHRINK).alias("isr_shrinks"),
         count_of(names.ISR_EXPAND).alias("isr_expands"),
         records_of(names.REPLICA_TRUNCATE).alias("truncated_records"),
-        # Truncations by how the follower learned where: an OffsetsForLeaderEpoch answer
-        # (0.11–2.7) or a diverging epoch in a Fetch response (2.8+, KAFKA-10554).
+        # Truncations by where from: OffsetsForLeaderEpoch (0.11–2.7), a diverging epoch (2.8+)
         count_of(names.REPLICA_TRUNCATE, F.col("reason") == "leader-epoch").alias(
             "leader_epoch_truncations"),
         count_of(names.REPLICA_TRUNCATE, F.col("reason") == "diverging-epoch").alias(
@@ -113,8 +112,8 @@ def _counts(events: DataFrame) -> dict[str, dict[str, Any]]:
               ).alias("max_metadata_stale_ms"),
         count_of(names.BROKER_HALT).alias("broker_halts"),
         count_of(names.BROKER_STARTUP_FAILED).alias("failed_starts"),  # refused by ZooKeeper
-        # Reassignments (KRaft, KIP-455): NEW_LEADER_ELECTED answers, leaders elected as one
-        # completed, replicas created and deleted.
+        count_of(names.FETCHER_FENCED).alias("fenced_fetches"),  # KIP-320 (2.1+)
+        # Reassignments (KIP-455): NEW_LEADER_ELECTED answers, elections, replicas made and gone
         count_of(names.ALTER_PARTITION_REJECTED, F.col("error_code") == 108).alias(
             "new_leader_elected"),
         count_of(names.LEADER_ELECTED, F.col("reason") == "reassignment").alias(
@@ -275,7 +274,8 @@ def _replication_stage(analysis: Analysis) -> dict[str, dict[str, Any]]:
                     "leader_elections", "unclean_elections", "elr_elections",
                     "last_known_leader_elections", "isr_shrinks", "isr_expands",
                     "truncated_records", "leader_epoch_truncations", "failed_starts",
-                    "diverging_epoch_truncations", "diverged_partitions", "broker_halts")},
+                    "diverging_epoch_truncations", "diverged_partitions", "broker_halts",
+                    "fenced_fetches")},
                 "under_replicated_partition_seconds": round(under, 3),
                 "offline_partition_seconds": round(offline, 3),
                 "under_min_isr_partition_seconds": _rounded(under_min.get(name)),

@@ -41,7 +41,7 @@ _VARIANT: dict[str, Any] = {
         "leader_elections", "unclean_elections", "elr_elections", "last_known_leader_elections",
         "isr_shrinks", "isr_expands",
         "truncated_records", "leader_epoch_truncations", "diverging_epoch_truncations",
-        "diverged_partitions", "broker_halts", "failed_starts",
+        "diverged_partitions", "broker_halts", "failed_starts", "fenced_fetches",
         "under_replicated_partition_seconds",
         "offline_partition_seconds", "max_recovery_seconds", "faults", "max_detection_seconds",
         "catch_up_bytes", "under_min_isr_partition_seconds"), NUMBER) | {
