@@ -52,6 +52,17 @@ faults:
 """
 
 
+# The load of scenarios/fuzz-replication.yaml and fuzz-kraft.yaml, whose drawn cases the
+# regression tests replay: one partition of three replicas, acks=all at 100 records/s.
+FUZZ_LOAD = """\
+topics:
+  - {name: t, partitions: 1, replication_factor: 3}
+workload:
+  producers:
+    - {topic: t, rate: 100, acks: all, linger: 20ms}
+"""
+
+
 def fuzzed_scenario(name: str, faults: str, *, kafka: str = "3.9", seed: int = 7,
                     brokers: int = 4) -> str:
     return FUZZED.format(name=name, faults=faults, kafka=kafka, seed=seed, brokers=brokers)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from rig.events import names
 from rig.scenario.load import load_scenario
-from tests.cluster.simulated import checked_run, named
+from tests.cluster.simulated import FUZZ_LOAD, checked_run, named
 
 SCENARIO = """
 name: in-order
@@ -28,17 +28,13 @@ cluster:
   brokers: 3
   config: {min.insync.replicas: 2, replica.lag.time.max.ms: 10s,
            zookeeper.session.timeout.ms: 6s}
-topics:
-  - {name: t, partitions: 1, replication_factor: 3}
-workload:
-  producers:
-    - {topic: t, rate: 100, acks: all, linger: 20ms}
+LOAD
 faults:
   - {kind: link, at: 1841ms, between: [1, 2], loss: 1.0, heal_after: 9448ms}
   - {kind: link, at: 4068ms, between: [2, 0], loss: 0.5, heal_after: 6786ms}
   - {kind: zk-session-expiry, at: 7487ms, broker: 0}
   - {kind: link, at: 10166ms, between: [2, zk], loss: 1.0, heal_after: 7241ms}
-"""
+""".replace("LOAD\n", FUZZ_LOAD)
 
 
 def test_a_newer_update_metadata_is_not_overwritten_by_an_older_one(

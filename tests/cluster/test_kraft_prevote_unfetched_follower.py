@@ -14,7 +14,7 @@ from pathlib import Path
 
 from rig.events import names
 from rig.scenario.load import load_scenario
-from tests.cluster.simulated import checked_run, named
+from tests.cluster.simulated import FUZZ_LOAD, checked_run, named
 
 SCENARIO = """
 name: resigned-leaders
@@ -23,16 +23,12 @@ duration: 12s
 quiesce: 60s
 kafka: "4.1"
 cluster: {brokers: 3, controllers: 3, config: {min.insync.replicas: 2}}
-topics:
-  - {name: t, partitions: 1, replication_factor: 3}
-workload:
-  producers:
-    - {topic: t, rate: 100, acks: all, linger: 20ms}
+LOAD
 faults:
   - {kind: crash, at: 5901ms, controller: active, restart_after: 4730ms}
   - {kind: crash, at: 8504ms, controller: active, restart_after: 2849ms}
   - {kind: crash, at: 10853ms, controller: active, restart_after: 1484ms}
-"""
+""".replace("LOAD\n", FUZZ_LOAD)
 
 
 def test_a_follower_that_has_not_fetched_grants_a_pre_vote_and_a_controller_is_elected(
