@@ -18,6 +18,7 @@ from typing import Any
 from rig.cluster import diverging_epoch
 from rig.cluster.context import NodeContext, Process
 from rig.cluster.delayed_fetch import DelayedFetch
+from rig.cluster.fetch_epochs import Verdicts
 from rig.cluster.fetch_progress import fetch_offset, update_fetch_state
 from rig.cluster.log import Batch
 from rig.cluster.messages import (
@@ -211,8 +212,9 @@ class FetchServer:
         errors: dict[TopicPartition, int] = {}
         preferred: dict[TopicPartition, int] = {}
         diverging: dict[TopicPartition, tuple[int, int]] = {}
-        fenced = replica_manager.fetch_epochs.fenced(slot, request)
+        fenced: Verdicts = {}
         if context.error_code == NONE:
+            fenced = replica_manager.fetch_epochs.fenced(slot, request)
             for key, (error, _epoch) in fenced.items():
                 errors[key] = error  # not read (localLogWithEpochOrException)
             diverging = diverging_epoch.answer(request, replica_manager, hws, errors)
@@ -244,7 +246,7 @@ class FetchServer:
                 hws[key] = replica.high_watermark
             for key in replica_manager.hw_unseen.pop(slot, {}):
                 led = replicas.get(key)
-                if key in request.partitions and key not in errors and answers(request, led):
+                if key in request.partitions and key not in fenced and answers(request, led):
                     hws[key] = led.high_watermark  # type: ignore[union-attr]
             # A partition the client just added (or changed) that this broker does not lead;
             # the others it already learned about (cost follows change, not partitions).
@@ -267,8 +269,7 @@ class FetchServer:
         response = FetchResponseMsg(context.error_code, context.session_id, listed,
                                     records_bytes, records, hws, errors, body, header, wire,
                                     now_us, preferred, diverging,
-                                    {key: epoch for key, (_error, epoch) in fenced.items()}
-                                    if fenced and context.error_code == NONE else {})
+                                    {key: epoch for key, (_error, epoch) in fenced.items()})
         self.ctx.send(broker.id, fetcher.node, wire,
                       partial(fetcher.on_response, request, response), kind="fetch")
 
