@@ -30,14 +30,12 @@ fetches are not fenced (docs/kafka.md §11).
 
 from __future__ import annotations
 
-from typing import Any
-
+from rig.cluster.high_watermark import Slot
 from rig.cluster.messages import FetchRequestMsg
 from rig.cluster.partition import TopicPartition
 from rig.cluster.replica import Replica, Role
 from rig.protocol.errors import FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH
 
-Slot = tuple[Any, int]
 Verdicts = dict[TopicPartition, tuple[int, int]]  # partition → (error, the epoch it was sent)
 FIRST_CHECKED_VERSION = 9  # current_leader_epoch is in Fetch v9+
 NOTHING: Verdicts = {}

@@ -98,7 +98,7 @@ class Transport:
         return node not in self._control_nodes or self._node_alive(node)
 
     def send(self, src: Node, dst: Node, nbytes: int, deliver: Callable[[], None], *,
-             reliable: bool = False, kind: str = "control") -> None:
+             reliable: bool = False, kind: str = "control", sequenced: bool = False) -> None:
         """Carry a message of `nbytes` from `src` to `dst`; `deliver` runs on arrival.
 
         A message meeting a cut link or a lossy one is sent again by TCP between Kafka
@@ -108,15 +108,12 @@ class Transport:
         incarnation must stay the same: a restarted process starts a new conversation), and
         between two Kafka processes delivered in the order sent (rig.cluster.in_order); else,
         to or from ZooKeeper, it is lost. `kind` files its bytes in the ledger ("fetch": not
-        filed, the fetch events log each one)."""
-        if (reliable and src != ZOOKEEPER and dst != ZOOKEEPER and self._up(src)
-                and self._up(dst)):  # (from or to a dead process: never arrives)
+        filed, the fetch events log each one). `sequenced`: a reliable message sent again,
+        its place in the order taken already."""
+        if (reliable and not sequenced and src != ZOOKEEPER and dst != ZOOKEEPER
+                and self._up(src) and self._up(dst)):  # (a dead process's: never arrives)
             deliver = self._in_order.wrap(
                 (src, dst, self._incarnation(src), self._incarnation(dst)), deliver)
-        self._send(src, dst, nbytes, deliver, reliable, kind)
-
-    def _send(self, src: Node, dst: Node, nbytes: int, deliver: Callable[[], None],
-              reliable: bool, kind: str) -> None:
         brokers = self._brokers
         sender = brokers.get(src) if isinstance(src, int) else None
         if sender is not None:
@@ -126,7 +123,8 @@ class Transport:
                 # A paused process sends nothing (its purgatory timers fire into the pause
                 # too): the message leaves when the stall ends.
                 self._stalled_outbox.setdefault(sender.id, []).append(
-                    lambda: self._send(src, dst, nbytes, deliver, reliable, kind))
+                    lambda: self.send(src, dst, nbytes, deliver, reliable=reliable, kind=kind,
+                                      sequenced=True))
                 return
         elif src in self._control_nodes and not self._node_alive(src):
             return
@@ -167,7 +165,7 @@ class Transport:
         def resend() -> None:
             if (self._up(src) and self._incarnation(src) == source_incarnation
                     and self._up(dst) and self._incarnation(dst) == incarnation):
-                self._send(src, dst, nbytes, deliver, True, kind)
+                self.send(src, dst, nbytes, deliver, reliable=True, kind=kind, sequenced=True)
 
         return resend
 
@@ -232,9 +230,9 @@ class Transport:
         queue = [m for m in backlog.queue if self._carried(src, dst, m)]
         if queue and now - queue[0].sent_us >= CONNECTION_TIMEOUT_MS * 1000:
             queue = []
+        blocked = bool(queue) and self.network.blocked(src, dst)
         for i, message in enumerate(queue):
-            arrival = (None if self.network.blocked(src, dst) else
-                       self.network.arrival_us(src, dst, message.nbytes, now))
+            arrival = None if blocked else self.network.arrival_us(src, dst, message.nbytes, now)
             if arrival is None:
                 backlog.queue = queue[i:]
                 backlog.rto_us = min(2 * backlog.rto_us, RTO_MAX_MS * 1000)

@@ -23,7 +23,6 @@ from rig.cluster.zookeeper import PartitionState
 from rig.events import names
 from rig.protocol.errors import FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH
 from rig.scenario.load import load_scenario
-from rig.scenario.model import BrokerConfig
 from tests.cluster.simulated import checked_run, named
 from tests.cluster.test_broker_unit import KEY, FakeFetcher, Fixture
 
@@ -134,12 +133,18 @@ def test_which_new_epoch_makes_a_follower_fetch_again(rule: str, moves: tuple[bo
     assert (not keeps_fetching(rule, 4, 5), not keeps_fetching(rule, 4, 6)) == moves
 
 
-def test_the_profiles_carry_the_kip_320_rules() -> None:
+def test_the_profiles_carry_the_kip_320_rules(write_scenario: Callable[[str, str], Path]
+                                              ) -> None:
     from rig.scenario.profiles import profile
     assert [profile(v).follower_refetch_on_new_epoch for v in ("1.1", "2.0", "2.1", "3.9")] == [
         "never", "beyond-next", "any", "any"]
     assert [profile(v).fetch_leader_epoch_checked for v in ("2.0", "2.1")] == [False, True]
-    assert BrokerConfig("2.4", 12).fetch_leader_epoch_checked
+    # ... and a variant's brokers get them from its `kafka:` (BrokerConfig's defaults are 2.1+).
+    for kafka, checked, rule in (("2.0", False, "beyond-next"), ("2.4", True, "any")):
+        [variant] = load_scenario(write_scenario(MISSED.format(kafka=kafka), "p.yaml")).variants
+        config = variant.broker_config(1)
+        assert (config.fetch_leader_epoch_checked, config.follower_refetch_on_new_epoch) == (
+            checked, rule)
 
 
 # -- a whole cluster -----------------------------------------------------------------------------
