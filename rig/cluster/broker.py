@@ -213,13 +213,14 @@ class Broker:
     def on_update_metadata(self, controller_epoch: int, leaders: dict[TopicPartition, int],
                            isrs: dict[TopicPartition, tuple[int, ...]] | None = None,
                            quiet: bool = False, alive: frozenset[int] | None = None,
-                           controller: int | None = None) -> None:
+                           controller: int | None = None,
+                           epochs: dict[TopicPartition, int] | None = None) -> None:
         """UpdateMetadata from the controller (a deposed one's is ignored): the partitions it
         lists, and the live brokers and the controller (`alive`, `controller`: every
         UpdateMetadata of a ZooKeeper controller names them)."""
         if controller_epoch < self.controller_epoch_seen:
             return
         self.controller_epoch_seen = controller_epoch
-        self.metadata_cache.update(leaders, isrs, quiet)
+        self.metadata_cache.update(leaders, isrs, quiet, epochs)
         if alive is not None and controller is not None:
             self.metadata_cache.brokers(alive, controller)

@@ -260,6 +260,7 @@ class Controller:
         chosen = list(partitions) if keys is None else [k for k in keys if k in partitions]
         leaders = {k: partitions[k].leader for k in chosen}
         isrs = {k: tuple(partitions[k].isr) for k in chosen}
+        epochs = {k: partitions[k].leader_epoch for k in chosen}
         # Every UpdateMetadata names the live brokers (liveOrShuttingDownBrokers) and the
         # controller (ControllerBrokerRequestBatch.sendUpdateMetadataRequests).
         alive = frozenset(self.live)
@@ -267,7 +268,8 @@ class Controller:
             cluster.send(self.broker, b, CONTROL_MESSAGE_BYTES + (0 if keys is None else
                                                                   30 * len(chosen)),
                          partial(cluster.brokers[b].on_update_metadata, self.epoch, leaders,
-                                 isrs, alive=alive, controller=self.broker), reliable=True)
+                                 isrs, alive=alive, controller=self.broker, epochs=epochs),
+                         reliable=True)
 
     # -- ISR change notifications (the leaders' /isr_change_notification children) -------------
     def on_isr_change_notification(self) -> None:

@@ -81,7 +81,9 @@ def update_fetch_state(rm: ReplicaManager, slot: Slot, request: FetchRequestMsg)
 
 def _update_consumer(rm: ReplicaManager, slot: Slot, request: FetchRequestMsg) -> None:
     """A consumer's positions: partitions it is behind on (below the HW) stay pending, and
-    it watches every partition it fetches so a HW advance wakes its long poll."""
+    so does one whose position is past the log end (answered at once: OFFSET_OUT_OF_RANGE,
+    Log.read's range check); it watches every partition it fetches so a HW advance wakes its
+    long poll."""
     positions = rm.consumer_positions.setdefault(slot, {})
     pending = rm.pending.setdefault(slot, {})
     for key, state in request.updates.items():
@@ -91,7 +93,7 @@ def _update_consumer(rm: ReplicaManager, slot: Slot, request: FetchRequestMsg) -
         assert replica is not None
         positions[key] = state.fetch_offset
         rm.consumer_watchers.setdefault(key, {})[slot] = None
-        if state.fetch_offset < replica.high_watermark:
+        if state.fetch_offset < replica.high_watermark or state.fetch_offset > replica.leo:
             pending[key] = None
         else:
             pending.pop(key, None)

@@ -114,8 +114,15 @@ class FetchServer:
         request.diverging = diverging_epoch.check(self.replica_manager, request)
         if fenced and request.diverging:  # the epoch is checked first (Partition.fetchRecords)
             request.diverging = {k: v for k, v in request.diverging.items() if k not in fenced}
+        # A consumer's fetch offsets are its session's before anything is read (the session
+        # cache takes them in newContext); a follower's progress is recorded after the read
+        # (Partition.updateFollowerFetchState), so its response carries the HW from before.
+        consumer = fetcher.role == "consumer"
+        if consumer:
+            update_fetch_state(self.replica_manager, slot, request)
         readable = self.readable(slot, request, request.min_bytes)
-        update_fetch_state(self.replica_manager, slot, request)
+        if not consumer:
+            update_fetch_state(self.replica_manager, slot, request)
         # ReplicaManager.fetchMessages answers at once when a partition has an error, a
         # preferred read replica or a diverging epoch (errorReadingData, hasPreferredReadReplica,
         # hasDivergingEpoch): NOT_LEADER_OR_FOLLOWER for one it does not lead (see _respond),

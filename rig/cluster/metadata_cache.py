@@ -16,6 +16,9 @@ class MetadataCache:
         self._emit = emit
         self.leaders: dict[TopicPartition, int] = {}  # partition → leader, as last told
         self.isrs: dict[TopicPartition, tuple[int, ...]] = {}  # partition → ISR, as told
+        # partition → leader epoch, as told (UpdateMetadata v7+ and MetadataResponse v7+ carry
+        # it, KIP-320: what a 2.3+ consumer compares its position's leader epoch with)
+        self.epochs: dict[TopicPartition, int] = {}
         self._shared = False  # both still the start-up maps every broker holds
         # UpdateMetadataRequest's live brokers (the controller's liveOrShuttingDownBrokers)
         # and controllerId: what getAliveBroker / hasAliveBroker and getControllerId answer.
@@ -24,24 +27,31 @@ class MetadataCache:
 
     def update(self, leaders: dict[TopicPartition, int],
                isrs: dict[TopicPartition, tuple[int, ...]] | None = None,
-               quiet: bool = False) -> None:
-        """Take the listed partitions' leaders (and ISRs); emit `metadata.updated` for each
-        partition whose cached state changed (cost follows change).
+               quiet: bool = False, epochs: dict[TopicPartition, int] | None = None) -> None:
+        """Take the listed partitions' leaders (and ISRs, leader epochs); emit
+        `metadata.updated` for each partition whose leader or ISR changed (cost follows
+        change; an epoch alone is not an event).
 
-        The start-up UpdateMetadata (`quiet`, to an empty cache; `isrs`, if given, lists the
-        partitions of `leaders`) is kept as it is, not copied: every broker of a large cluster
-        then holds the same two maps until its first later UpdateMetadata, which copies them.
-        The caller must not change them."""
-        if quiet and not self.leaders and (isrs is None or len(isrs) == len(leaders)):
+        The start-up UpdateMetadata (`quiet`, to an empty cache; `isrs` and `epochs`, if given,
+        list the partitions of `leaders`) is kept as it is, not copied: every broker of a large
+        cluster then holds the same maps until its first later UpdateMetadata, which copies
+        them. The caller must not change them."""
+        if quiet and not self.leaders and (isrs is None or len(isrs) == len(leaders)) and (
+                epochs is None or len(epochs) == len(leaders)):
             self.leaders = leaders
             if isrs is not None:
                 self.isrs = isrs
+            if epochs is not None:
+                self.epochs = epochs
             self._shared = True
             return
         if self._shared:
             self.leaders = dict(self.leaders)
             self.isrs = dict(self.isrs)
+            self.epochs = dict(self.epochs)
             self._shared = False
+        if epochs is not None:
+            self.epochs.update(epochs)
         for key, leader in leaders.items():
             isr = isrs.get(key) if isrs is not None else None
             changed = self.leaders.get(key) != leader or (

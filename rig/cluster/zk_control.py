@@ -89,15 +89,16 @@ class ZooKeeperControlPlane:
         self.controller = Controller(self, zk.controller or 0, zk.controller_epoch)
         self.log.emit(names.CONTROLLER_ELECTED, broker=self.controller.broker,
                       epoch=self.controller.epoch)
-        # Every broker keeps these two maps as its metadata cache (see on_update_metadata).
+        # Every broker keeps these maps as its metadata cache (see on_update_metadata).
         leaders = {key: state.leader for key, state in zk.partitions.items()}
         isrs = {key: tuple(state.isr) for key, state in zk.partitions.items()}
+        epochs = {key: state.leader_epoch for key, state in zk.partitions.items()}
         for broker in self.brokers.values():
             states = {key: zk.partitions[key] for key in broker.replicas}
             broker.on_leader_and_isr(self.controller.epoch, states, quiet=True)
             broker.on_update_metadata(self.controller.epoch, leaders, isrs, quiet=True,
                                       alive=frozenset(zk.sessions),
-                                      controller=self.controller.broker)
+                                      controller=self.controller.broker, epochs=epochs)
             broker.start_tasks()
             self._heartbeats(broker)
 

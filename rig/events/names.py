@@ -137,6 +137,18 @@ CONSUMER_LAG: Final = "consumer.lag"  # group, lag (records below the HW), consu
 # consumer.read: group, client, topic, partition, broker (the leader read from), batches: a list
 #   of [base_offset, end_offset, producer, sequence] a consumer accepted from one fetch response
 CONSUMER_READ: Final = "consumer.read"
+# consumer.offset_reset: group, client, topic, partition, broker (the leader that answered),
+#   offset (the position before), to (the position after), reason ("out-of-range": the fetch
+#   offset was past the leader's log end, auto.offset.reset applied; "truncation": 2.3+ position
+#   validation found the log it read truncated below its position, KIP-320; "unknown-epoch": the
+#   leader knows no end for the position's epoch, auto.offset.reset applied), policy
+#   (auto.offset.reset: "latest" | "earliest")
+CONSUMER_OFFSET_RESET: Final = "consumer.offset_reset"
+# consumer.skipped: group, topic, partition, offset (the first batch skipped), end_offset (where
+#   the last one ends), records (offsets the skipped batches span), batches, leader — found at
+#   the end (the consumers-skip-nothing check): committed batches between the first batch the
+#   group read of the partition and the end of its last read that it never read
+CONSUMER_SKIPPED: Final = "consumer.skipped"
 # net.traffic: src, dst (node names as strings: a broker id, "zk", a client), kind ("produce" |
 #   "control"), bytes, messages — what the wire carried between two nodes over the whole run,
 #   fetches left out (their events log each one); logged once per (src, dst, kind) at the end

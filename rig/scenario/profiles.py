@@ -29,6 +29,9 @@ VERSIONS = ("0.8.2", "0.9", "0.10", "0.11", "1.0", "1.1", "2.0", "2.1", "2.3", "
 FETCH_VERSION_BY_IBP = (("4.1", 18), ("3.9", 17), ("3.7", 16), ("3.5", 15), ("3.1", 13),
                          ("2.7", 12), ("2.3", 11), ("2.1", 10), ("2.0", 8), ("1.1", 7), ("0.11", 5),
                          ("0.10.1", 3), ("0.10", 2), ("0.9", 1), ("0.8.2", 0))
+# The first Fetch version of a consumer (and broker) that validates its position against a new
+# leader's log: 2.3's, which brought OffsetsForLeaderEpoch v3 (KAFKA-7747, KIP-320).
+POSITION_VALIDATION_FETCH_VERSION = 11
 
 
 def _key(version: str) -> tuple[int, ...]:

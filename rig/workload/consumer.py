@@ -9,7 +9,8 @@ metadata.max.age.ms passes or the replica answers with an error (Kafka's
 SubscriptionState.updatePreferredReadReplica / clearPreferredReadReplica).
 The assignment is fixed at start; with `commit: auto | poll` a member commits its positions to
 the group coordinator and resumes from the committed offsets after a coordinator failover
-(rig.workload.offsets).
+(rig.workload.offsets). A fetch offset out of range is reset by auto.offset.reset, and from 2.3
+a position is validated against a new leader's log (rig.workload.offset_fetcher).
 """
 
 from __future__ import annotations
@@ -21,9 +22,10 @@ from rig.cluster.messages import FetchResponseMsg
 from rig.cluster.partition import FetchState, TopicPartition
 from rig.engine import Timer
 from rig.events import names
-from rig.protocol.errors import NOT_LEADER_OR_FOLLOWER
+from rig.protocol.errors import NOT_LEADER_OR_FOLLOWER, OFFSET_OUT_OF_RANGE
 from rig.scenario.model import ConsumerSpec
 from rig.workload.assignor import assign
+from rig.workload.offset_fetcher import OffsetFetcher
 from rig.workload.offsets import Committer
 
 if TYPE_CHECKING:
@@ -84,6 +86,7 @@ class ConsumerFetcher(FetchClient):
                              for b in consumed])
                 state.fetch_offset = consumed[-1].end_offset
                 member.positions[key] = state.fetch_offset
+                member.position_epochs[key] = consumed[-1].epoch
                 self.dirty[key] = None
         for key, error in response.errors.items():
             if key not in self.partitions:
@@ -94,6 +97,9 @@ class ConsumerFetcher(FetchClient):
                 member.back_to_leader(key)
             elif error == NOT_LEADER_OR_FOLLOWER:
                 member.relocate(key)
+            elif error == OFFSET_OUT_OF_RANGE:
+                self.remove_partition(key)
+                member.offsets.reset(key, self.leader_id)
         for key, broker in response.preferred.items():
             if key in self.partitions:
                 member.prefer(key, self.leader_id, broker)
@@ -114,10 +120,15 @@ class ConsumerMember:
         self.version = spec.fetch_version or cluster.config.fetch_version
         self.assigned = [(spec.topic, p) for p in partitions]
         self.positions: dict[TopicPartition, int] = {}
+        # The leader epoch of the batch each position was read from (None: not known), and the
+        # leader epoch metadata named when the position was last validated (KIP-320).
+        self.position_epochs: dict[TopicPartition, int | None] = {}
+        self.leader_epochs: dict[TopicPartition, int] = {}
         self.fetchers: dict[int, ConsumerFetcher] = {}
         self.consumed = 0
         self._refreshing = False
         self.committer = Committer(self) if spec.commit != "none" else None
+        self.offsets = OffsetFetcher(self)
 
     def start(self) -> None:
         cluster = self.cluster
@@ -128,11 +139,12 @@ class ConsumerMember:
             if self.spec.start == "latest" and leader is not None:
                 start = leader.replicas[key].high_watermark
             self.positions[key] = start
-            self._fetch_from(state.leader, key)
+            self.leader_epochs[key] = state.leader_epoch
+            self.fetch_from(state.leader, key)
         if self.committer is not None:
             self.committer.start()
 
-    def _fetch_from(self, leader: int, key: TopicPartition) -> None:
+    def fetch_from(self, leader: int, key: TopicPartition) -> None:
         if leader < 0:
             return
         fetcher = self.fetchers.get(leader)
@@ -149,7 +161,7 @@ class ConsumerMember:
         expiry = self.cluster.sim.after(self.spec.metadata_max_age_ms * 1000,
                                         lambda: self._lapse(key, broker))
         self.read_from[key] = ReadReplica(broker, leader, expiry)
-        self._fetch_from(broker, key)
+        self.fetch_from(broker, key)
 
     def _lapse(self, key: TopicPartition, broker: int) -> None:
         entry = self.read_from.get(key)
@@ -164,7 +176,7 @@ class ConsumerMember:
             return
         for fetcher in self.fetchers.values():
             fetcher.remove_partition(key)
-        self._fetch_from(entry.leader, key)
+        self.fetch_from(entry.leader, key)
 
     def _forget_replica(self, key: TopicPartition) -> ReadReplica | None:
         entry = self.read_from.pop(key, None)
@@ -196,17 +208,25 @@ class ConsumerMember:
         source = live[0]
 
         def learn() -> None:
-            leaders = dict(cluster.brokers[source].metadata_cache.leaders)
+            cache = cluster.brokers[source].metadata_cache
+            leaders = {key: (cache.leaders.get(key, -1), cache.epochs.get(key, -1))
+                       for key in self.assigned}
             cluster.send(source, self.node, METADATA_BYTES, lambda: update(leaders))
 
-        def update(leaders: dict[TopicPartition, int]) -> None:
+        def update(leaders: dict[TopicPartition, tuple[int, int]]) -> None:
             self._refreshing = False
-            orphans = [key for key in self.assigned
-                       if not any(key in f.partitions for f in self.fetchers.values())]
+            orphans = [key for key in self.assigned if key not in self.offsets.awaiting
+                       and not any(key in f.partitions for f in self.fetchers.values())]
             for key in orphans:
-                if leaders.get(key, -1) >= 0:
-                    self._fetch_from(leaders[key], key)
-            if any(leaders.get(key, -1) < 0 for key in orphans):
+                leader, epoch = leaders[key]
+                if leader < 0:
+                    continue
+                if epoch != self.leader_epochs.get(key):
+                    self.leader_epochs[key] = epoch
+                    if self.offsets.validate(key, leader, epoch):
+                        continue
+                self.fetch_from(leader, key)
+            if any(leaders[key][0] < 0 for key in orphans):
                 cluster.sim.after(self.spec.retry_backoff_ms * 1000, self._refresh)
 
         cluster.send(self.node, source, METADATA_BYTES, learn)

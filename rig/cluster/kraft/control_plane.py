@@ -120,9 +120,10 @@ class KRaftControlPlane:
         parts = controller.partitions
         leaders = {key: part.leader for key, part in parts.items()}
         isrs = {key: part.isr for key, part in parts.items()}
+        epochs = {key: part.leader_epoch for key, part in parts.items()}
         for broker in self.brokers.values():
             broker.on_leader_and_isr(0, {key: parts[key] for key in broker.replicas}, quiet=True)
-            broker.on_update_metadata(0, leaders, isrs, quiet=True)
+            broker.on_update_metadata(0, leaders, isrs, quiet=True, epochs=epochs)
             broker.start_tasks()
             life = self.lifecycles[broker.id] = BrokerLifecycle(self, broker)
             life.start_running(controller.registrations[broker.id].epoch)

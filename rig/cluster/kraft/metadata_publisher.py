@@ -162,7 +162,8 @@ class BrokerMetadataPublisher:
         if not keys:
             return
         broker.metadata_cache.update({k: image[k].leader for k in keys},
-                                     {k: image[k].isr for k in keys})
+                                     {k: image[k].isr for k in keys},
+                                     epochs={k: image[k].leader_epoch for k in keys})
         plane = self.plane
         for key in keys:
             part = image[key]

@@ -1,0 +1,165 @@
+"""A consumer's position when its fetch offset is out of range or its leader changed (Kafka's
+consumer: Fetcher / OffsetFetcher with SubscriptionState's AWAIT_RESET and AWAIT_VALIDATION).
+
+- OFFSET_OUT_OF_RANGE, every version: the fetch offset is past the leader's log end (Log.read's
+  range check: after an unclean election, say). With auto.offset.reset (a consumer's `start`:
+  latest | earliest) the consumer asks the leader with ListOffsets for the offset a
+  read_uncommitted consumer may read up to, its high watermark (latest), or its log start
+  offset (earliest), and fetches on from there (Fetcher.handleOffsetOutOfRange →
+  requestOffsetReset → resetOffsetsIfNeeded; Partition.fetchOffsetForTimestamp).
+- Position validation, 2.3+ (KIP-320's consumer half, KAFKA-7747; it needs OffsetsForLeaderEpoch
+  v3, so both ends 2.3+: a Fetch v11+ consumer here). A position carries the leader epoch of the
+  batch it was read from; when metadata names a leader epoch other than the one the position was
+  last validated against, the consumer asks the leader for that epoch's end offset before it
+  fetches again (SubscriptionState.maybeValidatePositionForCurrentLeader). An end offset below
+  the position means the log it read diverged there, truncated by an unclean election: it goes
+  back to the end offset ("Truncation detected", maybeCompleteValidation). Before 2.3 it
+  fetches on from its position: if the new leader's log already reaches past it, the records
+  between the divergence and the position are never read.
+
+Each step is a `consumer.offset_reset` event. The partition is fetched nowhere while its
+request is out; a request that finds no leader (or a leader at another epoch: FENCED /
+UNKNOWN_LEADER_EPOCH), or gets no answer within request.timeout.ms, sends the consumer back to
+its metadata, which starts the step again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from rig.cluster.epoch_cache import UNDEFINED
+from rig.cluster.partition import TopicPartition
+from rig.cluster.replica import Replica, Role
+from rig.events import names
+from rig.scenario.model import ConsumerSpec
+from rig.scenario.profiles import POSITION_VALIDATION_FETCH_VERSION
+
+# Request and response sizes on the wire, approximate (one partition; rig does not encode
+# ListOffsets or OffsetsForLeaderEpoch): what the traffic ledger files as control bytes.
+REQUEST_BYTES = 100
+
+Answer = tuple[int, int | None] | None  # (offset, its leader epoch); None: not the leader
+
+
+class Member(Protocol):
+    """The consumer member whose positions these are (rig.workload.consumer.ConsumerMember)."""
+
+    cluster: Any  # rig.cluster.cluster.Cluster
+    spec: ConsumerSpec
+    node: str
+    client_id: str
+    version: int  # its Fetch version
+    positions: dict[TopicPartition, int]
+    position_epochs: dict[TopicPartition, int | None]
+    leader_epochs: dict[TopicPartition, int]
+
+    def relocate(self, key: TopicPartition, backoff: bool = False) -> None: ...
+
+    def fetch_from(self, leader: int, key: TopicPartition) -> None: ...
+
+
+class OffsetFetcher:
+    """The partitions of one consumer member whose position awaits a reset or a validation."""
+
+    def __init__(self, member: Member):
+        self.member = member
+        # (Fetcher.hasUsableOffsetForLeaderEpochVersion: OffsetsForLeaderEpoch v3, 2.3+)
+        self.validates = member.version >= POSITION_VALIDATION_FETCH_VERSION
+        self.awaiting: dict[TopicPartition, int] = {}  # partition → its request's number
+        self._requests = 0
+
+    def reset(self, key: TopicPartition, broker: int, reason: str = "out-of-range") -> None:
+        """ListOffsets to `broker` for auto.offset.reset's offset; fetch on from there."""
+        latest = self.member.spec.start == "latest"
+
+        def answer(replica: Replica) -> Answer:
+            if latest:
+                return replica.high_watermark, replica.leader_epoch
+            first = replica.log.epochs[0] if replica.log.epochs else None
+            start = replica.log.log_start_offset
+            return start, (first[0] if first is not None and first[1] <= start else None)
+
+        def done(offset: int, epoch: int | None) -> None:
+            self._moved(key, broker, offset, epoch, reason)
+
+        self._ask(key, broker, None, answer, done)
+
+    def validate(self, key: TopicPartition, broker: int, leader_epoch: int) -> bool:
+        """Whether the position of `key` needs validating against `broker`, which metadata
+        names its leader at `leader_epoch`; if so, OffsetsForLeaderEpoch is on its way."""
+        member = self.member
+        asked = member.position_epochs.get(key)
+        if not self.validates or asked is None:
+            return False
+        position = member.positions[key]
+
+        def answer(replica: Replica) -> Answer:
+            epoch, end = replica.log.end_offset_for_epoch(
+                asked, member.cluster.brokers[broker].config.epoch_end_before_first_known)
+            return end, epoch
+
+        def done(end: int, epoch: int | None) -> None:
+            if end == UNDEFINED:  # no end for that epoch: auto.offset.reset (2.8+'s branch)
+                self.reset(key, broker, "unknown-epoch")
+            elif end < position:
+                self._moved(key, broker, end, epoch, "truncation")
+            else:
+                member.fetch_from(broker, key)
+
+        self._ask(key, broker, leader_epoch, answer, done)
+        return True
+
+    def _ask(self, key: TopicPartition, broker: int, leader_epoch: int | None,
+             answer: Callable[[Replica], Answer], done: Callable[[int, int | None], None]
+             ) -> None:
+        """A request about `key` to `broker` (its leader, at `leader_epoch` if given), answered
+        by `answer` there; `done` with the answer here, unless a later request replaced it. Without
+        an answer the consumer goes back to its metadata; a validation (`leader_epoch` given)
+        then starts again whatever epoch it finds (the position still awaits validation)."""
+        member = self.member
+        cluster = member.cluster
+        self._requests += 1
+        number = self.awaiting[key] = self._requests
+
+        def at_leader() -> None:
+            leader = cluster.brokers[broker]
+            replica = leader.replicas.get(key)
+            reply: Answer = None
+            if (replica is not None and replica.role is Role.LEADER
+                    and (leader_epoch is None or replica.leader_epoch == leader_epoch)):
+                reply = answer(replica)
+            cluster.send(broker, member.node, REQUEST_BYTES, lambda: back(reply))
+
+        def back(reply: Answer) -> None:
+            if self.awaiting.get(key) != number:
+                return  # answered too late: a timeout or a later request took over
+            del self.awaiting[key]
+            if reply is None:
+                failed()
+            else:
+                done(*reply)
+
+        def expire() -> None:
+            if self.awaiting.get(key) == number:
+                del self.awaiting[key]
+                failed()
+
+        def failed() -> None:
+            if leader_epoch is not None:
+                member.leader_epochs.pop(key, None)
+            member.relocate(key, backoff=True)
+
+        cluster.send(member.node, broker, REQUEST_BYTES, at_leader)
+        cluster.sim.after(member.spec.request_timeout_ms * 1000, expire)
+
+    def _moved(self, key: TopicPartition, broker: int, offset: int, epoch: int | None,
+               reason: str) -> None:
+        member = self.member
+        member.cluster.log.emit(
+            names.CONSUMER_OFFSET_RESET, group=member.spec.group, client=member.client_id,
+            topic=key[0], partition=key[1], broker=broker, offset=member.positions[key],
+            to=offset, reason=reason, policy=member.spec.start)
+        member.positions[key] = offset
+        member.position_epochs[key] = epoch
+        member.fetch_from(broker, key)

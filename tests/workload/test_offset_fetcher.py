@@ -1,0 +1,129 @@
+"""OffsetFetcher's requests on their own: what the leader answers, and what happens without an
+answer (a leader that moved on, a request lost, an answer that comes after its timeout)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from types import SimpleNamespace
+from typing import Any
+
+from rig.cluster.log import Log
+from rig.cluster.replica import Role
+from rig.protocol.records import Batch
+from rig.scenario.model import ConsumerSpec
+from rig.workload.offset_fetcher import OffsetFetcher
+
+KEY = ("t", 0)
+
+
+class _Cluster:
+    """Messages delivered at once unless `lost`; timers kept until `fire`."""
+
+    def __init__(self, leader: Any):
+        self.brokers = {1: leader}
+        self.lost = False
+        self.timers: list[Callable[[], None]] = []
+        self.events: list[tuple[str, dict[str, Any]]] = []
+        self.sim = SimpleNamespace(after=lambda _us, fn: self.timers.append(fn))
+        self.log = SimpleNamespace(emit=lambda name, **fields: self.events.append((name, fields)))
+
+    def send(self, _src: Any, _dst: Any, _nbytes: int, deliver: Callable[[], None]) -> None:
+        if not self.lost:
+            deliver()
+
+    def fire(self) -> None:
+        timers, self.timers = self.timers, []
+        for timer in timers:
+            timer()
+
+
+class _Member:
+    def __init__(self, cluster: _Cluster, version: int = 11):
+        self.cluster = cluster
+        self.spec = ConsumerSpec(group="g", topic="t")
+        self.node = self.client_id = "consumer-g-0"
+        self.version = version
+        self.positions = {KEY: 30}
+        self.position_epochs: dict[Any, int | None] = {KEY: 0}
+        self.leader_epochs = {KEY: 2}
+        self.relocated: list[bool] = []
+        self.fetching: list[tuple[int, int]] = []
+
+    def relocate(self, key: Any, backoff: bool = False) -> None:
+        self.relocated.append(backoff)
+
+    def fetch_from(self, leader: int, key: Any) -> None:
+        self.fetching.append((leader, self.positions[key]))
+
+
+def _leader(epoch: int = 2) -> Any:
+    """Broker 1 leading KEY at `epoch`: epoch 0 wrote offsets 0..9, `epoch` 10..39 (HW 40)."""
+    log = Log()
+    for base, count, written in ((0, 10, 0), (10, 30, epoch)):
+        log.assign_epoch(written)
+        log.append(Batch(base_offset=base, count=count, epoch=written, size=100, producer=0,
+                         sequence=base), now_ms=0.0)
+    replica = SimpleNamespace(role=Role.LEADER, leader_epoch=epoch, log=log, high_watermark=40)
+    return SimpleNamespace(replicas={KEY: replica},
+                           config=SimpleNamespace(epoch_end_before_first_known="first-start"))
+
+
+def _fetcher(leader: Any | None = None, version: int = 11) -> tuple[OffsetFetcher, _Member]:
+    member = _Member(_Cluster(leader if leader is not None else _leader()), version)
+    return OffsetFetcher(member), member
+
+
+def test_a_position_past_the_epochs_end_goes_back_to_it() -> None:
+    offsets, member = _fetcher()
+    assert offsets.validate(KEY, 1, 2)
+    assert member.fetching == [(1, 10)]  # epoch 0 ends at 10, below the position 30
+    ((name, event),) = member.cluster.events
+    assert name == "consumer.offset_reset"
+    assert (event["offset"], event["to"], event["reason"]) == (30, 10, "truncation")
+    assert member.position_epochs[KEY] == 0 and offsets.awaiting == {}
+
+
+def test_a_position_within_the_epoch_fetches_on() -> None:
+    offsets, member = _fetcher()
+    member.positions[KEY] = 8
+    assert offsets.validate(KEY, 1, 2)
+    assert member.fetching == [(1, 8)] and member.cluster.events == []
+
+
+def test_no_validation_before_fetch_v11_or_without_a_position_epoch() -> None:
+    offsets, member = _fetcher(version=10)
+    assert not offsets.validate(KEY, 1, 2)
+    offsets, member = _fetcher()
+    member.position_epochs[KEY] = None  # nothing read since the last reset without an epoch
+    assert not offsets.validate(KEY, 1, 2)
+    assert member.fetching == [] and offsets.awaiting == {}
+
+
+def test_a_leader_at_another_epoch_sends_the_consumer_back_to_its_metadata() -> None:
+    offsets, member = _fetcher(_leader(epoch=3))  # metadata said 2: FENCED_LEADER_EPOCH
+    assert offsets.validate(KEY, 1, 2)
+    assert member.relocated == [True] and member.fetching == []
+    assert KEY not in member.leader_epochs  # whatever epoch it finds next, it validates again
+
+
+def test_a_lost_request_times_out_and_the_late_answer_is_ignored() -> None:
+    offsets, member = _fetcher()
+    member.cluster.lost = True
+    assert offsets.validate(KEY, 1, 2)
+    assert KEY in offsets.awaiting
+    member.cluster.fire()  # request.timeout.ms
+    assert member.relocated == [True] and offsets.awaiting == {}
+    member.cluster.lost = False
+    offsets.reset(KEY, 1)  # a later request; the first one's timer is spent
+    assert member.fetching == [(1, 40)]  # latest: the HW
+    member.cluster.fire()
+    assert member.relocated == [True]  # its own timer finds it answered
+
+
+def test_earliest_resets_to_the_log_start_with_its_epoch() -> None:
+    offsets, member = _fetcher()
+    member.spec = ConsumerSpec(group="g", topic="t", start="earliest")
+    offsets.reset(KEY, 1)
+    assert member.fetching == [(1, 0)] and member.position_epochs[KEY] == 0
+    ((_, event),) = member.cluster.events
+    assert (event["reason"], event["policy"], event["to"]) == ("out-of-range", "earliest", 0)
