@@ -1,5 +1,7 @@
 """Consumer lag over time: per variant, consumer group and time bucket, the most records a group
-was behind the high watermark (from its `consumer.lag` samples) and what it had consumed.
+was behind the high watermark (from its `consumer.lag` samples) and what it had consumed; and
+per variant the positions consumers moved (`consumer.offset_reset`) and the committed records
+their positions passed unread (`consumer.skipped`, rig.checks.consumer_reads).
 
 Spark takes the largest sample per (variant, group, second); Python buckets those few rows with
 the fetch timeline's rule (at most MAX_POINTS buckets), so the chart lines up with the others.
@@ -30,6 +32,7 @@ def _schema() -> StructType:
     fields: list[tuple[str, Any]] = [
         ("t_ms", T.DoubleType()), ("event", T.StringType()), ("variant", T.StringType()),
         ("group", T.StringType()), ("lag", T.LongType()), ("consumed", T.LongType()),
+        ("records", T.LongType()),
     ]
     return T.StructType([T.StructField(n, k, nullable=True) for n, k in fields])
 
@@ -44,6 +47,25 @@ def _per_second(events: DataFrame) -> list[dict[str, Any]]:
             .agg(F.max("lag").alias("lag"), F.max("consumed").alias("consumed"))
             .collect())
     return [row.asDict() for row in rows]
+
+
+def _resets_and_skips(events: DataFrame) -> dict[str, dict[str, int]]:
+    """Per variant: `offset_resets` (events) and `skipped` (records of consumer.skipped)."""
+    from pyspark.sql import functions as F
+
+    rows = (events.where(F.col("event").isin(names.CONSUMER_OFFSET_RESET, names.CONSUMER_SKIPPED)
+                         & F.col("variant").isNotNull())
+            .groupBy("variant", "event")
+            .agg(F.count(F.lit(1)).alias("events"), F.sum("records").alias("records"))
+            .collect())
+    out: dict[str, dict[str, int]] = {}
+    for row in rows:
+        entry = out.setdefault(row["variant"], {"offset_resets": 0, "skipped": 0})
+        if row["event"] == names.CONSUMER_OFFSET_RESET:
+            entry["offset_resets"] = int(row["events"])
+        else:
+            entry["skipped"] = int(row["records"] or 0)
+    return out
 
 
 def lag_timeline(rows: Iterable[Mapping[str, Any]], durations_ms: Mapping[str, Any],
@@ -69,8 +91,8 @@ def lag_timeline(rows: Iterable[Mapping[str, Any]], durations_ms: Mapping[str, A
 
 
 def _lag_stage(analysis: Analysis) -> dict[str, dict[str, Any]]:
-    """Write metrics/consumer_lag.json; return `{v: {"consumers": {max_lag, consumed}}}` for
-    the variants that had consumers."""
+    """Write metrics/consumer_lag.json; return `{v: {"consumers": {max_lag, consumed,
+    offset_resets, skipped}}}` for the variants that had consumers."""
     events = analysis.events(_schema())
     per_second: list[dict[str, Any]] = []
     if events is not None and analysis.logged(names.CONSUMER_LAG):  # else no Spark job: none
@@ -88,6 +110,13 @@ def _lag_stage(analysis: Analysis) -> dict[str, dict[str, Any]]:
         consumed[key] = max(consumed.get(key, 0), row["consumed"])
     for (variant, _), count in consumed.items():
         summary[variant]["consumers"]["consumed"] += count
+    moved: dict[str, dict[str, int]] = {}
+    if events is not None and (analysis.logged(names.CONSUMER_OFFSET_RESET)
+                               or analysis.logged(names.CONSUMER_SKIPPED)):
+        moved = _resets_and_skips(events)
+    for variant in [*summary, *(v for v in moved if v not in summary)]:
+        numbers = summary.setdefault(variant, {"consumers": {}})["consumers"]
+        numbers.update(moved.get(variant, {"offset_resets": 0, "skipped": 0}))
     return summary
 
 
@@ -97,5 +126,6 @@ STAGE = FunctionStage(name="consumer_lag", writes=(rundir.CONSUMER_LAG,), schema
 
 def analyze_consumer_lag(run_dir: Path, *, spark_master: str | None = None) -> dict[str, Any]:
     """The stage alone: write RUN_DIR/metrics/consumer_lag.json; return
-    `{"variants": {v: {"consumers": {max_lag, consumed}}}}` for the variants with consumers."""
+    `{"variants": {v: {"consumers": {max_lag, consumed, offset_resets, skipped}}}}` for the
+    variants with consumers."""
     return run_stage(STAGE, run_dir, spark_master=spark_master)

@@ -72,7 +72,7 @@ _VARIANT: dict[str, Any] = {
         "shrink_delay_ms": _SPREAD, "propagation_delay_ms": _SPREAD,
         "propagation_delay_by_writer_ms": {"leader": _SPREAD, "controller": _SPREAD},
     },
-    "consumers": {"max_lag": NUMBER, "consumed": NUMBER},
+    "consumers": dict.fromkeys(("max_lag", "consumed", "offset_resets", "skipped"), NUMBER),
     "storage": {
         **dict.fromkeys((
             "cleaner_passes", "partial_passes", "aborted_passes", "records_removed",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rig.scenario.profiles import FETCH_VERSION_BY_IBP, RULES
+from rig.scenario.profiles import FETCH_VERSION_BY_IBP, POSITION_VALIDATION_FETCH_VERSION, RULES
 
 
 def _cell(value: Any) -> str:
@@ -26,4 +26,10 @@ def rules_table() -> str:
     fetch = "; ".join(f"{since}+: v{version}" for since, version in reversed(FETCH_VERSION_BY_IBP))
     lines.append(f"| follower Fetch version (inter.broker.protocol.version) | {fetch} | "
                  "ReplicaFetcherThread |")
+    lines.append("| a consumer validates its position against a new leader's log before fetching "
+                 "again (OffsetsForLeaderEpoch), going back to where the log it read diverged "
+                 f"| Fetch v{POSITION_VALIDATION_FETCH_VERSION}+ (2.3+ clients and brokers; "
+                 "a consumer's `fetch_version` sets its client's) | KAFKA-7747, KIP-320 "
+                 "(SubscriptionState.maybeValidatePositionForCurrentLeader, "
+                 "maybeCompleteValidation) |")
     return "\n".join(lines)

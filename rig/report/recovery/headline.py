@@ -51,6 +51,10 @@ RECOVERY_METRICS: tuple[tuple[str, str, tuple[str, ...], Fmt, bool], ...] = (
     ("Catch-up fetched", "bytes, healed to every ISR full",
      ("replication", "catch_up_bytes"), fmt_int, False),
     ("Largest consumer lag", "records behind the HW", ("consumers", "max_lag"), fmt_int, False),
+    ("Consumer position resets", "out of range, or a truncation detected (2.3+)",
+     ("consumers", "offset_resets"), fmt_int, False),
+    ("Skipped by consumers", "committed records a group's position passed unread",
+     ("consumers", "skipped"), fmt_int, True),
     ("Faults", "", ("replication", "faults"), fmt_int, False),
 )
 

@@ -1,0 +1,152 @@
+"""A consumer's position after an unclean election: OFFSET_OUT_OF_RANGE resets it by
+auto.offset.reset (every version), 2.3+ validates it against the new leader's log (KIP-320's
+consumer half, KAFKA-7747), and before 2.3 a consumer that comes back late skips what the new
+leader wrote (the consumers-skip-nothing check).
+
+The story is scenarios/consumer-truncation-detection.yaml: orders-0 on brokers 0 (leader) and 1,
+the follower cut off at 2 s, the consumer (at offset 1,801) cut off from 9 s to 20 s, the leader
+crashed at 10 s, broker 1 elected uncleanly at 14 s with a log ending at 401.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from rig.checks.base import CheckResult, Status
+from rig.scenario.load import load_scenario
+from rig.simulate import SimulationResult, simulate
+from rig.workload.offset_fetcher import OffsetFetcher
+from tests.conftest import ROOT
+
+SCENARIO = ROOT / "scenarios" / "consumer-truncation-detection.yaml"
+# The same faults without the consumer's cut: it finds the new leader at once (14 s).
+NO_CONSUMER_CUT = ("faults=[{kind: network-partition, groups: [[0], [1]], at: 2s, "
+                   "heal_after: 30s}, {kind: crash, broker: 0, at: 10s, restart_after: 20s}]")
+ELECTED_MS = 14_001.503  # broker 1's unclean election (its log ends at 401)
+
+
+def _run(tmp_path: Path, variant: str, *sets: str
+         ) -> tuple[list[dict[str, Any]], SimulationResult]:
+    spec = load_scenario(SCENARIO, sets=list(sets), only_variants=[variant]).variants[0]
+    log = tmp_path / f"{variant}.jsonl"
+    result = simulate(spec, log)
+    return [orjson.loads(line) for line in log.read_bytes().splitlines()], result
+
+
+def _check(result: SimulationResult, name: str) -> CheckResult:
+    return next(c for c in result.checks if c.name == name)
+
+
+def _resets(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [e for e in events if e["event"] == "consumer.offset_reset"]
+
+
+def _reads_after(events: list[dict[str, Any]], t_ms: float) -> list[dict[str, Any]]:
+    return [e for e in events if e["event"] == "consumer.read" and e["t_ms"] > t_ms]
+
+
+def test_before_2_3_a_consumer_back_late_skips_what_the_new_leader_wrote(tmp_path: Path) -> None:
+    events, result = _run(tmp_path, "kafka-2.0")
+    assert _resets(events) == []  # 1,801 is in range by 22.7 s: fetched on from there
+    first = _reads_after(events, ELECTED_MS)[0]
+    assert first["broker"] == 1 and first["batches"][0][0] == 1801
+    check = _check(result, "consumers-skip-nothing")
+    assert check.status is Status.FAILED
+    (violation,) = check.violations
+    assert (violation["offset"], violation["end_offset"], violation["records"]) == (401, 1801,
+                                                                                      1400)
+    (skipped,) = [e for e in events if e["event"] == "consumer.skipped"]
+    assert skipped["records"] == 1400 and skipped["group"] == "readers"
+
+
+def test_from_2_3_the_position_is_validated_and_goes_back_to_the_divergence(
+        tmp_path: Path) -> None:
+    events, result = _run(tmp_path, "kafka-2.4")
+    (reset,) = _resets(events)
+    assert (reset["offset"], reset["to"], reset["reason"], reset["broker"]) == (
+        1801, 401, "truncation", 1)
+    assert reset["t_ms"] > 20_000  # once the consumer hears of the new leader epoch
+    first = _reads_after(events, reset["t_ms"])[0]
+    assert first["broker"] == 1 and first["batches"][0][0] == 401
+    assert _check(result, "consumers-skip-nothing").status is Status.OK
+
+
+def test_an_older_client_against_2_4_brokers_does_not_validate(tmp_path: Path) -> None:
+    """The client's Fetch version decides (OffsetsForLeaderEpoch v3 needs both ends at 2.3)."""
+    events, result = _run(tmp_path, "kafka-2.4", "workload.consumers=[{group: readers, "
+                                                 "topic: orders, fetch_version: 10}]")
+    assert _resets(events) == []
+    assert _check(result, "consumers-skip-nothing").violations[0]["records"] == 1400
+
+
+@pytest.mark.parametrize("start, expected_to", [("latest", "hw"), ("earliest", 0)])
+def test_an_offset_past_the_log_end_is_out_of_range_and_reset_by_policy(
+        tmp_path: Path, start: str, expected_to: Any) -> None:
+    events, result = _run(tmp_path, "kafka-2.0", NO_CONSUMER_CUT, "workload.consumers=[{group: "
+                          f"readers, topic: orders, start: {start}}}]")
+    (reset,) = _resets(events)
+    assert (reset["offset"], reset["reason"], reset["policy"]) == (2001, "out-of-range", start)
+    fetched = [e for e in events if e["event"] == "fetch.request" and e.get("role") == "consumer"
+               and e["broker"] == 1]
+    # The first fetch at 1,801 is answered at once, not held for fetch.max.wait.ms (500 ms).
+    assert reset["t_ms"] - fetched[0]["t_ms"] < 10
+    if expected_to == "hw":
+        hws = [e["hw"] for e in events if e["event"] == "hw.advance" and e["broker"] == 1
+               and e["leader"] and e["t_ms"] <= reset["t_ms"]]
+        assert 401 <= reset["to"] <= hws[-1]
+    else:
+        assert reset["to"] == 0
+    first = _reads_after(events, reset["t_ms"])[0]
+    assert first["batches"][0][0] == reset["to"]
+    assert _check(result, "consumers-skip-nothing").status is Status.OK
+
+
+def test_2_4_validates_before_it_fetches_so_nothing_is_out_of_range(tmp_path: Path) -> None:
+    events, _ = _run(tmp_path, "kafka-2.4", NO_CONSUMER_CUT)
+    (reset,) = _resets(events)
+    assert (reset["to"], reset["reason"]) == (401, "truncation")
+    assert reset["t_ms"] < ELECTED_MS + 200
+
+
+CLEAN = """
+name: clean-failover
+duration: 25s
+kafka: "{kafka}"
+cluster: {{brokers: 3}}
+topics:
+  - {{name: t, partitions: 1, replication_factor: 3, assignment: [[0, 1, 2]]}}
+workload:
+  producers:
+    - {{name: app, topic: t, rate: 100, acks: all, linger: 5ms}}
+  consumers:
+    - {{group: g, topic: t}}
+faults:
+  - {{kind: crash, broker: 0, at: 5s, restart_after: 15s}}
+"""
+
+
+@pytest.mark.parametrize("kafka, validated", [("2.0", 0), ("2.4", 1)])
+def test_a_clean_failover_is_validated_from_2_3_and_moves_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kafka: str, validated: int) -> None:
+    asked: list[bool] = []
+    validate = OffsetFetcher.validate
+
+    def spy(self: OffsetFetcher, *args: Any) -> bool:
+        asked.append(validate(self, *args))
+        return asked[-1]
+
+    monkeypatch.setattr(OffsetFetcher, "validate", spy)
+    path = tmp_path / "clean.yaml"
+    path.write_text(CLEAN.format(kafka=kafka))
+    spec = load_scenario(path).variants[0]
+    log = tmp_path / "clean.jsonl"
+    result = simulate(spec, log)
+    events = [orjson.loads(line) for line in log.read_bytes().splitlines()]
+    assert [e["leader"] for e in events if e["event"] == "leader.elected"] == [1]
+    assert asked.count(True) == validated  # the new leader's epoch: once, from 2.3
+    assert _resets(events) == []  # its log holds everything the consumer read
+    assert all(c.status is Status.OK for c in result.checks), [c.note for c in result.checks]
