@@ -255,7 +255,8 @@ var wraps = Array.from(document.querySelectorAll('.table-wrap')).filter(function
 });
 if (!wraps.length) { return [0, []]; }
 var wrap = wraps[arguments[0]];
-wrap.scrollIntoView({block: 'center'});
+// Centred, or from its top when taller than the window: its header must be in the screenshot.
+wrap.scrollIntoView({block: wrap.offsetHeight > window.innerHeight ? 'start' : 'center'});
 var box = wrap.getBoundingClientRect();
 var rows = [wrap.querySelector('thead tr')].concat(Array.from(wrap.querySelectorAll('tbody tr'))
   .filter(function (row) {  // those in the screenshot
