@@ -1,19 +1,21 @@
-"""KIP-320's fence on follower fetches (2.1+, Fetch v9+): each partition of a follower's fetch
-carries the leader epoch the follower follows (PartitionFetchState.currentLeaderEpoch), and the
-broker checks it before reading anything (Partition.checkCurrentLeaderEpoch, called through
+"""KIP-320's fence on fetches (2.1+, Fetch v9+): each partition of a follower's fetch carries the
+leader epoch the follower follows (PartitionFetchState.currentLeaderEpoch), each of a consumer's
+the leader epoch its metadata names (FetchPosition.currentLeader), and the broker checks it
+before reading anything (Partition.checkCurrentLeaderEpoch, called through
 localLogWithEpochOrException, before the not-leader check):
 
 - FENCED_LEADER_EPOCH when this broker knows a newer epoch of the partition (leader or
-  follower): the follower missed a LeaderAndIsr;
+  follower): the follower missed a LeaderAndIsr, the consumer's metadata is stale;
 - UNKNOWN_LEADER_EPOCH when the fetch carries an epoch this broker has not heard of yet (the
-  follower's LeaderAndIsr arrived first).
+  follower's LeaderAndIsr arrived first, or the consumer's metadata came from a broker that
+  heard before this one did).
 
 The partition is not read, the fetch is answered at once (ReplicaManager.fetchMessages:
 errorReadingData), and a parked fetch whose epoch went stale is completed by the next change
 announced to its slot (DelayedFetch.tryComplete: FencedLeaderEpochException → forceComplete).
 A broker with no replica of the partition, or one not yet told its role after a restart, has
 no Partition to check and answers as before (rig.cluster.fetch_server). The follower's side is
-rig.cluster.fetcher.
+rig.cluster.fetcher, the consumer's rig.workload.consumer.
 
 Kafka's fetch session keeps each partition's epoch as last listed (CachedPartition) and checks
 every partition of the session on every fetch. Here the epochs a fetch client sent are kept per
@@ -23,9 +25,6 @@ epochs or the client's changed since the last fetch: a pass over the session per
 change, not per fetch. A partition whose epoch this broker never received (its requests lost
 with a closed connection, or the broker restarted since) is not checked, as a request without
 an epoch is not.
-
-Consumers (KafkaConsumer 2.1+ sends the epoch of its metadata too) send none here: their
-fetches are not fenced (docs/kafka.md §11).
 """
 
 from __future__ import annotations
@@ -42,7 +41,7 @@ NOTHING: Verdicts = {}
 
 
 class FetchEpochs:
-    """The epochs one broker's follower fetch clients sent, and which of them it fences."""
+    """The epochs one broker's fetch clients sent, and which of them it fences."""
 
     __slots__ = ("_changes", "_seen", "_sent", "_verdicts", "enabled", "replicas")
 
@@ -66,9 +65,8 @@ class FetchEpochs:
         self._changes += 1
 
     def arrived(self, slot: Slot, request: FetchRequestMsg) -> Verdicts:
-        """Take in what a follower's fetch sent; its partitions this broker fences now."""
-        if (not self.enabled or request.version < FIRST_CHECKED_VERSION
-                or request.fetcher.role == "consumer"):
+        """Take in what a fetch sent; its partitions this broker fences now."""
+        if not self.enabled or request.version < FIRST_CHECKED_VERSION:
             return NOTHING
         updates = request.updates
         if updates:
@@ -101,8 +99,9 @@ class FetchEpochs:
 
 
 def check_current_leader_epoch(replica: Replica | None, epoch: int) -> int:
-    """Partition.checkCurrentLeaderEpoch: 0, or the error for a fetch sent at `epoch`."""
-    if replica is None or replica.role is Role.NONE:
+    """Partition.checkCurrentLeaderEpoch: 0, or the error for a fetch sent at `epoch` (−1: none
+    sent, as a client that knows no epoch sends, and nothing to check)."""
+    if epoch < 0 or replica is None or replica.role is Role.NONE:
         return 0  # no Partition here: the not-leader answer, not an epoch one
     if replica.leader_epoch > epoch:
         return FENCED_LEADER_EPOCH

@@ -22,7 +22,12 @@ from rig.cluster.messages import FetchResponseMsg
 from rig.cluster.partition import FetchState, TopicPartition
 from rig.engine import Timer
 from rig.events import names
-from rig.protocol.errors import NOT_LEADER_OR_FOLLOWER, OFFSET_OUT_OF_RANGE
+from rig.protocol.errors import (
+    FENCED_LEADER_EPOCH,
+    NOT_LEADER_OR_FOLLOWER,
+    OFFSET_OUT_OF_RANGE,
+    UNKNOWN_LEADER_EPOCH,
+)
 from rig.scenario.model import ConsumerSpec
 from rig.workload.assignor import assign
 from rig.workload.offset_fetcher import OffsetFetcher
@@ -100,6 +105,11 @@ class ConsumerFetcher(FetchClient):
             elif error == OFFSET_OUT_OF_RANGE:
                 self.remove_partition(key)
                 member.offsets.reset(key, self.leader_id)
+            elif error in (FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH):
+                # 2.1+ (KIP-320): the broker knows another leader epoch than the consumer's
+                # metadata; Kafka's consumer asks for metadata again (Fetcher:
+                # metadata.requestUpdate), after retry.backoff.ms.
+                member.relocate(key, backoff=True)
         for key, broker in response.preferred.items():
             if key in self.partitions:
                 member.prefer(key, self.leader_id, broker)
@@ -150,7 +160,9 @@ class ConsumerMember:
         fetcher = self.fetchers.get(leader)
         if fetcher is None:
             fetcher = self.fetchers[leader] = ConsumerFetcher(self, leader)
-        fetcher.fetch(key, FetchState(self.positions[key]))
+        # (Fetch v9+ sends the leader epoch its metadata names: KIP-320)
+        fetcher.fetch(key, FetchState(self.positions[key],
+                                      current_leader_epoch=self.leader_epochs.get(key, -1)))
         fetcher.wake()
 
     def prefer(self, key: TopicPartition, leader: int, broker: int) -> None:

@@ -39,6 +39,7 @@ def test_the_epoch_check_of_a_leader_or_a_follower(role: Role) -> None:
     assert check_current_leader_epoch(replica, 2) == FENCED_LEADER_EPOCH
     assert check_current_leader_epoch(replica, 4) == UNKNOWN_LEADER_EPOCH
     assert check_current_leader_epoch(replica, 3) == 0
+    assert check_current_leader_epoch(replica, -1) == 0  # none sent: nothing to check
 
 
 def test_no_partition_no_epoch_check() -> None:

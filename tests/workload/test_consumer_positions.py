@@ -17,8 +17,10 @@ import orjson
 import pytest
 
 from rig.checks.base import CheckResult, Status
+from rig.protocol.errors import FENCED_LEADER_EPOCH
 from rig.scenario.load import load_scenario
 from rig.simulate import SimulationResult, simulate
+from rig.workload.consumer import ConsumerFetcher
 from rig.workload.offset_fetcher import OffsetFetcher
 from tests.conftest import ROOT
 
@@ -150,3 +152,50 @@ def test_a_clean_failover_is_validated_from_2_3_and_moves_nothing(
     assert asked.count(True) == validated  # the new leader's epoch: once, from 2.3
     assert _resets(events) == []  # its log holds everything the consumer read
     assert all(c.status is Status.OK for c in result.checks), [c.note for c in result.checks]
+
+
+FOLLOWER_CRASH = """
+name: follower-crash
+duration: 20s
+kafka: "{kafka}"
+cluster: {{brokers: 3, config: {{zookeeper.session.timeout.ms: 6s}}}}
+topics:
+  - {{name: t, partitions: 1, replication_factor: 3, assignment: [[0, 1, 2]]}}
+workload:
+  producers:
+    - {{name: app, topic: t, rate: 100, acks: all, linger: 5ms}}
+  consumers:
+    - {{group: g, topic: t}}
+faults:
+  - {{kind: crash, broker: 2, at: 3s, restart_after: 20s}}
+"""
+
+
+@pytest.mark.parametrize("kafka, fenced", [("2.0", 0), ("2.4", 1)])
+def test_from_2_1_a_consumer_fetch_at_a_stale_epoch_is_fenced(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kafka: str, fenced: int) -> None:
+    """The controller takes the crashed follower out of the ISR at a new leader epoch; the
+    consumer's metadata still names the old one. From 2.1 its next fetch is answered
+    FENCED_LEADER_EPOCH (KIP-320) and it asks for metadata again, then validates its position
+    at the new epoch (2.3+) and reads on; before, its fetches carry no epoch."""
+    errors: list[int] = []
+    apply = ConsumerFetcher._apply
+
+    def spy(self: ConsumerFetcher, response: Any) -> None:
+        errors.extend(response.errors.values())
+        apply(self, response)
+
+    monkeypatch.setattr(ConsumerFetcher, "_apply", spy)
+    path = tmp_path / "crash.yaml"
+    path.write_text(FOLLOWER_CRASH.format(kafka=kafka))
+    log = tmp_path / "crash.jsonl"
+    result = simulate(load_scenario(path).variants[0], log)
+    events = [orjson.loads(line) for line in log.read_bytes().splitlines()]
+    shrink = next(e for e in events if e["event"] == "leader.elected" or (
+        e["event"] == "zk.partition_state" and e["writer"] == "controller"))
+    assert shrink["epoch"] == 1 and shrink["leader"] == 0  # same leader, a new epoch
+    assert errors.count(FENCED_LEADER_EPOCH) == fenced
+    assert _resets(events) == []
+    reads = [e for e in events if e["event"] == "consumer.read" and e["t_ms"] > shrink["t_ms"]]
+    assert reads and reads[-1]["batches"][-1][1] > 1500  # it reads on to the end
+    assert all(c.status is Status.OK for c in result.checks)
