@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from rig.checks import CheckResult, default_checks
+from rig.checks.kafka_defects import KafkaDefects
 from rig.cluster.cluster import Cluster
 from rig.cluster.wire import Meter
 from rig.engine import Simulation, Streams
@@ -36,6 +37,8 @@ class SimulationResult:
     sizes_verified: int
     checks: list[CheckResult]
     settled: bool = True  # whether the quiesce ended settled (run.quiesced): liveness, not safety
+    # Kafka's own liveness defects the run met (rig.checks.kafka_defects), e.g. "KAFKA-10706"
+    kafka_defects: tuple[str, ...] = ()
 
 
 def _quiesce(cluster: Cluster, faults: FaultSchedule, limit_ms: int) -> bool:
@@ -82,6 +85,8 @@ def simulate(variant: VariantSpec, events_path: Path, *, scenario: str = "",
         log = EventLog(out, lambda: sim.now_us / 1000, variant=variant.name)
         for check in checks:
             log.observe(check.observe, getattr(check, "events", None))
+        defects = KafkaDefects()
+        log.observe(defects.observe, defects.events)
         # The data plane's strategies; the control plane shows in its own events (a KRaft
         # controller.elected names its node and quorum epoch) and in the resolved scenario.
         log.emit(names.RUN_START, scenario=scenario, seed=variant.seed,
@@ -122,4 +127,5 @@ def simulate(variant: VariantSpec, events_path: Path, *, scenario: str = "",
                 log.emit(event, **fields)
         log.emit(names.RUN_END, events=log.count)
     return SimulationResult(variant.name, log.count, sim.steps, time.perf_counter() - started,
-                            meter.verified, [check.result() for check in checks], settled)
+                            meter.verified, [check.result() for check in checks], settled,
+                            tuple(defects.met))

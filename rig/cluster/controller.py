@@ -113,9 +113,13 @@ class Controller:
             return
         current = dict(self.cluster.zk.broker_epochs)
         known, self.broker_epochs = self.broker_epochs, current
-        bounced = (sorted(b for b in current.keys() & known.keys() if current[b] != known[b])
-                   if self.cluster.variant.broker_config(self.broker).controller_detects_bounce
-                   else [])
+        bounced = sorted(b for b in current.keys() & known.keys() if current[b] != known[b])
+        config = self.cluster.variant.broker_config(self.broker)
+        if bounced and not config.controller_detects_bounce:
+            for broker in bounced:
+                self.cluster.log.emit(names.CONTROLLER_BOUNCE_UNSEEN, broker=broker,
+                                      controller=self.broker, epoch=current[broker])
+            bounced = []
         if new := sorted(current.keys() - known.keys()):
             self.on_broker_change(failed=[], started=new)
         if bounced:

@@ -49,6 +49,7 @@ class ReplicaFetcher(FollowerTruncation):
         self.broker_id = broker.id
         self.slot = slot
         self.truncating: dict[TopicPartition, int] = {}  # partition → epoch asked about
+        self.stuck: set[TopicPartition] = set()  # walk-backs that cannot end (KAFKA-10706)
         self._backing_off = False  # records it could not append: wait replica.fetch.backoff.ms
         self._fetch_turn = False  # a truncation round ended: the fetchable partitions go next
         # Partitions answered NOT_LEADER_OR_FOLLOWER, and the state they come back with (_delay)
@@ -73,6 +74,7 @@ class ReplicaFetcher(FollowerTruncation):
         if self.coast is not None:
             self.coast.wake()
         self.delayed.pop(key, None)  # a new LeaderAndIsr: its state replaces a delayed one
+        self.stuck.discard(key)
         if isinstance(decision, AskLeader) and self._truncates_on_fetch:
             # Kafka 2.8+ (IBP 2.7+, KAFKA-10554): a log with an epoch is fetched at once from
             # its end with that epoch; the leader's diverging epoch says where to truncate
@@ -95,6 +97,7 @@ class ReplicaFetcher(FollowerTruncation):
     def remove_partition(self, key: TopicPartition) -> None:
         self.truncating.pop(key, None)
         self.delayed.pop(key, None)
+        self.stuck.discard(key)
         super().remove_partition(key)
 
     @property

@@ -25,6 +25,7 @@ class FollowerTruncation(FetchClient):
     broker: Broker
     broker_id: int
     truncating: dict[TopicPartition, int]  # partition → epoch asked about
+    stuck: set[TopicPartition]  # walk-backs that ask the same epoch again (KAFKA-10706)
 
     @property
     def _truncates_on_fetch(self) -> bool:
@@ -61,7 +62,13 @@ class FollowerTruncation(FetchClient):
             self._truncate(key, own_end, "leader-epoch")
         replica = self.broker.replicas[key]
         latest = replica.log.latest_epoch
+        asked = self.truncating.get(key)
         self.truncating[key] = latest if latest != -1 else epoch
+        if self.truncating[key] == asked and key not in self.stuck:
+            self.stuck.add(key)  # the same question next, and the same answer
+            self.cluster.log.emit(names.REPLICA_TRUNCATION_STUCK, broker=self.broker_id,
+                                  topic=key[0], partition=key[1], leader=self.leader_id,
+                                  epoch=asked)
 
     def _truncate(self, key: TopicPartition, offset: int, reason: str) -> None:
         replica = self.broker.replicas[key]

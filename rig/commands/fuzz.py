@@ -46,8 +46,8 @@ def fuzz(
     """
     from rig import units
     from rig.search.draw import as_yaml_faults
-    from rig.search.fuzz import FuzzOptions
     from rig.search.fuzz import fuzz as run_fuzz
+    from rig.search.fuzz_report import FuzzOptions, kafka_defect_runs
 
     command = shlex.join(["rig", *sys.argv[1:]]) if sys.argv[1:2] == ["fuzz"] else (
         f"rig fuzz {shlex.quote(str(file))}" + (f" --runs {runs}" if runs else "")
@@ -80,6 +80,10 @@ def fuzz(
             typer.echo(f"  {v.variant}: {len(unsettled)} run{'s' if len(unsettled) != 1 else ''}"
                        f" not settled when the quiesce ran out (run {shown}); the first: "
                        f"python -m rig run {v.unsettled_file}")
+            explained = kafka_defect_runs(v.tally.unsettled)
+            if explained:
+                typer.echo(f"  {v.variant}: of those, {explained}: liveness defects of this "
+                           "Kafka release itself (docs/kafka.md §10–§11)")
         if v.found is None:
             typer.echo(f"{v.variant}: no violation in {v.runs_done} runs ({pace}{stopped})")
             continue

@@ -68,6 +68,12 @@ ISR_SHRINK: Final = "isr.shrink"
 ISR_EXPAND: Final = "isr.expand"
 LEADER_ELECTED: Final = "leader.elected"
 REPLICA_TRUNCATE: Final = "replica.truncate"
+# replica.truncation_stuck: broker (follower), topic, partition, leader, epoch (the one it asks
+#   about again) — before 2.7 a KIP-279 walk-back step that truncates at the log end keeps that
+#   epoch in the cache (Log.truncateTo's early return), so the follower asks the leader the
+#   same question for ever and never fetches the partition (KAFKA-10706, Kafka's own liveness
+#   defect); logged once per partition a fetcher follows
+REPLICA_TRUNCATION_STUCK: Final = "replica.truncation_stuck"
 BROKER_CRASH: Final = "broker.crash"
 BROKER_RESTART: Final = "broker.restart"
 # broker.startup_failed: broker, incarnation, reason ("node-exists"), owner — ZooKeeper mode,
@@ -100,6 +106,11 @@ CONTROLLED_SHUTDOWN_REPLY: Final = "controlled_shutdown.reply"
 #   with cluster.controllers, after t=0 also votes (the voters that granted it) and leaderless_ms
 #   (since the previous active controller stopped; 0 if it had not)
 CONTROLLER_ELECTED: Final = "controller.elected"
+# controller.bounce_unseen: broker, controller, epoch (the broker epoch it registered with) —
+#   before 2.2 (KIP-380) a broker that went and registered again between two reads of
+#   /brokers/ids is the same id to the controller, which does nothing: the new process hears of
+#   its partitions only when something else changes (KAFKA-1120, Kafka's own liveness defect)
+CONTROLLER_BOUNCE_UNSEEN: Final = "controller.bounce_unseen"
 # KRaft's quorum (cluster.controllers; docs/kafka.md §12):
 # controller.crash: node, quorum_epoch, active (bool: it was the active controller)
 CONTROLLER_CRASH: Final = "controller.crash"

@@ -45,6 +45,7 @@ class CaseResult:
     simulated_ms: float = 0.0  # the simulated time of its last event, the quiesce included
     cpu_s: float = 0.0  # CPU time of the simulation: a timing figure, not part of the result
     settled: bool = True  # the quiesce ended settled (liveness: reported, not a violation)
+    kafka_defects: list[str] = field(default_factory=list)  # Kafka's own, met (e.g. KAFKA-1120)
 
     @property
     def violated(self) -> bool:
@@ -54,7 +55,8 @@ class CaseResult:
         return {"index": self.index, "seed": self.seed, "faults": as_yaml_faults(self.faults),
                 "failed": self.failed, "unknown": self.unknown,
                 "violations": self.violations[:3], "events": self.events,
-                "events_sha256": self.events_sha256, "settled": self.settled}
+                "events_sha256": self.events_sha256, "settled": self.settled,
+                "kafka_defects": self.kafka_defects}
 
 
 def case_document(data: dict[str, Any], variant: str | None, faults: list[Fault],
@@ -136,7 +138,8 @@ def judge(spec: VariantSpec, scenario: str, faults: list[Fault], seed: int,
     case = CaseResult(index=index, seed=seed, faults=faults, events=result.events,
                       events_sha256=sink.hexdigest(), log_bytes=sink.bytes,
                       simulated_ms=_last_t_ms(sink.last_line),
-                      cpu_s=time.process_time() - cpu, settled=result.settled)
+                      cpu_s=time.process_time() - cpu, settled=result.settled,
+                      kafka_defects=list(result.kafka_defects))
     for check in result.checks:
         if check.name not in SAFETY_CHECKS:
             continue

@@ -123,6 +123,10 @@ def test_a_controller_that_reads_brokers_late_sees_a_bounce_from_2_2(
         assert all(2200 < e["t_ms"] < 2210 for e in shrinks)
         back = [e for e in named(events, names.ISR_EXPAND) if 1 in e["added"]]
         assert len(back) == len(shrinks) and all(e["t_ms"] > 2200 for e in back)
+        assert named(events, names.CONTROLLER_BOUNCE_UNSEEN) == []
     else:
-        # The same ids before and after: nothing to do; broker 1 stays in every ISR.
+        # The same ids before and after: nothing to do; broker 1 stays in every ISR. The
+        # controller saw a new broker epoch under the same id and did nothing (KAFKA-1120).
         assert shrinks == []
+        [unseen] = named(events, names.CONTROLLER_BOUNCE_UNSEEN)
+        assert (unseen["broker"], unseen["controller"]) == (1, 0) and unseen["t_ms"] > 2200

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from rig.cli import app
 from rig.search import case_files
-from rig.search.fuzz import TIMING_KEYS
+from rig.search.fuzz_report import TIMING_KEYS
 
 runner = CliRunner()
 SMALL = str(Path(__file__).parent / "data" / "fuzz-small.yaml")
