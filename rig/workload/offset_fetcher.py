@@ -100,7 +100,12 @@ class OffsetFetcher:
             return end, epoch
 
         def done(end: int, epoch: int | None) -> None:
-            if end == UNDEFINED:  # no end for that epoch: auto.offset.reset (2.8+'s branch)
+            if member.positions[key] != position:
+                # Moved meanwhile (a group resuming from its committed offsets): the answer is
+                # for another position (maybeCompleteValidation skips it); validate the new one.
+                if not self.validate(key, broker, leader_epoch):
+                    member.fetch_from(broker, key)
+            elif end == UNDEFINED:  # no end for that epoch: auto.offset.reset (2.8+'s branch)
                 self.reset(key, broker, "unknown-epoch")
             elif end < position:
                 self._moved(key, broker, end, epoch, "truncation")

@@ -127,3 +127,17 @@ def test_earliest_resets_to_the_log_start_with_its_epoch() -> None:
     assert member.fetching == [(1, 0)] and member.position_epochs[KEY] == 0
     ((_, event),) = member.cluster.events
     assert (event["reason"], event["policy"], event["to"]) == ("out-of-range", "earliest", 0)
+
+
+def test_an_answer_for_a_position_that_moved_meanwhile_is_not_applied() -> None:
+    offsets, member = _fetcher()
+    sent: list[Callable[[], None]] = []  # messages held until the test delivers them
+    member.cluster.send = lambda _s, _d, _n, deliver: sent.append(deliver)  # type: ignore
+    assert offsets.validate(KEY, 1, 2)
+    member.positions[KEY] = 8  # a resume from the committed offset, meanwhile
+    sent.pop()()  # the request reaches the leader, which answers for 30: epoch 0 ends at 10
+    sent.pop()()  # the answer: for a position no longer held, so validated again
+    assert member.fetching == [] and KEY in offsets.awaiting
+    sent.pop()()
+    sent.pop()()
+    assert member.fetching == [(1, 8)] and member.cluster.events == []  # 8 < 10: in the log
