@@ -1,10 +1,12 @@
-"""The lost and diverged records of a run, one row each, for the report's table of them.
+"""The lost, diverged and skipped records of a run, one row each, for the report's table of them.
 
 Lost: every `record.lost` event (an acknowledged batch absent at the end of the run), kept whole
 by the pass that parses the logs. Diverged: the `replicas-agree` violations the online checks
-recorded in checks.json (a replica holding a batch its leader does not). Rows come per variant
-in run.json order (others after, by name), lost before diverged, each in log order; every row
-has `variant` and `what` ("lost" or "diverged") beside the event's or violation's own fields.
+recorded in checks.json (a replica holding a batch its leader does not). Skipped: the
+`consumers-skip-nothing` violations there (committed batches a consumer group's position passed
+unread, one row per group and partition). Rows come per variant in run.json order (others
+after, by name), lost, then diverged, then skipped, each in log order; every row has `variant`
+and `what` ("lost", "diverged" or "skipped") beside the event's or violation's own fields.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ if TYPE_CHECKING:
 __all__ = ["STAGE", "analyze_lost_records", "lost_rows"]
 
 DIVERGED_CHECK = "replicas-agree"
+SKIPPED_CHECK = "consumers-skip-nothing"
 
 
 def lost_rows(lost: list[dict[str, Any]], checks: dict[str, Any] | None,
@@ -34,11 +37,12 @@ def lost_rows(lost: list[dict[str, Any]], checks: dict[str, Any] | None,
             {**{k: v for k, v in event.items() if k != "event"}, "variant": variant,
              "what": "lost"})
     for variant, entry in ((checks or {}).get("variants") or {}).items():
-        violations = ((entry or {}).get("checks") or {}).get("violations") or []
-        by_variant.setdefault(str(variant), []).extend(
-            {**violation, "variant": str(variant), "what": "diverged"}
-            for violation in violations
-            if isinstance(violation, dict) and violation.get("check") == DIVERGED_CHECK)
+        violations = [v for v in ((entry or {}).get("checks") or {}).get("violations") or []
+                      if isinstance(v, dict)]
+        for check, what in ((DIVERGED_CHECK, "diverged"), (SKIPPED_CHECK, "skipped")):
+            by_variant.setdefault(str(variant), []).extend(
+                {**violation, "variant": str(variant), "what": what}
+                for violation in violations if violation.get("check") == check)
     order = [*variants, *sorted(set(by_variant) - set(variants))]
     return [row for variant in order for row in by_variant.get(variant, [])]
 

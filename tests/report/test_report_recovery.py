@@ -308,6 +308,24 @@ def test_the_lost_table_is_drawn_from_the_analysis_table_or_else_the_violations(
     assert "v7 lost (acks=all) t-0 1 3 5 —" in text
 
 
+def test_a_consumer_groups_skipped_batches_are_a_row_of_the_lost_table(tmp_path: Path) -> None:
+    """consumers-skip-nothing's finding (one per group and partition, spanning its batches)
+    joins the lost and diverged rows: counted as the batches it spans, offsets as a range."""
+    run = write_recovery_run(tmp_path / "run", lost=0)
+    skipped = {"check": "consumers-skip-nothing", "group": "readers", "topic": "orders",
+               "partition": 0, "offset": 401, "end_offset": 1801, "records": 1400,
+               "batches": 700, "leader": 1}
+    table = lost_rows([], {"variants": {"v7": {"checks": {"violations": [skipped]}}}},
+                      ["v6", "v7"])
+    assert [row["what"] for row in table] == ["skipped"]
+    (run / "metrics" / "lost_records.json").write_bytes(orjson.dumps(table))
+    text = _text(_section(render_report(run).read_text(encoding="utf-8")))
+    assert "and records consumers skipped" in text
+    assert "700 batches lost, diverged or skipped, in 1 partition of v7." in text
+    assert "v7 skipped by readers orders-0 700 1,400 401 – 1,800 —" in text
+    assert "Skipped: committed batches a consumer group's position passed" in text
+
+
 def test_comparison_shows_recovery_numbers(recovery_run: Path, tmp_path: Path) -> None:
     other = write_recovery_run(tmp_path / "other", lost=0)
     out = render_comparison([recovery_run, other], tmp_path / "c.html")

@@ -1,5 +1,5 @@
-"""The records a run lost or let diverge (metrics/lost_records.json, or for an older run the
-violations in summary.json): grouped by partition, and batch by batch.
+"""The records a run lost, let diverge, or let a consumer group skip (metrics/lost_records.json,
+or for an older run the violations in summary.json): grouped by partition, and batch by batch.
 """
 
 from __future__ import annotations
@@ -42,6 +42,8 @@ def _lost_row(variant: str, row: Mapping[str, Any]) -> dict[str, Any]:
         "offset": number(row.get("offset")),
         "records": number(row.get("records")),
         "acked_ms": number(row.get("acked_at_ms")),
+        "batches": 1,
+        "last_offset": number(row.get("offset")),
         "detail": (f"leader at the end: broker {leader}" if leader is not None else "")
         + (f"; batch id {row['id']}" if row.get("id") is not None else ""),
     }
@@ -60,8 +62,33 @@ def _diverged_row(variant: str, row: Mapping[str, Any]) -> dict[str, Any]:
         "offset": number(row.get("offset")),
         "records": None,
         "acked_ms": None,
+        "batches": 1,
+        "last_offset": number(row.get("offset")),
         "detail": detail,
     }
+
+
+def _skipped_row(variant: str, row: Mapping[str, Any]) -> dict[str, Any]:
+    """A consumer group's skipped batches in one partition (one consumers-skip-nothing
+    finding: its first offset, where its last batch ends, how many batches)."""
+    end = number(row.get("end_offset"))
+    batches = number(row.get("batches"))
+    return {
+        "variant": variant,
+        "what": f"skipped by {row.get('group', '?')}",
+        "bad": "fail",
+        "partition": _partition(row),
+        "offset": number(row.get("offset")),
+        "records": number(row.get("records")),
+        "acked_ms": None,
+        "batches": int(batches) if batches else 1,
+        "last_offset": None if end is None else int(end) - 1,
+        "detail": "committed, below the group's position, never read by it"
+        + (f" (offsets up to {fmt_int(end - 1)})" if end is not None else ""),
+    }
+
+
+_ROWS = {"lost": _lost_row, "diverged": _diverged_row, "skipped": _skipped_row}
 
 
 def _span_text(low: float | None, high: float | None, fmt: Fmt) -> str:
@@ -78,13 +105,14 @@ def _grouped(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for (variant, what, partition), members in groups.items():
         offsets = [r["offset"] for r in members if r["offset"] is not None]
+        lasts = [r["last_offset"] for r in members if r["last_offset"] is not None]
         acked = [r["acked_ms"] / 1000 for r in members if r["acked_ms"] is not None]
         records = [r["records"] for r in members if r["records"] is not None]
         out.append({
             "variant": variant, "what": what, "bad": members[0]["bad"], "partition": partition,
-            "batches": fmt_int(len(members)),
+            "batches": fmt_int(sum(r["batches"] for r in members)),
             "records": fmt_int(sum(records)) if records else DASH,
-            "offsets": _span_text(min(offsets, default=None), max(offsets, default=None),
+            "offsets": _span_text(min(offsets, default=None), max(lasts, default=None),
                                   fmt_int),
             "acked_at": _span_text(min(acked, default=None), max(acked, default=None),
                                    fmt_seconds),
@@ -108,8 +136,7 @@ def lost_table(inputs: RunInputs, variants: Sequence[str]) -> dict[str, Any]:
                      if isinstance(x, Mapping)
                      and x.get("check") in ("no-acked-loss", "replicas-agree")]
             found.sort(key=lambda x: x["what"] != "lost")  # stable: lost first, as the table
-        rows += [_lost_row(v, row) if row.get("what") == "lost" else _diverged_row(v, row)
-                 for row in found]
+        rows += [_ROWS.get(str(row.get("what")), _diverged_row)(v, row) for row in found]
     shown = [
         {**row, "offset": fmt_int(row["offset"]), "records": fmt_int(row["records"]),
          "acked_at": fmt_seconds(None if row["acked_ms"] is None else row["acked_ms"] / 1000)}
@@ -118,5 +145,7 @@ def lost_table(inputs: RunInputs, variants: Sequence[str]) -> dict[str, Any]:
     groups = _grouped(rows)
     return {"groups": groups[:MAX_LOST_SHOWN], "groups_total": len(groups), "rows": shown,
             "total": len(rows),
+            "batches": sum(r["batches"] for r in rows),  # a skipped row spans many
+            "skipped": any(r["what"].startswith("skipped") for r in rows),
             "partitions": len({(r["variant"], r["partition"]) for r in rows}),
             "variants": [v for v in variants if any(r["variant"] == v for r in rows)]}
