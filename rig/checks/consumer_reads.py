@@ -4,8 +4,8 @@ settled, from `consumer.read` events.
 - consumed-records-stay: a consumer never reads a record that later disappears. Consumers
   read only below the high watermark, so whatever one read must still be in the final
   committed log at the same offset: the partition's leader holds the same batch (by identity)
-  there, below its HW. An unclean election, or a broker serving consumers past the HW, breaks
-  that.
+  there, below its HW, unless retention or the cleaner removed it since. An unclean election,
+  or a broker serving consumers past the HW, breaks that.
 - consumers-skip-nothing: a group reads every committed record its position passed. Between
   the first batch a group read of a partition and the end of the last one (the position it
   ended at), every batch of the final committed log was read by it. An unclean election a
@@ -54,6 +54,9 @@ class ConsumedRecordsStay(_Base):
                 now = replica.identity_at(base)
                 if end <= replica.high_watermark and now == (producer, sequence):
                     continue
+                if now is None and (end <= replica.log_start_offset
+                                    or replica.removed((producer, sequence))):
+                    continue  # retention or the cleaner removed it since: by policy, not lost
                 self._violate(True, topic=key[0], partition=key[1], offset=base,
                               records=end - base, id=[producer, sequence], client=client,
                               read_at_ms=at_ms, leader=final.partitions[key].leader,

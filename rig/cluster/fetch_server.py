@@ -162,6 +162,13 @@ class FetchServer:
         replicas = self.replica_manager.replicas
         return any(not answers(request, replicas.get(key)) for key in request.updates)
 
+    @staticmethod
+    def _below_log_start(request: FetchRequestMsg, replica: Replica, offset: int) -> bool:
+        """A consumer's offset below the log start (retention deleted it) is out of range too
+        (Log.read: startOffset < logStartOffset). A follower's is not checked here: rig's
+        follower handles OFFSET_OUT_OF_RANGE only past the leader's end."""
+        return request.fetcher.role == "consumer" and offset < replica.log.log_start_offset
+
     def _visible_end(self, request: FetchRequestMsg, replica: Replica) -> int:
         """Followers read to the log end; consumers only below the (this replica's) HW."""
         return replica.high_watermark if request.fetcher.role == "consumer" else replica.leo
@@ -186,7 +193,7 @@ class FetchServer:
             if key not in request.partitions or not answers(request, replica):
                 continue
             offset = fetch_offset(replica_manager, request, replica, slot[0])
-            if offset > replica.leo:
+            if offset > replica.leo or self._below_log_start(request, replica, offset):
                 return enough  # an error to report: answer at once
             total += replica.log.bytes_after(offset, enough, self._visible_end(request, replica))
             if total >= enough:
@@ -240,7 +247,7 @@ class FetchServer:
                 if not answers(request, replica):
                     continue
                 offset = fetch_offset(replica_manager, request, replica, slot[0])
-                if offset > replica.leo:
+                if offset > replica.leo or self._below_log_start(request, replica, offset):
                     errors[key] = OFFSET_OUT_OF_RANGE
                     continue
                 batches, size = replica.log.read(offset, min(partition_max, max(budget, 1)),

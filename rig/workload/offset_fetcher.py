@@ -1,8 +1,9 @@
 """A consumer's position when its fetch offset is out of range or its leader changed (Kafka's
 consumer: Fetcher / OffsetFetcher with SubscriptionState's AWAIT_RESET and AWAIT_VALIDATION).
 
-- OFFSET_OUT_OF_RANGE, every version: the fetch offset is past the leader's log end (Log.read's
-  range check: after an unclean election, say). With auto.offset.reset (a consumer's `start`:
+- OFFSET_OUT_OF_RANGE, every version: the fetch offset is past the leader's log end (after an
+  unclean election, say) or below its log start (retention deleted it: Log.read's range
+  check). With auto.offset.reset (a consumer's `start`:
   latest | earliest) the consumer asks the leader with ListOffsets for the offset a
   read_uncommitted consumer may read up to, its high watermark (latest), or its log start
   offset (earliest), and fetches on from there (Fetcher.handleOffsetOutOfRange →

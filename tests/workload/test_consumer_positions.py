@@ -199,3 +199,50 @@ def test_from_2_1_a_consumer_fetch_at_a_stale_epoch_is_fenced(
     reads = [e for e in events if e["event"] == "consumer.read" and e["t_ms"] > shrink["t_ms"]]
     assert reads and reads[-1]["batches"][-1][1] > 1500  # it reads on to the end
     assert all(c.status is Status.OK for c in result.checks)
+
+
+RETENTION = """
+name: retention-consumer
+seed: 3
+duration: 20s
+kafka: "2.4"
+cluster:
+  brokers: 1
+  config: {{log.segment.bytes: 20KiB, log.retention.bytes: 61440,
+            log.retention.check.interval.ms: 1s}}
+topics:
+  - {{name: t, partitions: 1, replication_factor: 1}}
+workload:
+  producers:
+    - {{name: app, topic: t, rate: 200, acks: 1, linger: 5ms}}
+  consumers:
+    - {{group: g, topic: t, start: {start}}}
+faults:
+  - {{kind: network-partition, groups: [[{{consumer: g}}], [0, zk]], at: 3s, heal_after: 10s}}
+"""
+
+
+@pytest.mark.parametrize("start", ["latest", "earliest"])
+def test_a_position_retention_deleted_is_out_of_range_and_reset_by_policy(
+        tmp_path: Path, start: str) -> None:
+    """Cut off at offset 602 while retention deletes segments, the consumer comes back below
+    the log start: OFFSET_OUT_OF_RANGE (Log.read: startOffset < logStartOffset), and latest
+    jumps to the HW, earliest to the log start; what it read that retention deleted since is
+    not a lost record (consumed-records-stay)."""
+    path = tmp_path / "retention.yaml"
+    path.write_text(RETENTION.format(start=start))
+    log = tmp_path / "retention.jsonl"
+    result = simulate(load_scenario(path).variants[0], log)
+    events = [orjson.loads(line) for line in log.read_bytes().splitlines()]
+    (reset,) = _resets(events)
+    assert (reset["offset"], reset["reason"], reset["policy"]) == (602, "out-of-range", start)
+    starts = [e["log_start_offset"] for e in events
+              if e["event"] == "log.retention" and e["t_ms"] <= reset["t_ms"]]
+    assert starts[-1] > 602  # retention had cut past the position
+    if start == "latest":
+        hws = [e["hw"] for e in events if e["event"] == "hw.advance" and e["t_ms"] <= reset["t_ms"]]
+        assert reset["to"] == hws[-1]
+    else:
+        assert reset["to"] == starts[-1]
+    assert [e["batches"][0][0] for e in _reads_after(events, reset["t_ms"])][:1] == [reset["to"]]
+    assert all(c.status is Status.OK for c in result.checks), [c.note for c in result.checks]
