@@ -114,11 +114,12 @@ def test_2_4_validates_before_it_fetches_so_nothing_is_out_of_range(tmp_path: Pa
     assert reset["t_ms"] < ELECTED_MS + 200
 
 
-CLEAN = """
-name: clean-failover
+# One partition on three brokers, acks=all at 100 records/s, a consumer group; one crash.
+ONE_CRASH = """
+name: one-crash
 duration: 25s
 kafka: "{kafka}"
-cluster: {{brokers: 3}}
+cluster: {{brokers: 3, config: {{zookeeper.session.timeout.ms: 6s}}}}
 topics:
   - {{name: t, partitions: 1, replication_factor: 3, assignment: [[0, 1, 2]]}}
 workload:
@@ -127,8 +128,18 @@ workload:
   consumers:
     - {{group: g, topic: t}}
 faults:
-  - {{kind: crash, broker: 0, at: 5s, restart_after: 15s}}
+  - {{kind: crash, broker: {broker}, at: {at}, restart_after: {restart_after}}}
 """
+
+
+def _one_crash(tmp_path: Path, kafka: str, broker: int, at: str, restart_after: str
+               ) -> tuple[list[dict[str, Any]], SimulationResult]:
+    path = tmp_path / "one-crash.yaml"
+    path.write_text(ONE_CRASH.format(kafka=kafka, broker=broker, at=at,
+                                     restart_after=restart_after))
+    log = tmp_path / "one-crash.jsonl"
+    result = simulate(load_scenario(path).variants[0], log)
+    return [orjson.loads(line) for line in log.read_bytes().splitlines()], result
 
 
 @pytest.mark.parametrize("kafka, validated", [("2.0", 0), ("2.4", 1)])
@@ -142,33 +153,11 @@ def test_a_clean_failover_is_validated_from_2_3_and_moves_nothing(
         return asked[-1]
 
     monkeypatch.setattr(OffsetFetcher, "validate", spy)
-    path = tmp_path / "clean.yaml"
-    path.write_text(CLEAN.format(kafka=kafka))
-    spec = load_scenario(path).variants[0]
-    log = tmp_path / "clean.jsonl"
-    result = simulate(spec, log)
-    events = [orjson.loads(line) for line in log.read_bytes().splitlines()]
+    events, result = _one_crash(tmp_path, kafka, broker=0, at="5s", restart_after="15s")
     assert [e["leader"] for e in events if e["event"] == "leader.elected"] == [1]
     assert asked.count(True) == validated  # the new leader's epoch: once, from 2.3
     assert _resets(events) == []  # its log holds everything the consumer read
     assert all(c.status is Status.OK for c in result.checks), [c.note for c in result.checks]
-
-
-FOLLOWER_CRASH = """
-name: follower-crash
-duration: 20s
-kafka: "{kafka}"
-cluster: {{brokers: 3, config: {{zookeeper.session.timeout.ms: 6s}}}}
-topics:
-  - {{name: t, partitions: 1, replication_factor: 3, assignment: [[0, 1, 2]]}}
-workload:
-  producers:
-    - {{name: app, topic: t, rate: 100, acks: all, linger: 5ms}}
-  consumers:
-    - {{group: g, topic: t}}
-faults:
-  - {{kind: crash, broker: 2, at: 3s, restart_after: 20s}}
-"""
 
 
 @pytest.mark.parametrize("kafka, fenced", [("2.0", 0), ("2.4", 1)])
@@ -186,11 +175,7 @@ def test_from_2_1_a_consumer_fetch_at_a_stale_epoch_is_fenced(
         apply(self, response)
 
     monkeypatch.setattr(ConsumerFetcher, "_apply", spy)
-    path = tmp_path / "crash.yaml"
-    path.write_text(FOLLOWER_CRASH.format(kafka=kafka))
-    log = tmp_path / "crash.jsonl"
-    result = simulate(load_scenario(path).variants[0], log)
-    events = [orjson.loads(line) for line in log.read_bytes().splitlines()]
+    events, result = _one_crash(tmp_path, kafka, broker=2, at="3s", restart_after="20s")
     shrink = next(e for e in events if e["event"] == "leader.elected" or (
         e["event"] == "zk.partition_state" and e["writer"] == "controller"))
     assert shrink["epoch"] == 1 and shrink["leader"] == 0  # same leader, a new epoch
