@@ -30,7 +30,6 @@ from rig.cluster.messages import (
 from rig.cluster.partition import TopicPartition
 from rig.cluster.purgatory import Purgatory
 from rig.cluster.read_replica import RACK_AWARE, answers, preferred_read_replicas
-from rig.cluster.replica import Replica
 from rig.cluster.replica_manager import ReplicaManager, Slot
 from rig.errors import InternalError
 from rig.events import names
@@ -162,17 +161,6 @@ class FetchServer:
         replicas = self.replica_manager.replicas
         return any(not answers(request, replicas.get(key)) for key in request.updates)
 
-    @staticmethod
-    def _below_log_start(request: FetchRequestMsg, replica: Replica, offset: int) -> bool:
-        """A consumer's offset below the log start (retention deleted it) is out of range too
-        (Log.read: startOffset < logStartOffset). A follower's is not checked here: rig's
-        follower handles OFFSET_OUT_OF_RANGE only past the leader's end."""
-        return request.fetcher.role == "consumer" and offset < replica.log.log_start_offset
-
-    def _visible_end(self, request: FetchRequestMsg, replica: Replica) -> int:
-        """Followers read to the log end; consumers only below the (this replica's) HW."""
-        return replica.high_watermark if request.fetcher.role == "consumer" else replica.leo
-
     def _preferred(self, slot: Slot, request: FetchRequestMsg) -> dict[TopicPartition, int]:
         """The partitions of a consumer's fetch a rack-aware leader sends elsewhere (KIP-392)."""
         if request.fetcher.role != "consumer" or self.config.replica_selector_class != RACK_AWARE:
@@ -184,18 +172,26 @@ class FetchServer:
             self.ctx.racks.get)
 
     def readable(self, slot: Slot, request: FetchRequestMsg, enough: int) -> int:
-        """Bytes the fetch would read now, counted up to `enough`."""
+        """Bytes the fetch would read now, counted up to `enough`.
+
+        What a fetch may read (here and in _respond): followers to the log end, consumers only
+        below the (this replica's) HW. An offset past the log end is OFFSET_OUT_OF_RANGE, and
+        for a consumer so is one below the log start (retention deleted it: Log.read's range
+        check); a follower's is not checked there, as rig's follower handles the error only
+        past the leader's end."""
         replica_manager = self.replica_manager
         replicas = replica_manager.replicas
+        consumer = request.fetcher.role == "consumer"
         total = 0
         for key in replica_manager.pending.get(slot, ()):
             replica = replicas[key]
             if key not in request.partitions or not answers(request, replica):
                 continue
             offset = fetch_offset(replica_manager, request, replica, slot[0])
-            if offset > replica.leo or self._below_log_start(request, replica, offset):
+            if offset > replica.leo or (consumer and offset < replica.log.log_start_offset):
                 return enough  # an error to report: answer at once
-            total += replica.log.bytes_after(offset, enough, self._visible_end(request, replica))
+            total += replica.log.bytes_after(offset, enough,
+                                             replica.high_watermark if consumer else replica.leo)
             if total >= enough:
                 break
         return total
@@ -239,6 +235,7 @@ class FetchServer:
             budget = request.max_bytes or self.config.replica_fetch_response_max_bytes
             partition_max = request.partition_max_bytes or self.config.replica_fetch_max_bytes
             touched = replica_manager.touched
+            consumer = fetcher.role == "consumer"  # its range and end: see readable
             for key in replica_manager.pending.get(slot, ()):
                 if (key not in request.partitions or key in preferred or key in hws
                         or key in errors):
@@ -247,11 +244,11 @@ class FetchServer:
                 if not answers(request, replica):
                     continue
                 offset = fetch_offset(replica_manager, request, replica, slot[0])
-                if offset > replica.leo or self._below_log_start(request, replica, offset):
+                if offset > replica.leo or (consumer and offset < replica.log.log_start_offset):
                     errors[key] = OFFSET_OUT_OF_RANGE
                     continue
-                batches, size = replica.log.read(offset, min(partition_max, max(budget, 1)),
-                                                 self._visible_end(request, replica))
+                end = replica.high_watermark if consumer else replica.leo
+                batches, size = replica.log.read(offset, min(partition_max, max(budget, 1)), end)
                 if batches:
                     touched[key] = replica
                 if batches and (size <= budget or not records):

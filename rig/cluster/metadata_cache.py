@@ -19,7 +19,7 @@ class MetadataCache:
         # partition → leader epoch, as told (UpdateMetadata v7+ and MetadataResponse v7+ carry
         # it, KIP-320: what a 2.3+ consumer compares its position's leader epoch with)
         self.epochs: dict[TopicPartition, int] = {}
-        self._shared = False  # both still the start-up maps every broker holds
+        self._shared = False  # the three still the start-up maps every broker holds
         # UpdateMetadataRequest's live brokers (the controller's liveOrShuttingDownBrokers)
         # and controllerId: what getAliveBroker / hasAliveBroker and getControllerId answer.
         self.alive: frozenset[int] = frozenset()

@@ -74,7 +74,7 @@ class OffsetFetcher:
         """ListOffsets to `broker` for auto.offset.reset's offset; fetch on from there."""
         latest = self.member.spec.start == "latest"
 
-        def answer(replica: Replica) -> Answer:
+        def answer(_leader: Any, replica: Replica) -> Answer:
             if latest:
                 return replica.high_watermark, replica.leader_epoch
             first = replica.log.epochs[0] if replica.log.epochs else None
@@ -95,9 +95,9 @@ class OffsetFetcher:
             return False
         position = member.positions[key]
 
-        def answer(replica: Replica) -> Answer:
-            epoch, end = replica.log.end_offset_for_epoch(
-                asked, member.cluster.brokers[broker].config.epoch_end_before_first_known)
+        def answer(leader: Any, _replica: Replica) -> Answer:
+            # (the broker's OffsetsForLeaderEpoch answer, as a follower gets it)
+            epoch, end = leader.on_epoch_request(key, asked)
             return end, epoch
 
         def done(end: int, epoch: int | None) -> None:
@@ -117,7 +117,8 @@ class OffsetFetcher:
         return True
 
     def _ask(self, key: TopicPartition, broker: int, leader_epoch: int | None,
-             answer: Callable[[Replica], Answer], done: Callable[[int, int | None], None]
+             answer: Callable[[Any, Replica], Answer],
+             done: Callable[[int, int | None], None]
              ) -> None:
         """A request about `key` to `broker` (its leader, at `leader_epoch` if given), answered
         by `answer` there; `done` with the answer here, unless a later request replaced it. Without
@@ -134,7 +135,7 @@ class OffsetFetcher:
             reply: Answer = None
             if (replica is not None and replica.role is Role.LEADER
                     and (leader_epoch is None or replica.leader_epoch == leader_epoch)):
-                reply = answer(replica)
+                reply = answer(leader, replica)
             cluster.send(broker, member.node, REQUEST_BYTES, lambda: back(reply))
 
         def back(reply: Answer) -> None:

@@ -64,8 +64,8 @@ def _leader(epoch: int = 2) -> Any:
         log.append(Batch(base_offset=base, count=count, epoch=written, size=100, producer=0,
                          sequence=base), now_ms=0.0)
     replica = SimpleNamespace(role=Role.LEADER, leader_epoch=epoch, log=log, high_watermark=40)
-    return SimpleNamespace(replicas={KEY: replica},
-                           config=SimpleNamespace(epoch_end_before_first_known="first-start"))
+    return SimpleNamespace(replicas={KEY: replica},  # (Broker.on_epoch_request, 2.0+)
+                           on_epoch_request=lambda key, epoch: log.end_offset_for_epoch(epoch))
 
 
 def _fetcher(leader: Any | None = None, version: int = 11) -> tuple[OffsetFetcher, _Member]:

@@ -42,8 +42,6 @@ def _lost_row(variant: str, row: Mapping[str, Any]) -> dict[str, Any]:
         "offset": number(row.get("offset")),
         "records": number(row.get("records")),
         "acked_ms": number(row.get("acked_at_ms")),
-        "batches": 1,
-        "last_offset": number(row.get("offset")),
         "detail": (f"leader at the end: broker {leader}" if leader is not None else "")
         + (f"; batch id {row['id']}" if row.get("id") is not None else ""),
     }
@@ -62,15 +60,14 @@ def _diverged_row(variant: str, row: Mapping[str, Any]) -> dict[str, Any]:
         "offset": number(row.get("offset")),
         "records": None,
         "acked_ms": None,
-        "batches": 1,
-        "last_offset": number(row.get("offset")),
         "detail": detail,
     }
 
 
 def _skipped_row(variant: str, row: Mapping[str, Any]) -> dict[str, Any]:
     """A consumer group's skipped batches in one partition (one consumers-skip-nothing
-    finding: its first offset, where its last batch ends, how many batches)."""
+    finding: its first offset, where its last batch ends, how many batches). The only row
+    that spans batches: the others are one batch at one offset."""
     end = number(row.get("end_offset"))
     batches = number(row.get("batches"))
     return {
@@ -105,12 +102,12 @@ def _grouped(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for (variant, what, partition), members in groups.items():
         offsets = [r["offset"] for r in members if r["offset"] is not None]
-        lasts = [r["last_offset"] for r in members if r["last_offset"] is not None]
+        lasts = [last for r in members if (last := r.get("last_offset", r["offset"])) is not None]
         acked = [r["acked_ms"] / 1000 for r in members if r["acked_ms"] is not None]
         records = [r["records"] for r in members if r["records"] is not None]
         out.append({
             "variant": variant, "what": what, "bad": members[0]["bad"], "partition": partition,
-            "batches": fmt_int(sum(r["batches"] for r in members)),
+            "batches": fmt_int(sum(r.get("batches", 1) for r in members)),
             "records": fmt_int(sum(records)) if records else DASH,
             "offsets": _span_text(min(offsets, default=None), max(lasts, default=None),
                                   fmt_int),
@@ -126,6 +123,7 @@ def lost_table(inputs: RunInputs, variants: Sequence[str]) -> dict[str, Any]:
     partition, and batch by batch (both capped)."""
     table = read_table(inputs.run_dir, rundir.LOST_RECORDS)
     rows: list[dict[str, Any]] = []
+    skipped = False
     for v in variants:
         if table is not None:
             found = [row for row in table if row.get("variant") == v]
@@ -137,6 +135,7 @@ def lost_table(inputs: RunInputs, variants: Sequence[str]) -> dict[str, Any]:
                      and x.get("check") in ("no-acked-loss", "replicas-agree")]
             found.sort(key=lambda x: x["what"] != "lost")  # stable: lost first, as the table
         rows += [_ROWS.get(str(row.get("what")), _diverged_row)(v, row) for row in found]
+        skipped = skipped or any(row.get("what") == "skipped" for row in found)
     shown = [
         {**row, "offset": fmt_int(row["offset"]), "records": fmt_int(row["records"]),
          "acked_at": fmt_seconds(None if row["acked_ms"] is None else row["acked_ms"] / 1000)}
@@ -145,7 +144,7 @@ def lost_table(inputs: RunInputs, variants: Sequence[str]) -> dict[str, Any]:
     groups = _grouped(rows)
     return {"groups": groups[:MAX_LOST_SHOWN], "groups_total": len(groups), "rows": shown,
             "total": len(rows),
-            "batches": sum(r["batches"] for r in rows),  # a skipped row spans many
-            "skipped": any(r["what"].startswith("skipped") for r in rows),
+            "batches": sum(r.get("batches", 1) for r in rows),  # a skipped row spans many
+            "skipped": skipped,
             "partitions": len({(r["variant"], r["partition"]) for r in rows}),
             "variants": [v for v in variants if any(r["variant"] == v for r in rows)]}
