@@ -182,7 +182,6 @@ OVER_300: dict[str, tuple[int, str]] = {
     "analysis/events.py": (349, "not split yet: the fetch-event readers shared by stages"),
     "analysis/replication.py": (318, "not split yet: the replication stage"),
     "strategies/guard.py": (346, "not split yet: the plugin guard and its failure records"),
-    "scenario/model.py": (318, "the frozen dataclasses of the scenario model, one per section"),
     "analysis/export.py": (304, "not split yet: CSV and Parquet export"),
     "strategies/fetch_session/incremental.py": (301, "not split yet: KIP-227 sessions"),
 }

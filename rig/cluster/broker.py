@@ -29,7 +29,7 @@ from rig.cluster.replica import Replica, Role
 from rig.cluster.replica_manager import ReplicaManager, Slot
 from rig.cluster.storage import BrokerStorage
 from rig.engine import Timer
-from rig.scenario.model import BrokerConfig
+from rig.scenario.broker_config import BrokerConfig
 
 
 class Broker:

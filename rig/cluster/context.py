@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from rig.engine import Simulation
 from rig.events.log import positional
-from rig.scenario.model import BrokerConfig, OsSpec
+from rig.scenario.broker_config import BrokerConfig
+from rig.scenario.model import OsSpec
 from rig.strategies.compaction.base import CompactionStrategy
 from rig.strategies.fetch_session.base import FetchSessionStrategy
 from rig.strategies.isr.base import IsrStrategy

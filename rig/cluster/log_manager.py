@@ -6,7 +6,7 @@ from __future__ import annotations
 from rig.cluster.context import NodeContext
 from rig.cluster.partition import TopicPartition
 from rig.cluster.replica import Replica
-from rig.scenario.model import BrokerConfig
+from rig.scenario.broker_config import BrokerConfig
 
 
 class LogManager:

@@ -26,7 +26,7 @@ from rig.cluster.log_rewrite import delete_oldest_segments, replace_segments
 from rig.cluster.partition import TopicPartition
 from rig.cluster.segment import LookupStats
 from rig.events import names
-from rig.scenario.model import BrokerConfig
+from rig.scenario.broker_config import BrokerConfig
 from rig.strategies.compaction.base import (
     CleanerSettings,
     CleaningConfig,

@@ -7,7 +7,7 @@ from typing import Any
 
 from rig import units
 from rig.scenario import profiles
-from rig.scenario.model import BrokerConfig
+from rig.scenario.broker_config import BrokerConfig
 from rig.scenario.problems import Collector
 from rig.scenario.source import PathKey
 

@@ -9,7 +9,8 @@ from typing import Any
 
 from rig import units
 from rig.hashing import OFFSETS_TOPIC
-from rig.scenario.model import BrokerConfig, BrokerSpec, ConsumerSpec, TopicSpec
+from rig.scenario.broker_config import BrokerConfig
+from rig.scenario.model import BrokerSpec, ConsumerSpec, TopicSpec
 from rig.scenario.problems import Collector
 from rig.scenario.source import PathKey
 

@@ -32,8 +32,8 @@ from rig.cluster.kraft.replication_control import (
 from rig.cluster.replica import Replica
 from rig.cluster.zookeeper import PartitionState
 from rig.events import names
+from rig.scenario.broker_config import BrokerConfig
 from rig.scenario.load import load_scenario
-from rig.scenario.model import BrokerConfig
 from rig.simulate import simulate
 from tests.cluster.test_broker_unit import KEY, FakeFetcher, Fixture
 from tests.cluster.test_failure_path import Host

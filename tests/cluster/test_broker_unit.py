@@ -26,7 +26,8 @@ from rig.cluster.zookeeper import PartitionState
 from rig.engine import Simulation
 from rig.events import names
 from rig.protocol.errors import NOT_LEADER_OR_FOLLOWER, REQUEST_TIMED_OUT
-from rig.scenario.model import BrokerConfig, OsSpec
+from rig.scenario.broker_config import BrokerConfig
+from rig.scenario.model import OsSpec
 from rig.strategies.fetch_session.sessionless import Sessionless
 from rig.strategies.isr.lag_time import LagTime
 from rig.strategies.placement.kafka import KafkaPlacement

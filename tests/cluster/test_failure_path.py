@@ -26,7 +26,7 @@ from rig.cluster.zookeeper import PartitionState, ZooKeeper
 from rig.engine import Simulation
 from rig.events import names
 from rig.protocol.errors import NOT_ENOUGH_REPLICAS
-from rig.scenario.model import BrokerConfig
+from rig.scenario.broker_config import BrokerConfig
 from rig.strategies.isr import NEVER_CAUGHT_UP
 from rig.strategies.isr.lag_time import LagTime
 from rig.strategies.isr.lag_time_only import LagTimeOnly

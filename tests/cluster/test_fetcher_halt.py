@@ -14,7 +14,7 @@ from rig.cluster.fetcher import ReplicaFetcher
 from rig.cluster.messages import FetchResponseMsg
 from rig.cluster.replica import Replica, Role
 from rig.protocol.errors import OFFSET_OUT_OF_RANGE
-from rig.scenario.model import BrokerConfig
+from rig.scenario.broker_config import BrokerConfig
 from rig.strategies.fetch_session.sessionless import Sessionless
 from rig.strategies.replication.base import TruncateTo
 from tests.cluster.test_fetcher_truncation import WALKING, Host

@@ -13,7 +13,7 @@ import pytest
 from rig.cluster.fetcher import ReplicaFetcher
 from rig.cluster.log import Log
 from rig.cluster.replica import Replica, Role
-from rig.scenario.model import BrokerConfig
+from rig.scenario.broker_config import BrokerConfig
 from rig.strategies.fetch_session.sessionless import Sessionless
 from rig.strategies.replication.base import AskLeader, TruncateTo
 from tests.cluster.fetcher_host import FetcherHost, fake_log

@@ -23,8 +23,8 @@ from rig.cluster.replica import Replica, Role
 from rig.events import names
 from rig.protocol.errors import OFFSET_OUT_OF_RANGE
 from rig.scenario import profiles
+from rig.scenario.broker_config import BrokerConfig
 from rig.scenario.load import load_scenario
-from rig.scenario.model import BrokerConfig
 from rig.strategies.fetch_session.sessionless import Sessionless
 from rig.strategies.replication.leader_epoch import LeaderEpoch
 from tests.cluster.fetcher_host import FetcherHost, fake_log
