@@ -100,6 +100,7 @@ def test_the_version_table_is_the_one_the_profiles_hold() -> None:
 def test_every_version_rule_starts_at_the_oldest_profile() -> None:
     """A rule's first value holds from the oldest profile rig models: a rule that starts later
     would print a wrong first release in README's table and leave older profiles undefined."""
-    from rig.scenario.profiles import RULES, VERSIONS
+    from rig.scenario.profiles import VERSIONS
+    from rig.scenario.version_rules import RULES
 
     assert [r.field for r in RULES if r.values[0][0] != VERSIONS[0]] == []

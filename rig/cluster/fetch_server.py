@@ -175,10 +175,8 @@ class FetchServer:
         """Bytes the fetch would read now, counted up to `enough`.
 
         What a fetch may read (here and in _respond): followers to the log end, consumers only
-        below the (this replica's) HW. An offset past the log end is OFFSET_OUT_OF_RANGE, and
-        for a consumer so is one below the log start (retention deleted it: Log.read's range
-        check); a follower's is not checked there, as rig's follower handles the error only
-        past the leader's end."""
+        below the (this replica's) HW. An offset past the log end, or below the log start
+        (retention deleted it), is OFFSET_OUT_OF_RANGE (Log.read's range check)."""
         replica_manager = self.replica_manager
         replicas = replica_manager.replicas
         consumer = request.fetcher.role == "consumer"
@@ -188,7 +186,7 @@ class FetchServer:
             if key not in request.partitions or not answers(request, replica):
                 continue
             offset = fetch_offset(replica_manager, request, replica, slot[0])
-            if offset > replica.leo or (consumer and offset < replica.log.log_start_offset):
+            if offset > replica.leo or offset < replica.log.log_start_offset:
                 return enough  # an error to report: answer at once
             total += replica.log.bytes_after(offset, enough,
                                              replica.high_watermark if consumer else replica.leo)
@@ -235,7 +233,7 @@ class FetchServer:
             budget = request.max_bytes or self.config.replica_fetch_response_max_bytes
             partition_max = request.partition_max_bytes or self.config.replica_fetch_max_bytes
             touched = replica_manager.touched
-            consumer = fetcher.role == "consumer"  # its range and end: see readable
+            consumer = fetcher.role == "consumer"  # its end: see readable
             for key in replica_manager.pending.get(slot, ()):
                 if (key not in request.partitions or key in preferred or key in hws
                         or key in errors):
@@ -244,7 +242,7 @@ class FetchServer:
                 if not answers(request, replica):
                     continue
                 offset = fetch_offset(replica_manager, request, replica, slot[0])
-                if offset > replica.leo or (consumer and offset < replica.log.log_start_offset):
+                if offset > replica.leo or offset < replica.log.log_start_offset:
                     errors[key] = OFFSET_OUT_OF_RANGE
                     continue
                 end = replica.high_watermark if consumer else replica.leo

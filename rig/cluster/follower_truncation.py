@@ -1,14 +1,16 @@
 """How a follower truncates its log (rig.cluster.fetcher.ReplicaFetcher's base): by the
 replication strategy's reading of the leader's epoch ends, an OffsetsForLeaderEpoch answer or a
 fetch response's diverging epoch (AbstractFetcherThread.getOffsetTruncationState), by KIP-279's
-walk-back one epoch at a time (2.0–2.7), and to the leader's end on OFFSET_OUT_OF_RANGE, or the
-broker halts where that would be an unclean truncation."""
+walk-back one epoch at a time (2.0–2.7), and on OFFSET_OUT_OF_RANGE to the leader's end (or,
+before 2.1, the broker halts where that would be an unclean truncation) or wholly, to start
+again at the leader's log start."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from rig.cluster.fetch_client import FetchClient
+from rig.cluster.log_rewrite import truncate_fully_and_start_at
 from rig.cluster.partition import TopicPartition
 from rig.events import names
 from rig.strategies.replication import AskLeader
@@ -36,10 +38,11 @@ class FollowerTruncation(FetchClient):
         return replica.log.latest_epoch if self._truncates_on_fetch else -1
 
     def _fetch_from_end(self, key: TopicPartition, replica: Replica) -> None:
-        """Fetch `key` next from the log's end, with the epoch of its last batch
-        (AbstractFetcherThread: PartitionFetchState after an append or a truncation)."""
+        """Fetch `key` next from the log's end, with the epoch of its last batch and its log
+        start (AbstractFetcherThread: PartitionFetchState after an append or a truncation)."""
         state = self.partitions[key]
         state.fetch_offset = replica.leo
+        state.log_start_offset = replica.log.log_start_offset
         state.last_fetched_epoch = self._last_fetched_epoch(replica)
         self.dirty[key] = None
 
@@ -107,23 +110,48 @@ class FollowerTruncation(FetchClient):
         self._fetch_from_end(key, self.broker.replicas[key])
 
     def _out_of_range(self, key: TopicPartition) -> bool:
-        """Our fetch offset is past the leader's log end: truncate to its end (Kafka does so,
-        even though it may throw away records only this replica had). The ListOffsets round
-        trip that learns the leader's end is not modelled: the answer is taken at once.
+        """OFFSET_OUT_OF_RANGE: the fetch offset is past the leader's log end, or below its log
+        start (AbstractFetcherThread.fetchOffsetAndTruncate; ReplicaFetcherThread
+        .handleOffsetOutOfRange before 2.1). The ListOffsets round trips that learn the
+        leader's end and start are not modelled: the answers are taken at once.
 
-        Unless the topic forbids unclean leader election: then truncating would throw away
-        records the ISR may have acknowledged, and the broker halts instead
-        (ReplicaFetcherThread.handleOffsetOutOfRange: "Halting because log truncation is not
-        allowed for topic …" and Runtime.halt(1) in 0.8.2, the same check ending in
-        FatalExitError later, AbstractFetcherThread's isUncleanLeaderElectionAllowed). Returns
-        whether the broker halted."""
+        - The leader's end below our own: truncate to it (Kafka does so, even though it may
+          throw away records only this replica had). Before 2.1, with unclean leader election
+          off for the topic, the broker halts instead, as truncating could throw away records
+          the ISR acknowledged ("Halting because log truncation is not allowed for topic …",
+          Runtime.halt(1) in 0.8.2; FatalExitError later; KAFKA-7414 made it never fatal).
+        - Otherwise, our log ending below the leader's log start (retention deleted what we
+          would fetch next: a replica down for long, or new): delete the whole log and start
+          it again at the leader's log start. Else fetch on from our end. Before 0.9.0.1 the
+          log starts again at the leader's start whenever the leader is not behind, whatever
+          it holds (KAFKA-2143: a leader that grew past us between its answer and our asking).
+
+        Returns whether the broker halted."""
         leader = self.cluster.brokers[self.leader_id].replicas.get(key)
         if leader is None:
             return False
-        own = self.broker.replicas[key].leo
-        if leader.leo < own and not self.cluster.unclean_election(key):
-            self.cluster.halt(self.broker_id, key, self.leader_id, leader.leo, own)
-            return True
-        self._truncate(key, leader.leo, "offset-out-of-range")
-        self._fetch_from_end(key, self.broker.replicas[key])  # fetchOffsetAndTruncate
+        replica = self.broker.replicas[key]
+        own = replica.leo
+        config = self.broker.config
+        if leader.leo < own:
+            if config.out_of_range_halts and not self.cluster.unclean_election(key):
+                self.cluster.halt(self.broker_id, key, self.leader_id, leader.leo, own)
+                return True
+            self._truncate(key, leader.leo, "offset-out-of-range")
+        elif config.out_of_range_restarts_log or leader.log.log_start_offset > own:
+            self._truncate_fully(key, replica, leader.log.log_start_offset)
+        self._fetch_from_end(key, replica)
         return False
+
+    def _truncate_fully(self, key: TopicPartition, replica: Replica, offset: int) -> None:
+        """truncateFullyAndStartAt(`offset`): the replica's log is deleted and starts again,
+        empty, at the leader's log start; its HW moves up to it (UnifiedLog.updateHighWatermark;
+        before 2.x the next fetch response raised it)."""
+        log = replica.log
+        before, start = log.log_end_offset, log.log_start_offset
+        removed = truncate_fully_and_start_at(log, offset, self.broker.now_ms)
+        replica.high_watermark = max(replica.high_watermark, offset)
+        self.broker.replica_manager.hw_dirty[key] = None
+        self.cluster.log.emit(names.REPLICA_TRUNCATE_FULLY, broker=self.broker_id, topic=key[0],
+                              partition=key[1], leader=self.leader_id, log_start_offset=start,
+                              log_end_offset=before, to_offset=offset, records=removed)

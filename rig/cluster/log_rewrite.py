@@ -1,5 +1,6 @@
-"""What retention and the log cleaner do to a log's segments: delete the oldest ones, or swap a
-cleaned pass in (Kafka's UnifiedLog.deleteOldSegments and replaceSegments)."""
+"""What retention, the log cleaner and a follower's restart do to a log's segments: delete the
+oldest ones, swap a cleaned pass in, or delete them all (Kafka's UnifiedLog.deleteOldSegments,
+replaceSegments and truncateFullyAndStartAt)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,21 @@ def delete_oldest_segments(log: Log, count: int) -> int:
     log.clean_offset = max(log.clean_offset, log.log_start_offset)
     log.layout += 1
     return removed
+
+def truncate_fully_and_start_at(log: Log, offset: int, now_ms: float) -> int:
+    """Delete every segment and start the log again, empty, at `offset`: its start and end move
+    there and its epoch cache is cleared (UnifiedLog.truncateFullyAndStartAt; Log's in 0.8.2–
+    2.x, where LogManager's called it). Nothing below `offset` is left to flush or to clean.
+    Returns the records deleted."""
+    removed = sum(b.records for b in log.batches)
+    for rows in (log.batches, log.bases, log.ends, log.positions, log.dirty, log.epochs):
+        rows.clear()
+    log.cumulative[:] = [0]
+    log.segments[:] = [Segment(offset, 0, now_ms)]
+    log.log_start_offset = log.log_end_offset = log.flushed = log.clean_offset = offset
+    log.layout += 1
+    return removed
+
 
 def replace_segments(log: Log, count: int, group_bases: list[int],
                      batches: list[Batch]) -> None:

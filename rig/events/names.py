@@ -74,6 +74,13 @@ REPLICA_TRUNCATE: Final = "replica.truncate"
 #   same question for ever and never fetches the partition (KAFKA-10706, Kafka's own liveness
 #   defect); logged once per partition a fetcher follows
 REPLICA_TRUNCATION_STUCK: Final = "replica.truncation_stuck"
+# replica.truncate_fully: broker (follower), topic, partition, leader, log_start_offset and
+#   log_end_offset (its log's before), to_offset (the leader's log start, where its log starts
+#   again, empty), records (deleted) — an out-of-range fetch below the leader's log start (a
+#   replica down while retention deleted what it would fetch next, or a new one), or before
+#   0.9.0.1 any out-of-range fetch with the leader not behind (KAFKA-2143):
+#   truncateFullyAndStartAt. Not a truncation of records the leader still has, save KAFKA-2143's
+REPLICA_TRUNCATE_FULLY: Final = "replica.truncate_fully"
 BROKER_CRASH: Final = "broker.crash"
 BROKER_RESTART: Final = "broker.restart"
 # broker.startup_failed: broker, incarnation, reason ("node-exists"), owner — ZooKeeper mode,

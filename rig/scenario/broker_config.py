@@ -72,6 +72,8 @@ class BrokerConfig:
     fetch_leader_epoch_checked: bool = True  # 2.1+ (KIP-320): FENCED / UNKNOWN_LEADER_EPOCH
     follower_refetch_on_new_epoch: str = "any"  # 2.1+ (KIP-320); 2.0 "beyond-next"; "never"
     truncation_on_fetch: bool = True  # 2.8+ at IBP 2.7+ (KAFKA-10554): Fetch's diverging epoch
+    out_of_range_halts: bool = False  # before 2.1 (KAFKA-7414): else truncate to its end
+    out_of_range_restarts_log: bool = False  # before 0.9.0.1 (KAFKA-2143)
     truncate_epochs_at_log_end: bool = True  # 2.7+, 2.6.1 (KAFKA-10706): a cut at the log end
     epoch_end_before_first_known: str = "first-start"  # 2.0+ (KIP-279); 1.x "undefined" (HW)
     election_order: str = "assignment-order"  # 1.1+; "isr-order" before

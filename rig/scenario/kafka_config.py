@@ -81,6 +81,8 @@ def read_config(data: dict[str, Any], kafka: str, out: Collector,
         "fetch_leader_epoch_checked": profile.fetch_leader_epoch_checked,
         "follower_refetch_on_new_epoch": profile.follower_refetch_on_new_epoch,
         "truncate_epochs_at_log_end": profile.truncate_epochs_at_log_end,
+        "out_of_range_halts": profile.out_of_range_halts,
+        "out_of_range_restarts_log": profile.out_of_range_restarts_log,
         # The 2.8 code asks inter.broker.protocol.version ≥ 2.7-IV1, the IBP of Fetch v12
         # (ApiVersion.isTruncationOnFetchSupported): a 2.8+ broker at IBP 2.6 asks the leader.
         "truncation_on_fetch": (profile.truncation_on_fetch

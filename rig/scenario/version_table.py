@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from rig.scenario.profiles import FETCH_VERSION_BY_IBP, POSITION_VALIDATION_FETCH_VERSION, RULES
+from rig.scenario.profiles import FETCH_VERSION_BY_IBP, POSITION_VALIDATION_FETCH_VERSION
+from rig.scenario.version_rules import RULES
 
 
 def _cell(value: Any) -> str:

@@ -1,7 +1,9 @@
-"""A follower whose fetch finds the leader's log end below its own: with unclean leader election
-allowed it truncates to the leader's end; with it off its broker halts rather than throw
-records away (ReplicaFetcherThread.handleOffsetOutOfRange: "Halting because log truncation is
-not allowed", Kafka 0.8.2; docs/kafka.md §11)."""
+"""A follower's fetch out of range (ReplicaFetcherThread.handleOffsetOutOfRange before 2.1,
+AbstractFetcherThread.fetchOffsetAndTruncate after; docs/kafka.md §11): the leader's log end
+below the follower's, it truncates to that end, or before 2.1 (KAFKA-7414), with unclean leader
+election off, its broker halts; its log end below the leader's log start, it deletes its log and
+starts again at the leader's start; before 0.9.0.1 (KAFKA-2143) it does so whenever the leader
+is not behind."""
 
 from __future__ import annotations
 
@@ -11,10 +13,14 @@ from typing import Any
 import pytest
 
 from rig.cluster.fetcher import ReplicaFetcher
+from rig.cluster.log import Log
 from rig.cluster.messages import FetchResponseMsg
 from rig.cluster.replica import Replica, Role
+from rig.cluster.segment import Segment
 from rig.protocol.errors import OFFSET_OUT_OF_RANGE
+from rig.protocol.records import Batch
 from rig.scenario.broker_config import BrokerConfig
+from rig.scenario.profiles import profile
 from rig.strategies.fetch_session.sessionless import Sessionless
 from rig.strategies.replication.base import TruncateTo
 from tests.cluster.test_fetcher_truncation import WALKING, Host
@@ -37,14 +43,17 @@ class HaltingHost(Host):
         self.halted.append((broker_id, key, leader, leader_leo, log_end_offset))
 
 
-def _follower(host: HaltingHost) -> ReplicaFetcher:
-    replica = Replica(WALKING, 1, (0, 1), build([(0, 2, SHARED), (0, 3, FOLLOWER)]), 0,
-                      role=Role.FOLLOWER)
-    broker = SimpleNamespace(id=1, config=BrokerConfig("0.8.2", 0), alive=True, stalled=False,
+def _follower(host: HaltingHost, version: str = "0.8.2", own: int = 5) -> ReplicaFetcher:
+    log = build([(0, 2, SHARED), (0, own - 2, FOLLOWER)]) if own > 2 else build([(0, own, SHARED)])
+    replica = Replica(WALKING, 1, (0, 1), log, 0, role=Role.FOLLOWER)
+    rules = profile(version)
+    config = BrokerConfig(version, 0, out_of_range_halts=rules.out_of_range_halts,
+                          out_of_range_restarts_log=rules.out_of_range_restarts_log)
+    broker = SimpleNamespace(id=1, config=config, alive=True, stalled=False,
                              now_ms=0.0, fetch_stuck=False, replicas={WALKING: replica},
                              replica_manager=SimpleNamespace(hw_dirty={}))
     fetcher = ReplicaFetcher(host, broker, 0, 0, Sessionless().new_client())  # type: ignore
-    fetcher.add_partition(WALKING, TruncateTo(5), wake=False)
+    fetcher.add_partition(WALKING, TruncateTo(own), wake=False)
     return fetcher
 
 
@@ -52,23 +61,68 @@ def _out_of_range(fetcher: ReplicaFetcher) -> None:
     fetcher._apply(FetchResponseMsg(0, 0, 1, 0, errors={WALKING: OFFSET_OUT_OF_RANGE}))
 
 
+@pytest.mark.parametrize("version", ["0.8.2", "2.0", "2.1", "3.9"])
 @pytest.mark.parametrize("unclean", [True, False])
-def test_leader_log_end_below_the_followers(unclean: bool) -> None:
+def test_leader_log_end_below_the_followers(version: str, unclean: bool) -> None:
     host = HaltingHost(unclean)
-    fetcher = _follower(host)
+    fetcher = _follower(host, version)
     _out_of_range(fetcher)
     replica = fetcher.broker.replicas[WALKING]
-    if unclean:  # truncate to the leader's end and go on fetching from there
+    if unclean or version in ("2.1", "3.9"):  # truncate to the leader's end, fetch from there
         assert host.halted == [] and replica.leo == 2
         assert fetcher.partitions[WALKING].fetch_offset == 2
+        [(event, fields)] = host.events
+        assert event == "replica.truncate" and fields["reason"] == "offset-out-of-range"
     else:  # the broker stops; nothing is truncated
         assert host.halted == [(1, WALKING, 0, 2, 5)] and replica.leo == 5
 
 
-def test_a_leader_ahead_of_the_follower_never_halts_it() -> None:
-    # The fetch offset is out of range the other way (below the leader's log start): no halt.
+@pytest.mark.parametrize("version", ["0.8.2", "0.10", "3.9"])
+def test_a_log_ending_below_the_leaders_start_starts_again_there(version: str) -> None:
+    # Retention deleted the leader's records below 6; the follower, back, holds 0–4 (every
+    # version: truncateFullyAndStartAt(leader's start)).
+    host = HaltingHost(unclean=False)
+    host.leader.replicas[WALKING].log = _leader_from(6, end=9)
+    fetcher = _follower(host, version)
+    _out_of_range(fetcher)
+    replica = fetcher.broker.replicas[WALKING]
+    assert host.halted == []
+    assert (replica.log.log_start_offset, replica.leo, replica.log.batches) == (6, 6, [])
+    assert replica.high_watermark == 6 and replica.log.latest_epoch == -1
+    state = fetcher.partitions[WALKING]
+    assert (state.fetch_offset, state.log_start_offset) == (6, 6)
+    [(event, fields)] = host.events
+    assert event == "replica.truncate_fully"
+    assert {k: fields[k] for k in ("log_start_offset", "log_end_offset", "to_offset",
+                                   "records")} == {
+        "log_start_offset": 0, "log_end_offset": 5, "to_offset": 6, "records": 5}
+
+
+@pytest.mark.parametrize("version", ["0.8.2", "0.9", "0.10", "2.1"])
+def test_a_leader_that_caught_up_restarts_the_follower_only_before_kafka_2143(
+        version: str) -> None:
+    # The leader, 2 records when it answered, has grown to 6 by the time the follower (at 5)
+    # asks for its end; its log starts at 0. 0.8.2 and 0.9.0.0 start the follower's log again
+    # at the leader's start (0), dropping all it held; from 0.9.0.1 it fetches on from 5.
     host = HaltingHost(unclean=False)
     host.leader.replicas[WALKING].log = build([(0, 2, SHARED), (0, 6, SHARED)])
-    fetcher = _follower(host)
+    fetcher = _follower(host, version)
     _out_of_range(fetcher)
+    replica = fetcher.broker.replicas[WALKING]
     assert host.halted == []
+    if version in ("0.8.2", "0.9"):
+        assert (replica.log.log_start_offset, replica.leo) == (0, 0)
+        assert fetcher.partitions[WALKING].fetch_offset == 0
+        assert [event for event, _ in host.events] == ["replica.truncate_fully"]
+    else:
+        assert replica.leo == 5 and fetcher.partitions[WALKING].fetch_offset == 5
+        assert host.events == []
+
+
+def _leader_from(start: int, end: int) -> Log:
+    """A leader's log of records start..end-1 (one batch each): retention deleted the rest."""
+    log = Log(log_start_offset=start, log_end_offset=start, flushed=start, clean_offset=start,
+              segments=[Segment(start)])
+    for offset in range(start, end):
+        log.append(Batch(offset, 1, 0, 40, 9, offset), 0.0)
+    return log

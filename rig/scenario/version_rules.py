@@ -1,0 +1,192 @@
+"""The rules that changed across Kafka releases, one `VersionRule` per row: what it switches,
+its value from each release that changed it, and Kafka's source for the change
+(rig.scenario.profiles makes a release's profile of them; README's version table lists them)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+def release_key(version: str) -> tuple[int, ...]:
+    """A release (or inter.broker.protocol.version) as a sortable tuple: "0.10.1" → (0, 10, 1)."""
+    return tuple(int(part) for part in version.split("."))
+
+
+@dataclass(frozen=True)
+class VersionRule:
+    """One behaviour or default that changed across releases: `values` gives (first release,
+    value) pairs in release order, the first from the oldest profile rig models."""
+
+    field: str  # the Profile field it sets
+    what: str  # what it switches, for README's table
+    values: tuple[tuple[str, Any], ...]
+    source: str  # the KIP, JIRA or Kafka class that changed it
+
+    def at(self, version: str) -> Any:
+        value = self.values[0][1]
+        for since, changed in self.values:
+            if release_key(version) >= release_key(since):
+                value = changed
+        return value
+
+
+RULES: tuple[VersionRule, ...] = (
+    VersionRule("replica_lag_time_max_ms", "replica.lag.time.max.ms default",
+                (("0.8.2", 10_000), ("2.5", 30_000)), "KIP-537"),
+    VersionRule("zookeeper_session_timeout_ms", "zookeeper.session.timeout.ms default",
+                (("0.8.2", 6_000), ("2.5", 18_000)), "KIP-537"),
+    VersionRule("replication", "truncation on becoming follower (default replication strategy)",
+                (("0.8.2", "hw-truncation"), ("0.11", "leader-epoch-once"),
+                 ("2.0", "leader-epoch")),
+                "KIP-101 (before 0.11: to the own high watermark; 0.11: OffsetsForLeaderEpoch "
+                "once, KAFKA-6361); KIP-279 (2.0: repeat "
+                "with older epochs until both sides know the epoch)"),
+    VersionRule("truncation_on_fetch", "a new follower whose log has an epoch fetches at "
+                "once with its last fetched epoch (Fetch v12) and truncates by the leader's "
+                "diverging epoch, sending no OffsetsForLeaderEpoch (needs "
+                "inter.broker.protocol.version 2.7+)",
+                (("0.8.2", False), ("2.8", True)),
+                "KAFKA-10554 (AbstractFetcherThread.truncateOnFetchResponse, "
+                "Partition.readRecords; ApiVersion.isTruncationOnFetchSupported: IBP "
+                "2.7-IV1, code first released in 2.8.0)"),
+    VersionRule("truncate_epochs_at_log_end", "a follower truncating at or past its log end "
+                "still drops the epochs that start there (one it recorded as leader and never "
+                "wrote)", (("0.8.2", False), ("2.7", True)),
+                "KAFKA-10706 (Log.truncateTo; released in 2.6.1 and 2.7.0)"),
+    VersionRule("out_of_range_halts", "a follower whose fetch is out of range and finds the "
+                "leader's log end below its own, unclean.leader.election.enable off, stops its "
+                "broker (else it truncates to the leader's end)",
+                (("0.8.2", True), ("2.1", False)),
+                "KAFKA-7414 (AbstractFetcherThread.fetchOffsetAndTruncate: an out-of-range "
+                "error is never fatal for a follower)"),
+    VersionRule("out_of_range_restarts_log", "a follower whose fetch is out of range and finds "
+                "the leader's log end at or past its own starts its log again at the leader's "
+                "log start (else only a log ending below that start does)",
+                (("0.8.2", True), ("0.10", False)),
+                "KAFKA-2143 (ReplicaFetcherThread.handleOffsetOutOfRange: 0.8.2 "
+                "truncateFullyAndStartAt(leader's start) whenever the leader is not behind; "
+                "from 0.9.0.1 it fetches from max(leader's start, own end))"),
+    VersionRule("isr", "ISR expiry (default ISR strategy): is a follower at the leader's log "
+                "end that has not fetched for the lag time out of sync?",
+                (("0.8.2", "lag-messages"), ("0.9", "lag-time-only"), ("2.1", "lag-time")),
+                "Partition.getOutOfSyncReplicas: 0.8.2 stuck (no fetch for the lag time) or "
+                "slow (replica.lag.max.messages behind), KIP-16 dropped the messages rule in "
+                "0.9; KAFKA-7152 (0.9–2.0 the lag time alone; 2.1+ "
+                "only a follower behind the leader's LEO)"),
+    VersionRule("isr_kafka_4485", "a fetch up to the leader's LEO of the previous fetch "
+                "counts as caught up, and the isr-expiration task runs every lag/2 (before: "
+                "only a fetch at the LEO, every lag)", (("0.8.2", False), ("0.10.2", True)),
+                "KAFKA-4485 (Replica.updateLogReadResult, ReplicaManager.startup)"),
+    VersionRule("unclean_leader_election_enable", "unclean.leader.election.enable default",
+                (("0.8.2", True), ("0.11", False)),
+                "KAFKA-1028 (0.8.2: the setting, default true); KIP-106 (0.11: default false)"),
+    VersionRule("message_format", "message format (magic) the brokers write and a follower "
+                "fetches: 0 and 1 are message sets (LegacyRecord), 2 record batches",
+                (("0.8.2", 0), ("0.10", 1), ("0.11", 2)),
+                "KIP-32 (0.10: magic 1, timestamps); KIP-98 (0.11: record batch v2)"),
+    VersionRule("epoch_end_before_first_known", "the leader's answer for an epoch older than "
+                "every epoch it knows",
+                (("0.8.2", "undefined"), ("2.0", "first-start")),
+                "LeaderEpochFileCache.endOffsetFor (1.x: UNDEFINED, the follower falls back to "
+                "its HW; 2.0, KIP-279: the start of the first known epoch)"),
+    VersionRule("epoch_start_at_election", "a new leader records its epoch's start when elected "
+                "(before: at its first append)",
+                (("0.8.2", False), ("2.1", True)), "KAFKA-7415"),
+    VersionRule("fetch_leader_epoch_checked", "a broker answers a follower's fetch "
+                "FENCED_LEADER_EPOCH or UNKNOWN_LEADER_EPOCH for a partition whose leader epoch "
+                "it knows newer or not yet (Fetch v9+, IBP 2.1+)",
+                (("0.8.2", False), ("2.1", True)),
+                "KIP-320 (Partition.checkCurrentLeaderEpoch; AbstractFetcherThread: fenced, "
+                "the partition waits for a LeaderAndIsr; unknown, it backs off)"),
+    VersionRule("follower_refetch_on_new_epoch", "a follower told of a new leader epoch with "
+                "the same leader restarts fetching the partition (truncating first): never, "
+                "only for an epoch more than one ahead, or for any new epoch",
+                (("0.8.2", "never"), ("2.0", "beyond-next"), ("2.1", "any")),
+                "Partition.makeFollower's answer (1.1: the leader did not change; 2.0: nor did "
+                "the epoch move by more than one; 2.1, KIP-320: the epoch did not change), "
+                "ReplicaManager.makeFollowers"),
+    VersionRule("isr_rejoin_needs_epoch_start", "a follower rejoins the ISR only past the start "
+                "of the leader's epoch", (("0.8.2", False), ("2.1", True)),
+                "Partition.isFollowerInSync (leaderEpochStartOffsetOpt, 2.1)"),
+    VersionRule("isr_update", "how a leader changes its ISR in ZooKeeper mode "
+                "(inter.broker.protocol.version)",
+                (("0.8.2", "zookeeper-write"), ("2.7", "alter-isr-every-50ms"),
+                 ("2.8", "alter-isr")),
+                "KIP-497 (before 2.7: the leader writes /state and announces it through "
+                "/isr_change_notification; from IBP 2.7 it sends AlterIsr to the controller, "
+                "which writes ZooKeeper and sends UpdateMetadata, and the HW and acks=all go "
+                "by the maximal ISR while a change is pending: Partition.isrState, "
+                "KafkaController.processAlterIsr); AlterIsrManager (2.7: queued changes go "
+                "out every 50 ms; 2.8, DefaultAlterIsrManager: at once, one request in flight "
+                "per broker)"),
+    VersionRule("alter_isr_takes_same_version", "a leader takes the controller's AlterIsr "
+                "answer whose version equals its own (the answer for an ISR already in place; "
+                "before, it stays pending until the next LeaderAndIsr)",
+                (("0.8.2", False), ("3.0", True)),
+                "KAFKA-12751 (Partition.handleAlterIsrResponse: 2.7.0–2.8.0 ignore a version "
+                "<= their own; 2.7.2, 2.8.1 and 3.0.0 take an equal one)"),
+    VersionRule("hw_on_alter_isr_response", "a leader recomputes its HW when the controller "
+                "confirms an ISR change it proposed (AlterIsr/AlterPartition)",
+                (("0.8.2", False), ("3.1", True)),
+                "KAFKA-13091 (Partition.handleAlterIsrResponse; before, at the next append "
+                "or follower fetch)"),
+    VersionRule("alter_partition_ineligible", "the ZooKeeper controller refuses an ISR change "
+                "that adds a replica not live or shutting down (INELIGIBLE_REPLICA), and a "
+                "leader does not propose a follower its metadata cache does not list alive",
+                (("0.8.2", False), ("3.3", True)),
+                "KIP-841 (KafkaController.tryProcessAlterPartition; the leader goes back to "
+                "its committed ISR: Partition.handleAlterPartitionError; KAFKA-13916: "
+                "Partition.isReplicaIsrEligible, ZkMetadataCache.hasAliveBroker)"),
+    VersionRule("election_order", "a clean election picks the first live replica of the ISR in",
+                (("0.8.2", "isr-order"), ("1.1", "assignment-order")),
+                "OfflinePartitionLeaderSelector (liveBrokersInIsr.head); 1.1's controller "
+                "rewrite (KAFKA-5642): PartitionStateMachine's offline election walks the "
+                "assignment"),
+    VersionRule("controller_detects_bounce", "the controller treats a broker registered again "
+                "since it last read /brokers/ids (a newer broker epoch) as failed, then started "
+                "(before: the bounce goes unseen)", (("0.8.2", False), ("2.2", True)),
+                "KIP-380 (KafkaController.processBrokerChange: bouncedBrokerIds)"),
+    VersionRule("registration_waits_for_old_session", "a broker restarted while its crashed "
+                "process's ZooKeeper session still holds /brokers/ids/<id> sleeps a session "
+                "timeout and registers again (else its startup fails and it exits)",
+                (("0.8.2", True), ("0.9", False)),
+                "ZkUtils.createEphemeralPathExpectConflictHandleZKBug (0.8.2); "
+                "ZKCheckedEphemeral (0.9), KafkaZkClient.CheckedEphemeral (1.1+): NODEEXISTS"),
+    VersionRule("rack_aware_assignment", "the consumer's range assignor gives members "
+                "partitions with a replica in their client.rack",
+                (("0.8.2", False), ("3.5", True)),
+                "KIP-881 (RangeAssignor, AbstractPartitionAssignor.useRackAwareAssignment)"),
+    VersionRule("hw_holds_below_min_isr", "the HW does not advance while the ISR is smaller than "
+                "min.insync.replicas", (("0.8.2", False), ("3.7", True)), "KAFKA-15583"),
+    VersionRule("effective_min_isr", "acks=all and the HW count min.insync.replicas as at most "
+                "the replication factor", (("0.8.2", False), ("3.7", True)),
+                "KAFKA-15583 (Partition.effectiveMinIsr: min(min.insync.replicas, replicas))"),
+    VersionRule("controller", "default controller (strategies.controller)",
+                (("0.8.2", "zookeeper"), ("4.0", "kraft")),
+                "KIP-500; KIP-833 (ZooKeeper removed in 4.0)"),
+    VersionRule("controllers", "controllers a variant may choose",
+                (("0.8.2", "zookeeper"), ("3.3", "zookeeper, kraft"), ("4.0", "kraft")),
+                "KIP-833 (KRaft production-ready in 3.3; the only mode from 4.0)"),
+    VersionRule("eligible_leader_replicas_enable", "eligible.leader.replicas.enable default "
+                "(KRaft)", (("0.8.2", False), ("4.1", True)),
+                "KIP-966 (preview in 4.0, on for new clusters from 4.1)"),
+    VersionRule("leader_epoch_bump_on_shrink", "a controller ISR shrink bumps the leader epoch "
+                "(KRaft; the partition epoch always moves)", (("0.8.2", True), ("3.6", False)),
+                "KAFKA-15021 (PartitionChangeBuilder, metadata version 3.6)"),
+    VersionRule("broker_epoch_checks", "a KRaft leader keeps the broker epoch of each "
+                "follower's fetch for ISR eligibility and AlterPartition (not the Fetch version)",
+                (("0.8.2", False), ("3.5", True)),
+                "KIP-903 (Partition.isBrokerEpochIsrEligible, KAFKA-14617; AlterPartition v3)"),
+    VersionRule("elect_fenced_last_known_leader", "with ISR and ELR empty, the last known "
+                "leader is elected even while fenced (KRaft, ELR on)",
+                (("0.8.2", True), ("4.1", False)),
+                "PartitionChangeBuilder.canElectLastKnownLeader; KAFKA-19522 (4.1)"),
+    VersionRule("raft_pre_vote", "a KRaft voter asks for pre-votes before it bumps the epoch "
+                "(cluster.controllers)", (("0.8.2", False), ("4.0", True)),
+                "KIP-996 (KafkaRaftClient's ProspectiveState, 4.0)"),
+    VersionRule("raft_check_quorum", "a KRaft leader without fetches from a majority for 1.5 × "
+                "controller.quorum.fetch.timeout.ms resigns (cluster.controllers)",
+                (("0.8.2", False), ("3.7", True)),
+                "KAFKA-15489 (LeaderState's checkQuorumTimer, 3.7)"),
+)
