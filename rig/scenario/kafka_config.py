@@ -100,7 +100,9 @@ def read_config(data: dict[str, Any], kafka: str, out: Collector,
         "raft_pre_vote": profile.raft_pre_vote,
         "raft_check_quorum": profile.raft_check_quorum,
         "unclean_leader_election_enable": profile.unclean_leader_election_enable,
-        "message_format": profile.message_format,
+        # log.message.format.version may not pass inter.broker.protocol.version (KafkaConfig's
+        # check): a cluster still at an older IBP writes that IBP's format.
+        "message_format": min(profile.message_format, profiles.ibp_rule("message_format", ibp)),
     }
     for key, value in raw.items():
         name, convert = _CONFIG_KEYS[key]

@@ -243,6 +243,24 @@ def test_profiles_before_leader_epochs(write_scenario: Write, kafka: str, fetch:
     assert variant.strategies["fetch_session"].name == "sessionless"
 
 
+@pytest.mark.parametrize(("kafka", "ibp", "replication", "fetch", "magic"), [
+    ("2.1", None, "leader-epoch", 10, 2),
+    ("2.1", "0.10", "hw-truncation", 2, 1),  # no OffsetsForLeaderEpoch below IBP 0.11
+    ("2.4", "1.0", "leader-epoch-once", 5, 2),  # its v0 answer carries no epoch to walk back
+    ("3.9", "2.0", "leader-epoch", 8, 2),
+])
+def test_a_release_at_an_older_inter_broker_protocol_truncates_and_writes_as_it(
+        write_scenario: Write, kafka: str, ibp: str | None, replication: str, fetch: int,
+        magic: int) -> None:
+    config = f'brokers: 2\n  config: {{inter.broker.protocol.version: "{ibp}"}}' if ibp else ""
+    text = OLD.replace("KAFKA", kafka)
+    if config:
+        text = text.replace("brokers: 2", config)
+    variant = load_scenario(write_scenario(text)).variant("old")
+    assert variant.strategies["replication"].name == replication
+    assert (variant.config.fetch_version, variant.config.message_format) == (fetch, magic)
+
+
 def test_ibp_0_10_1_fetches_v3(write_scenario: Write) -> None:
     text = OLD.replace("KAFKA", "0.10").replace(
         "brokers: 2", 'brokers: 2\n  config: {inter.broker.protocol.version: "0.10.1"}')
