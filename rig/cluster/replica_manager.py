@@ -66,6 +66,7 @@ class ReplicaManager(HighWatermarks):
         broker = self.broker
         key = replica.key
         self.fetch_epochs.changed()
+        self._before_change(self.consumer_watchers.get(key, ()))  # a consumer's coast ends
         if replica.role is Role.LEADER:
             # Still the leader, at a new epoch (the controller changed the ISR): Kafka keeps
             # the followers' fetch offsets, takes the controller's ISR and resets every
@@ -117,6 +118,9 @@ class ReplicaManager(HighWatermarks):
         broker = self.broker
         key = replica.key
         self.fetch_epochs.changed()
+        # A consumer fetching the partition here is answered otherwise from now (not leader,
+        # or fenced at the new epoch): its coast ends (rig.cluster.coast).
+        self._before_change(self.consumer_watchers.get(key, ()))
         same_leader = (replica.role is Role.FOLLOWER and replica.leader == state.leader
                        and keeps_fetching(self.config.follower_refetch_on_new_epoch,
                                           replica.leader_epoch, state.leader_epoch))

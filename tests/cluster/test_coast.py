@@ -258,6 +258,21 @@ def test_a_stall_after_a_restart_leaves_the_idle_rounds_the_same(tmp_path: Path)
     assert_same_run(_run(tmp_path, document, "full"), _run(tmp_path, document, "fetch-aggregated"))
 
 
+def test_a_preferred_election_ends_a_consumers_coast_on_the_old_leader(tmp_path: Path) -> None:
+    """Found by the property test above: after broker 0's stall, the auto leader rebalance at
+    17.0 s moves nine partitions back from broker 1 to broker 0; the consumer's parked fetch on
+    broker 1 is answered NOT_LEADER_OR_FOLLOWER for them at its max wait, while its coast went
+    on answering an empty round (a leadership change woke only the followers' coasts)."""
+    document = {**_cluster(3, 29, **{"num.replica.fetchers": 1, "replica.lag.time.max.ms": "4s"}),
+                "seed": 0, "duration": "40s",
+                "strategies": {"fetch_session": "incremental", "isr": "lag-time"},
+                "workload": {"producers": [{"topic": "t", "rate": 0.78125, "acks": "all",
+                                            "keys": {"uniform": 20}}],
+                             "consumers": [{"group": "g", "topic": "t"}]},
+                "faults": [{"kind": "stall", "at": "7675ms", "broker": 0, "heal_after": "6324ms"}]}
+    assert_same_run(_run(tmp_path, document, "full"), _run(tmp_path, document, "fetch-aggregated"))
+
+
 @pytest.mark.slow
 @settings(max_examples=6, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
