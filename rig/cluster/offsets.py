@@ -6,7 +6,9 @@ is appended there as one batch of records keyed by (group, topic, partition) and
 once the high watermark passes it (offsets.commit.required.acks = -1). The log holds key ids
 only, like every log here; the values (the committed offsets) are kept once per batch identity
 in the OffsetStore, so a new coordinator that loads the partition reads exactly the records its
-own replica holds — a commit it never replicated is not there.
+own replica holds — a commit it never replicated is not there. A committed offset carries the
+leader epoch of the record before it (OffsetCommit v6+, 2.1+ clients, KIP-320; −1 when the
+client sends none), which a consumer resuming from it validates (2.3+).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ if TYPE_CHECKING:
     from rig.cluster.broker import Broker
 
 TopicPartition = tuple[str, int]
+Committed = tuple[int, int]  # (offset, leader epoch; −1: none committed)
 COORDINATOR_PRODUCER = -1000  # commit batches carry (COORDINATOR_PRODUCER - broker, sequence)
 OFFSET_COMMIT_TIMEOUT_MS = 5000  # offsets.commit.timeout.ms
 NOT_COORDINATOR = 16
@@ -37,7 +40,7 @@ class OffsetStore:
     def __init__(self) -> None:
         self.ids: dict[tuple[str, str, int], int] = {}
         self.names: list[tuple[str, str, int]] = []
-        self.values: dict[tuple[int, int], dict[int, int]] = {}
+        self.values: dict[tuple[int, int], dict[int, Committed]] = {}
         self.sequence = 0
 
     def key_id(self, group: str, key: TopicPartition) -> int:
@@ -48,24 +51,24 @@ class OffsetStore:
             self.names.append(name)
         return found
 
-    def commit_batch(self, broker: int, group: str, offsets: dict[TopicPartition, int],
+    def commit_batch(self, broker: int, group: str, offsets: dict[TopicPartition, Committed],
                      now_ms: float) -> Batch:
         """The batch a coordinator appends for one OffsetCommit request."""
         keys = array("i", (self.key_id(group, key) for key in sorted(offsets)))
         identity = (COORDINATOR_PRODUCER - broker, self.sequence)
         self.sequence += 1
-        self.values[identity] = {self.key_id(group, key): offset
-                                 for key, offset in offsets.items()}
+        self.values[identity] = {self.key_id(group, key): committed
+                                 for key, committed in offsets.items()}
         size = BATCH_HEADER_BYTES
         for i, key in enumerate(sorted(offsets)):
             key_bytes = 2 + 2 + len(group.encode()) + 2 + len(key[0].encode()) + 4
             size += record_size(i, 0, key_bytes, VALUE_BYTES)
         return Batch(0, len(keys), -1, size, identity[0], identity[1], now_ms, keys)
 
-    def load(self, log: Log, group: str, below: int) -> dict[TopicPartition, int]:
+    def load(self, log: Log, group: str, below: int) -> dict[TopicPartition, Committed]:
         """A coordinator loading its partition: the latest committed offset of each of the
         group's partitions among the records of `log` below offset `below`."""
-        out: dict[TopicPartition, int] = {}
+        out: dict[TopicPartition, Committed] = {}
         for batch in log.batches:
             if batch.end_offset > below:
                 break
@@ -88,7 +91,7 @@ def led_offsets_replica(broker: Broker, group: str) -> tuple[TopicPartition, boo
 
 
 def handle_offset_commit(broker: Broker, store: OffsetStore, group: str,
-                         offsets: dict[TopicPartition, int],
+                         offsets: dict[TopicPartition, Committed],
                          reply: Callable[[int], None]) -> None:
     """OffsetCommit at `broker`: NOT_COORDINATOR unless it leads the group's partition; else
     append and answer when the HW passes the batch (or with the produce error)."""
@@ -106,7 +109,7 @@ def handle_offset_commit(broker: Broker, store: OffsetStore, group: str,
 
 
 def handle_offset_fetch(broker: Broker, store: OffsetStore,
-                        group: str) -> tuple[int, dict[TopicPartition, int]]:
+                        group: str) -> tuple[int, dict[TopicPartition, Committed]]:
     """OffsetFetch at `broker`: (error, committed offsets) from its own replica, below its HW."""
     key, leads = led_offsets_replica(broker, group)
     if not leads:

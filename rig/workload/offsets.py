@@ -11,13 +11,20 @@ offsets from the new coordinator (OffsetFetch) and resuming from them, so the re
 consumed past its last durable commit are read again — counted as duplicates. (Kafka's classic
 protocol avoids that rebalance when members find the new coordinator within
 session.timeout.ms; this is the case where they do not.)
+
+A 2.1+ client (Fetch v9+ here) commits each offset with the leader epoch of the record before
+it (OffsetCommit v6, KIP-320: the position's epoch), and a member resuming from a committed
+offset takes that epoch as its position's (ConsumerCoordinator.refreshCommittedOffsetsIfNeeded
+→ SubscriptionState.seekUnvalidated): a 2.3+ client validates it against the leader before it
+fetches (rig.workload.offset_fetcher), so a commit whose records an unclean election truncated
+is caught, not fetched past.
 """
 
 from __future__ import annotations
 
 from typing import Any, Protocol
 
-from rig.cluster.offsets import handle_offset_commit, handle_offset_fetch
+from rig.cluster.offsets import Committed, handle_offset_commit, handle_offset_fetch
 from rig.cluster.partition import TopicPartition
 from rig.events import names
 from rig.hashing import offsets_partition
@@ -31,13 +38,17 @@ class Member(Protocol):
     spec: ConsumerSpec
     node: str
     client_id: str
+    version: int  # its Fetch version
     assigned: list[TopicPartition]
     positions: dict[TopicPartition, int]
+    position_epochs: dict[TopicPartition, int | None]
+    leader_epochs: dict[TopicPartition, int]
 
     def relocate(self, key: TopicPartition, backoff: bool = False) -> None: ...
 
 REQUEST_BYTES = 120  # FindCoordinator / OffsetFetch / a small OffsetCommit on the wire
 PER_PARTITION_BYTES = 30
+COMMITS_EPOCH_FETCH_VERSION = 9  # a 2.1+ client: OffsetCommit v6+ carries the leader epoch
 
 
 class Committer:
@@ -131,8 +142,9 @@ class Committer:
         if self.in_flight:
             self.again = True
             return
-        offsets = {key: member.positions[key] for key in member.assigned
-                   if key in member.positions}
+        with_epoch = member.version >= COMMITS_EPOCH_FETCH_VERSION
+        offsets = {key: (member.positions[key], _epoch(member, key) if with_epoch else -1)
+                   for key in member.assigned if key in member.positions}
         if not offsets:
             return
         cluster = self.cluster
@@ -186,20 +198,33 @@ class Committer:
             cluster.send(coordinator, self.node, REQUEST_BYTES,
                          lambda: answered(error, committed))
 
-        def answered(error: int, committed: dict[tuple[str, int], int]) -> None:
+        def answered(error: int, committed: dict[TopicPartition, Committed]) -> None:
             if error:
                 self._lost()
                 return
             for key in member.assigned:
                 if key not in committed:
                     continue  # nothing committed yet: keep the position (auto.offset.reset)
+                offset, epoch = committed[key]
                 position = member.positions.get(key, 0)
-                duplicates = max(0, position - committed[key])
+                duplicates = max(0, position - offset)
                 cluster.log.emit(names.CONSUMER_RESUME, group=self.group,
                                  member=member.client_id, topic=key[0], partition=key[1],
-                                 committed=committed[key], position=position,
+                                 committed=offset, position=position,
                                  duplicates=duplicates)
-                member.positions[key] = committed[key]
+                member.positions[key] = offset
+                # seekUnvalidated: the committed epoch is the position's, validated against
+                # the leader its metadata names next (none committed: fetched unvalidated).
+                member.position_epochs[key] = epoch if epoch >= 0 else None
+                if epoch >= 0:
+                    member.leader_epochs.pop(key, None)
                 member.relocate(key)
 
         cluster.send(self.node, coordinator, REQUEST_BYTES, at_coordinator)
+
+
+def _epoch(member: Member, key: TopicPartition) -> int:
+    """The leader epoch a commit of `key`'s position carries: that of the record before it
+    (the last batch read), −1 when none is known."""
+    epoch = member.position_epochs.get(key)
+    return -1 if epoch is None else epoch
