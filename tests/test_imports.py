@@ -183,7 +183,6 @@ OVER_300: dict[str, tuple[int, str]] = {
     "analysis/replication.py": (318, "not split yet: the replication stage"),
     "strategies/guard.py": (346, "not split yet: the plugin guard and its failure records"),
     "analysis/export.py": (304, "not split yet: CSV and Parquet export"),
-    "strategies/fetch_session/incremental.py": (301, "not split yet: KIP-227 sessions"),
 }
 
 

@@ -105,15 +105,18 @@ def topic_runs(keys: object) -> tuple[tuple[str, int], ...]:
 
 def listed_incremental(cache: Any, context: SessionContext,
                        records: Mapping[TopicPartition, Any],
+                       errors: Mapping[TopicPartition, Any],
                        *changed: Mapping[TopicPartition, Any]) -> dict[TopicPartition, None]:
     """What an incremental response lists: the session's `changed`, the partitions with
-    `records`, and those of each of `changed` (an error, a preferred read replica, a diverging
+    `records` or `errors`, and those of each of `changed` (a preferred read replica, a diverging
     epoch); nothing for a full fetch, which lists everything. Tells the session cache what was
-    sent."""
+    sent, and which partitions had errors (listed again next time)."""
     if context.error_code != NONE or context.full:
+        _errors_again(cache, context, errors)
         return {}
     listed = dict(context.changed or {})
     listed.update(dict.fromkeys(records))
+    listed.update(dict.fromkeys(errors))
     for keys in changed:
         listed.update(dict.fromkeys(keys))
     # Optional cache API: list in the session's order, and rotate the partitions that
@@ -125,7 +128,16 @@ def listed_incremental(cache: Any, context: SessionContext,
     rotate = getattr(cache, "moved_to_end", None)
     if rotate is not None and records:
         rotate(context, [key for key in listed if key in records])
+    _errors_again(cache, context, errors)
     return listed
+
+
+def _errors_again(cache: Any, context: SessionContext,
+                  errors: Mapping[TopicPartition, Any]) -> None:
+    """Optional cache API: a partition answered with an error is listed again next time."""
+    again = getattr(cache, "answered_errors", None) if errors and context.session_id else None
+    if again is not None:
+        again(context, errors)
 
 
 def response_sizes(meter: Meter, request: FetchRequestMsg, context: SessionContext,

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import random
 
+from rig.cluster.messages import listed_incremental
 from rig.strategies.fetch_session import (
     FETCH_SESSION_ID_NOT_FOUND,
     FINAL_EPOCH,
     INITIAL_EPOCH,
     INVALID_FETCH_SESSION_EPOCH,
     NONE,
+    SessionContext,
     next_epoch,
 )
 from rig.strategies.fetch_session.incremental import IncrementalCache, IncrementalClient
@@ -59,10 +61,37 @@ def test_incremental_requests_list_changed_and_forget_removed_partitions() -> No
     assert list(request.forgotten) == [("t", 3)]
     context = cache.open(request, now, True, 1)
     assert set(context.partitions) == set(now)
-    # Listed partitions (new or changed) are answered in the next response, then settle.
-    assert list(context.changed or {}) == [("t", 1), ("u", 0)]
+    # A new partition is answered in the next response, then settles; one listed again with
+    # new fetch data is answered only if its response data changes (records, a new HW, an
+    # error: Kafka's CachedPartition.maybeUpdateResponseData).
+    assert list(context.changed or {}) == [("u", 0)]
     cache.sent(context, dict(context.changed or {}))
     assert context.changed == {}
+
+
+def test_a_partition_answered_with_an_error_is_listed_again_once() -> None:
+    # Kafka caches -1 as the high watermark of a partition answered with an error, so the next
+    # response lists it whatever it holds (CachedPartition.maybeUpdateResponseData).
+    client, cache = IncrementalClient(), IncrementalCache(10, random.Random(1))
+    first = client.next_request(PARTS, {}, 7)
+    created = cache.open(first, PARTS, True, 0)
+    client.on_response(first, NONE, created.session_id)
+    cache.answered_errors(created, {("t", 1): 6})  # the full response's error
+
+    def next_context(now_ms: int) -> SessionContext:
+        request = client.next_request(PARTS, {}, 7)
+        context = cache.open(request, PARTS, True, now_ms)
+        client.on_response(request, NONE, context.session_id)
+        return context
+
+    context = next_context(1)
+    assert list(context.changed or {}) == [("t", 1)]
+    listed = listed_incremental(cache, context, {}, {("t", 1): 6})  # the error again
+    assert listed == {("t", 1): None}
+    context = next_context(2)
+    assert list(context.changed or {}) == [("t", 1)]
+    assert listed_incremental(cache, context, {}, {}) == {("t", 1): None}  # the error gone
+    assert listed_incremental(cache, next_context(3), {}, {}) == {}  # then it settles
 
 
 def test_high_watermark_changes_are_answered_only_by_sessions_holding_the_partition() -> None:

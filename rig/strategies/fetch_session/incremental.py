@@ -15,7 +15,6 @@ from rig.errors import PluginError
 from rig.strategies.fetch_session.base import (
     FETCH_SESSION_ID_NOT_FOUND,
     FINAL_EPOCH,
-    INITIAL_EPOCH,
     INVALID_FETCH_SESSION_EPOCH,
     NONE,
     Key,
@@ -24,6 +23,7 @@ from rig.strategies.fetch_session.base import (
     advance_epoch,
     next_epoch,
 )
+from rig.strategies.fetch_session.session_handler import IncrementalClient
 from rig.strategies.fetch_session.sharded import (
     EVICTION_MS,
     INT_MAX,
@@ -34,54 +34,6 @@ from rig.strategies.fetch_session.sharded import (
 __all__ = ["EVICTION_MS", "Incremental", "IncrementalCache", "IncrementalClient", "Session"]
 
 KAFKA_SHARDS = 8  # KafkaBroker.NumFetchSessionCacheShards, Kafka 3.8+
-
-
-class IncrementalClient:
-    """Kafka's FetchSessionHandler: remembers what the broker's session holds."""
-
-    def __init__(self) -> None:
-        self.session_id = 0
-        self.epoch = INITIAL_EPOCH
-        self.session_partitions: dict[Key, None] = {}
-
-    def next_request(self, partitions: Mapping[Key, None], dirty: Mapping[Key, None],
-                     version: int) -> SessionRequest:
-        if self.session_id == 0 or self.epoch == INITIAL_EPOCH:
-            self.session_partitions = dict(partitions)
-            return SessionRequest(self.session_id, INITIAL_EPOCH, full=True)
-        listed: dict[Key, None] = {}
-        forgotten: dict[Key, None] = {}
-        for key in dirty:
-            if key in partitions:
-                listed[key] = None
-                self.session_partitions[key] = None
-            elif key in self.session_partitions:
-                forgotten[key] = None
-                del self.session_partitions[key]
-        return SessionRequest(self.session_id, self.epoch, full=False, listed=listed,
-                              forgotten=forgotten)
-
-    def on_response(self, request: SessionRequest, error_code: int, session_id: int) -> None:
-        if error_code == FETCH_SESSION_ID_NOT_FOUND:
-            self.session_id, self.epoch = 0, INITIAL_EPOCH
-        elif error_code != NONE:
-            self.epoch = INITIAL_EPOCH  # (id, 0): close the session and start over
-        elif request.full:
-            self.session_id = session_id  # 0 when the broker had no slot: stay on full fetches
-            self.epoch = 1 if session_id else INITIAL_EPOCH
-        elif session_id == 0:
-            # The broker closed the session (it had no partitions left): FetchSessionHandler
-            # goes back to (0, 0), a full fetch asking for a new one.
-            self.session_id, self.epoch = 0, INITIAL_EPOCH
-        else:
-            self.epoch = next_epoch(self.epoch)
-
-    def on_disconnect(self) -> None:
-        self.epoch = INITIAL_EPOCH
-
-    def skip_idle_rounds(self, rounds: int) -> None:
-        """`rounds` incremental requests answered without error or change: the epoch moves."""
-        self.epoch = advance_epoch(self.epoch, rounds)
 
 
 class IncrementalCache:
@@ -138,8 +90,10 @@ class IncrementalCache:
         for key in request.listed or ():
             if session.add(key):
                 self._holders.setdefault(key, {})[session.id] = None
-            # A listed partition is new or changed: the next response answers it.
-            session.changed[key] = None
+                # A new partition is answered (its cached high watermark is unknown, −1); one
+                # listed again with new fetch data only if its response data changed
+                # (CachedPartition.updateRequestParams, maybeUpdateResponseData).
+                session.changed[key] = None
         for key in request.forgotten:
             if session.discard(key):
                 self._unhold(key, session.id)
@@ -160,6 +114,18 @@ class IncrementalCache:
             return
         for key in listed:
             context.changed.pop(key, None)
+
+    def answered_errors(self, context: SessionContext, keys: Iterable[Key]) -> None:
+        """A response gave these partitions an error: the session caches their high watermark
+        as −1, so the next response lists them again, error or not
+        (CachedPartition.maybeUpdateResponseData; a session a full fetch created caches the
+        error response's −1 the same way)."""
+        session = self.sessions.get(context.session_id) if context.error_code == NONE else None
+        if session is None:
+            return
+        for key in keys:
+            if key in session.partitions:
+                session.changed[key] = None
 
     def occupancy(self) -> int:
         return len(self.sessions)
