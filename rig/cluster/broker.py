@@ -67,6 +67,7 @@ class Broker:
             produce_purgatory=self.produce_purgatory, fetcher_manager=self.fetcher_manager,
             log_manager=self.log_manager, cache=cache, touched=self.storage.touched,
             written=self.storage.written, replicas=self.replicas)
+        self.storage.log_start_moved = self.replica_manager.log_start_moved
         self.fetch_server = FetchServer(self, ctx, self.replica_manager, self.fetch_purgatory,
                                         cache)
         self.produces = ProduceHandler(self, ctx, self.replica_manager, self.produce_purgatory)

@@ -155,6 +155,17 @@ class FetchClient:
             self.dirty[key] = None  # an incremental session forgets it in the next request
             self._runs = None
 
+    def restate(self, key: TopicPartition, log_start_offset: int) -> None:
+        """The partition's log start moved here (retention): the next request lists it again
+        with the new one (FetchSessionHandler compares the whole PartitionData)."""
+        state = self.partitions.get(key)
+        if state is None or state.log_start_offset == log_start_offset:
+            return
+        if self.coast is not None:
+            self.coast.wake()
+        state.log_start_offset = log_start_offset
+        self.dirty[key] = None
+
     def stop(self) -> None:
         if self.coast is not None:
             self.coast.wake()

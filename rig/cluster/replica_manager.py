@@ -149,6 +149,21 @@ class ReplicaManager(HighWatermarks):
             return  # a fault triggered by that event took this broker down
         self.fetcher_manager.follow(key, state.leader, replica.fetcher_slot, decision, to_wake)
 
+    def log_start_moved(self, replica: Replica) -> None:
+        """Retention moved the replica's log start. Every fetch session holding the partition
+        here lists it in its next response, as for a HW change (KIP-227: CachedPartition
+        .maybeUpdateResponseData compares the log start offset too), and the coasts of the
+        clients fetching it here end first; as a follower, its next fetch request lists it with
+        the new log start (Fetch v5+: FetchSessionHandler compares the whole PartitionData)."""
+        if replica.role is Role.LEADER:
+            self._before_change(self._follower_slots(replica))
+        self._before_change(self.consumer_watchers.get(replica.key, ()))
+        self.cache.mark_changed(replica.key)
+        if replica.role is Role.FOLLOWER:
+            fetcher = self.fetcher_manager.fetchers.get((replica.leader, replica.fetcher_slot))
+            if fetcher is not None:
+                fetcher.restate(replica.key, replica.log.log_start_offset)
+
     def set_isr(self, replica: Replica, isr: tuple[int, ...]) -> None:
         """The ISR this broker now holds for `replica` (as leader; () when it stops leading)."""
         replica.isr = isr

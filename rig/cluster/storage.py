@@ -105,6 +105,9 @@ class BrokerStorage:
         # can have a segment for retention to delete, so an idle log costs it nothing.
         self.written: dict[tuple[str, int], Replica] = {}
         self._rank: dict[tuple[str, int], int] = {}  # the broker's replica order
+        # What the broker does when retention moves a log's start (ReplicaManager's, wired by
+        # the broker: its fetch sessions and fetchers hear of it).
+        self.log_start_moved: Callable[[Replica], None] = lambda _replica: None
 
     @property
     def strategy(self) -> Any:
@@ -228,6 +231,7 @@ class BrokerStorage:
             if not count:
                 continue
             deleted = delete_oldest_segments(log, count)
+            self.log_start_moved(replica)
             self.touched[key] = replica
             self.ctx.emit(names.LOG_RETENTION, broker=broker.id, topic=key[0],
                                     partition=key[1], segments_deleted=count,
