@@ -246,7 +246,7 @@ def _staleness_chart(rows: Sequence[Mapping[str, Any]], variants: Sequence[str]
             "hovertemplate": "%{y:,.3f} s<extra>" + v + " · %{x}</extra>",
         })
     title = "Longest metadata staleness per broker"
-    layout = base_layout(title, "broker", "longest disagreement with the controller (s)",
+    layout = base_layout(title, "broker", "longest staleness (s)",
                          log_y=False)
     layout["hovermode"] = "closest"
     layout["xaxis"]["type"] = "category"
