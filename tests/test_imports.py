@@ -180,7 +180,6 @@ OVER_300: dict[str, tuple[int, str]] = {
     "analysis/fetch_metrics.py": (352, "not split yet: the fetch stage"),
     "promotion.py": (355, "not split yet: staging and promoting output folders"),
     "analysis/events.py": (349, "not split yet: the fetch-event readers shared by stages"),
-    "analysis/replication.py": (318, "not split yet: the replication stage"),
     "strategies/guard.py": (346, "not split yet: the plugin guard and its failure records"),
     "analysis/export.py": (304, "not split yet: CSV and Parquet export"),
 }

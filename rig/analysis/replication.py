@@ -31,12 +31,12 @@ from rig.analysis.partition_timeline import ISR_EVENTS as _ISR_EVENTS
 from rig.analysis.partition_timeline import partition_seconds as _partition_seconds
 from rig.analysis.partition_timeline import timeline as _timeline
 from rig.analysis.partition_timeline import whole_points
+from rig.analysis.replication_counts import counts_of_events
 from rig.analysis.side_by_side import side_by_side
 from rig.analysis.stages import FunctionStage, run_stage
 from rig.events import names
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
     from pyspark.sql.types import StructType
 
 __all__ = ["STAGE", "analyze_replication"]
@@ -64,64 +64,6 @@ def _schema() -> StructType:
     # The fetch fields are for the catch-up bytes (rig.analysis.fault_reaction).
     return with_fetch_fields(T.StructType([T.StructField(n, k, nullable=True)
                                            for n, k in fields]))
-
-
-def _counts(events: DataFrame) -> dict[str, dict[str, Any]]:
-    from pyspark.sql import functions as F
-
-    def records_of(event: str, extra: Any = None) -> Any:
-        cond = F.col("event") == event
-        if extra is not None:
-            cond = cond & extra
-        return F.sum(F.when(cond, F.col("records")).otherwise(0))
-
-    def count_of(event: str, extra: Any = None) -> Any:
-        cond = F.col("event") == event
-        if extra is not None:
-            cond = cond & extra
-        return F.sum(F.when(cond, 1).otherwise(0))
-
-    rows = events.groupBy("variant").agg(
-        records_of(names.PRODUCE_ACK).alias("acked"),
-        count_of(names.PRODUCE_ACK).alias("acked_batches"),
-        records_of(names.PRODUCE_ACK, F.col("acks") == -1).alias("acked_all"),
-        count_of(names.PRODUCE_ERROR).alias("errors"),
-        records_of(names.RECORD_LOST).alias("acked_lost"),
-        records_of(names.RECORD_LOST, F.col("acks") == -1).alias("acked_all_lost"),
-        count_of(names.LEADER_ELECTED).alias("leader_elections"),
-        # KRaft's election of the last known leader (KIP-966) is unclean too (RECOVERING).
-        count_of(names.LEADER_ELECTED, F.col("election").isin("unclean", "last-known-leader")
-                 ).alias("unclean_elections"),
-        count_of(names.LEADER_ELECTED, F.col("election") == "elr").alias("elr_elections"),
-        count_of(names.LEADER_ELECTED, F.col("election") == "last-known-leader").alias(
-            "last_known_leader_elections"),
-        count_of(names.ISR_SHRINK).alias("isr_shrinks"),
-        count_of(names.ISR_EXPAND).alias("isr_expands"),
-        records_of(names.REPLICA_TRUNCATE).alias("truncated_records"),
-        # Truncations by where from: OffsetsForLeaderEpoch (0.11–2.7), a diverging epoch (2.8+)
-        count_of(names.REPLICA_TRUNCATE, F.col("reason") == "leader-epoch").alias(
-            "leader_epoch_truncations"),
-        count_of(names.REPLICA_TRUNCATE, F.col("reason") == "diverging-epoch").alias(
-            "diverging_epoch_truncations"),
-        # KRaft's quorum (docs/kafka.md §12): elections after t=0, fencings, staleness.
-        count_of(names.CONTROLLER_ELECTED, F.col("t_ms") > 0).alias("controller_elections"),
-        count_of(names.BROKER_FENCED).alias("brokers_fenced"),
-        F.max(F.when(F.col("event") == names.CONTROLLER_ELECTED, F.col("leaderless_ms"))
-              ).alias("max_leaderless_ms"),
-        F.max(F.when(F.col("event") == names.BROKER_METADATA_RESUMED, F.col("stale_ms"))
-              ).alias("max_metadata_stale_ms"),
-        count_of(names.BROKER_HALT).alias("broker_halts"),
-        count_of(names.BROKER_STARTUP_FAILED).alias("failed_starts"),  # refused by ZooKeeper
-        count_of(names.FETCHER_FENCED).alias("fenced_fetches"),  # KIP-320 (2.1+)
-        # Reassignments (KIP-455): NEW_LEADER_ELECTED answers, elections, replicas made and gone
-        count_of(names.ALTER_PARTITION_REJECTED, F.col("error_code") == 108).alias(
-            "new_leader_elected"),
-        count_of(names.LEADER_ELECTED, F.col("reason") == "reassignment").alias(
-            "reassignment_elections"),
-        count_of(names.REPLICA_CREATED).alias("replicas_created"),
-        count_of(names.REPLICA_DELETED).alias("replicas_deleted"),
-    ).collect()
-    return {row["variant"]: row.asDict() for row in rows if row["variant"] is not None}
 
 
 def _rounded(value: float | None) -> float | None:
@@ -243,7 +185,7 @@ def _replication_stage(analysis: Analysis) -> dict[str, dict[str, Any]]:
         # The stage's four Spark jobs, side by side (issue 19): on a busy run they are most of
         # its time, and the stage is the analysis' longest.
         counts, first_acks, catch_up, delays = side_by_side(
-            lambda: _counts(events), lambda: first_acks_all(events, recovery),
+            lambda: counts_of_events(events), lambda: first_acks_all(events, recovery),
             lambda: catch_up_sums(events, windows), lambda: visibility_delays(events))
         for i, at in first_acks.items():
             recovery[i]["ack_stall_ms"] = round(at - recovery[i]["inject_ms"], 3)
@@ -291,6 +233,7 @@ def _replication_stage(analysis: Analysis) -> dict[str, dict[str, Any]]:
                 "visibility_delay_ms": spread(d for _, d in delays.get(name, ())),
                 "by_fault": {str(r["fault"]): {key: r.get(key) for key in _PER_FAULT}
                              for r in recovery if r["variant"] == name},
+                "full_truncations": int(c.get("full_truncations") or 0),
             },
             "controller": {
                 "elections": int(c.get("controller_elections") or 0),

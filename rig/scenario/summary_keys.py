@@ -44,7 +44,7 @@ _VARIANT: dict[str, Any] = {
         "diverged_partitions", "broker_halts", "failed_starts", "fenced_fetches",
         "under_replicated_partition_seconds",
         "offline_partition_seconds", "max_recovery_seconds", "faults", "max_detection_seconds",
-        "catch_up_bytes", "under_min_isr_partition_seconds"), NUMBER) | {
+        "catch_up_bytes", "under_min_isr_partition_seconds", "full_truncations"), NUMBER) | {
         "max_ack_stall_ms": _SPREAD, "visibility_delay_ms": _SPREAD,
         # rig.analysis.availability: a broker's crash to its fencing (ZooKeeper: session expiry)
         "fencing_delay_ms": _SPREAD,

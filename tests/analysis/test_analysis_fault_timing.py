@@ -75,6 +75,9 @@ def _events(state_event: str) -> list[dict[str, Any]]:
         {**ack, "t_ms": 2000.0, "offset": 16, "records": 4, "acks": 1},  # covered at 3.9 s
         {"event": names.FAULT_HEAL, "t_ms": 3000.0, "fault": 0, "kind": "crash",
          "targets": [2]},
+        {"event": names.REPLICA_TRUNCATE_FULLY, "t_ms": 3100.0, "broker": 2, "topic": "t",
+         "partition": 0, "leader": 0, "log_start_offset": 0, "log_end_offset": 4,
+         "to_offset": 9, "records": 4},  # broker 2, back, starts again at the leader's start
         {**ack, "t_ms": 3500.0, "offset": 20, "records": 2, "acks": 1},
         {**hw, "t_ms": 3900.0, "hw": 22, "leader": True},  # 400 ms, after the fault
         {**ack, "t_ms": 3950.0, "offset": 22, "records": 3, "acks": 1},  # never covered
@@ -103,5 +106,6 @@ def test_per_fault_timing_and_the_visibility_delay(spark: Any, tmp_path: Path,
     # The batches acknowledged while the fault lasted (1 s to 3 s): 290, 0 and 1900 ms.
     assert fault["visibility_delay_ms"] == {"min": 0.0, "p50": 290.0, "max": 1900.0}
     assert replication["max_ack_stall_ms"] == {"min": 800.0, "p50": 800.0, "max": 800.0}
+    assert replication["full_truncations"] == 1 and replication["truncated_records"] == 0
     (entry,) = orjson.loads((tmp_path / "metrics" / "recovery.json").read_bytes())
     assert entry["isr_exit_ms"] == 200.0
