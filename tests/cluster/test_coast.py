@@ -273,6 +273,27 @@ def test_a_preferred_election_ends_a_consumers_coast_on_the_old_leader(tmp_path:
     assert_same_run(_run(tmp_path, document, "full"), _run(tmp_path, document, "fetch-aggregated"))
 
 
+@pytest.mark.xfail(strict=True, reason="known: the coast of one of two sessionless fetchers of "
+                   "broker 0 on the link to broker 2 answers 1 us early after the heal")
+def test_two_sessionless_fetchers_of_one_broker_after_a_heal(tmp_path: Path) -> None:
+    """Found by the property test above (seed 380), not fixed yet: Fetch v4, two replica
+    fetchers; after the 237 ms partition of broker 0 heals at 2.378 s, the aggregated run's HW
+    advance on broker 2 at 2778.011 ms comes from fetcher 1's round, the full run's at 2778.012
+    ms from fetcher 0's, and the two rounds' order differs from there."""
+    document = {**_cluster(3, 25, **{"num.replica.fetchers": 2, "replica.lag.time.max.ms": "4s"}),
+                "seed": 380, "duration": "40s",
+                "strategies": {"fetch_session": "sessionless", "isr": "lag-time"},
+                "protocol": {"fetch_version": 4},
+                "workload": {"producers": [{"topic": "t", "rate": 4.25, "acks": "all",
+                                            "keys": {"uniform": 20}}] * 2},
+                "faults": [{"kind": "controller-failover", "at": "500ms"},
+                           {"kind": "crash", "at": "4617ms", "broker": 0,
+                            "restart_after": "100ms"},
+                           {"kind": "network-partition", "at": "2141ms", "heal_after": "237ms",
+                            "groups": [[0], [1, 2]]}]}
+    assert_same_run(_run(tmp_path, document, "full"), _run(tmp_path, document, "fetch-aggregated"))
+
+
 @pytest.mark.slow
 @settings(max_examples=6, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
