@@ -64,6 +64,7 @@ class Cluster(ProcessFaults):
                                    self.control.node_alive)
         self.send = self.transport.send
         self.deliver_at = self.transport.deliver_at
+        self.backlogged = self.transport.backlogged
         self.after_stall = self.transport.after_stall
         self.node_context = NodeContext(
             sim, log.emit, self.send, self.after_stall, self.strategies, self.topics,

@@ -77,6 +77,8 @@ class CoastHost(Protocol):
     def deliver_at(self, arrival_us: int, src: Node, dst: Node, deliver: Callable[[], None],
                    sent_us: int) -> None: ...
 
+    def backlogged(self, src: Node, dst: Node) -> bool: ...
+
 
 class Coast(IdleRounds):
     """A fetch client coasting through its idle rounds (IdleRounds): in the simulation's place

@@ -49,6 +49,8 @@ def begin(cluster: CoastHost, fetcher: FetchClient, request: FetchRequestMsg,
     if not session.full and not leader.cache.expects(session.session_id,
                                                      advance_epoch(session.epoch, 1)):
         return False  # the session went (evicted) after this round's request was opened
+    if cluster.backlogged(fetcher.node, leader.id) or cluster.backlogged(leader.id, fetcher.node):
+        return False  # TCP holds a link's messages for a retransmission: the next round waits
     network = cluster.network
     now = cluster.sim.now_us
     there = network.quiet_transit_us(fetcher.node, leader.id, fetcher.last_sizes[2])

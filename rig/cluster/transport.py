@@ -156,6 +156,11 @@ class Transport:
                                           incarnation, resend,
                                           (nbytes, self.sim.now_us) if tcp else None))
 
+    def backlogged(self, src: Node, dst: Node) -> bool:
+        """Whether TCP holds messages from `src` to `dst` behind one waiting to be sent again
+        (a later message, sent now, would wait for its retransmission)."""
+        return (src, dst) in self._backlogs
+
     def _resender(self, src: Node, dst: Node, nbytes: int, deliver: Callable[[], None],
                   incarnation: int, kind: str) -> Callable[[], None]:
         """What sends a reliable message again, while both ends are the processes it was

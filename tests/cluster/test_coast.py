@@ -273,13 +273,13 @@ def test_a_preferred_election_ends_a_consumers_coast_on_the_old_leader(tmp_path:
     assert_same_run(_run(tmp_path, document, "full"), _run(tmp_path, document, "fetch-aggregated"))
 
 
-@pytest.mark.xfail(strict=True, reason="known: the coast of one of two sessionless fetchers of "
-                   "broker 0 on the link to broker 2 answers 1 us early after the heal")
-def test_two_sessionless_fetchers_of_one_broker_after_a_heal(tmp_path: Path) -> None:
-    """Found by the property test above (seed 380), not fixed yet: Fetch v4, two replica
-    fetchers; after the 237 ms partition of broker 0 heals at 2.378 s, the aggregated run's HW
-    advance on broker 2 at 2778.011 ms comes from fetcher 1's round, the full run's at 2778.012
-    ms from fetcher 0's, and the two rounds' order differs from there."""
+def test_no_coast_begins_on_a_link_tcp_holds_for_a_retransmission(tmp_path: Path) -> None:
+    """Found by the property test above (seed 380): after the 237 ms partition of broker 0
+    heals at 2.378 s, TCP holds broker 0's messages to broker 2 until it sends the lost one
+    again (2.778 s). A fetcher of broker 0 whose idle round ended at 2.5045 s began to coast
+    as if its next request crossed at once; in the full run that request waited for the
+    retransmission and held up the other fetcher's by 1 µs (the HW advance on broker 2 at
+    2778.012 ms, not 2778.011), and the two fetchers' rounds differed from there."""
     document = {**_cluster(3, 25, **{"num.replica.fetchers": 2, "replica.lag.time.max.ms": "4s"}),
                 "seed": 380, "duration": "40s",
                 "strategies": {"fetch_session": "sessionless", "isr": "lag-time"},
