@@ -38,11 +38,10 @@ class FollowerTruncation(FetchClient):
         return replica.log.latest_epoch if self._truncates_on_fetch else -1
 
     def _fetch_from_end(self, key: TopicPartition, replica: Replica) -> None:
-        """Fetch `key` next from the log's end, with the epoch of its last batch and its log
-        start (AbstractFetcherThread: PartitionFetchState after an append or a truncation)."""
+        """Fetch `key` next from the log's end, with the epoch of its last batch
+        (AbstractFetcherThread: PartitionFetchState after an append or a truncation)."""
         state = self.partitions[key]
         state.fetch_offset = replica.leo
-        state.log_start_offset = replica.log.log_start_offset
         state.last_fetched_epoch = self._last_fetched_epoch(replica)
         self.dirty[key] = None
 
@@ -150,6 +149,7 @@ class FollowerTruncation(FetchClient):
         log = replica.log
         before, start = log.log_end_offset, log.log_start_offset
         removed = truncate_fully_and_start_at(log, offset, self.broker.now_ms)
+        self.partitions[key].log_start_offset = offset  # (retention's moves: restate)
         replica.high_watermark = max(replica.high_watermark, offset)
         self.broker.replica_manager.hw_dirty[key] = None
         self.cluster.log.emit(names.REPLICA_TRUNCATE_FULLY, broker=self.broker_id, topic=key[0],

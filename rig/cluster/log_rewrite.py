@@ -33,6 +33,7 @@ def delete_oldest_segments(log: Log, count: int) -> int:
     log.layout += 1
     return removed
 
+
 def truncate_fully_and_start_at(log: Log, offset: int, now_ms: float) -> int:
     """Delete every segment and start the log again, empty, at `offset`: its start and end move
     there and its epoch cache is cleared (UnifiedLog.truncateFullyAndStartAt; Log's in 0.8.2–

@@ -115,9 +115,7 @@ def listed_incremental(cache: Any, context: SessionContext,
         _errors_again(cache, context, errors)
         return {}
     listed = dict(context.changed or {})
-    listed.update(dict.fromkeys(records))
-    listed.update(dict.fromkeys(errors))
-    for keys in changed:
+    for keys in (records, errors, *changed):
         listed.update(dict.fromkeys(keys))
     # Optional cache API: list in the session's order, and rotate the partitions that
     # returned records to its end (KIP-227's fairness under the response size limit).

@@ -102,7 +102,7 @@ def read_config(data: dict[str, Any], kafka: str, out: Collector,
         "unclean_leader_election_enable": profile.unclean_leader_election_enable,
         # log.message.format.version may not pass inter.broker.protocol.version (KafkaConfig's
         # check): a cluster still at an older IBP writes that IBP's format.
-        "message_format": min(profile.message_format, profiles.ibp_rule("message_format", ibp)),
+        "message_format": profiles.ibp_capped("message_format", kafka, ibp),
     }
     for key, value in raw.items():
         name, convert = _CONFIG_KEYS[key]

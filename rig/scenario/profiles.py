@@ -125,4 +125,11 @@ def ibp_rule(field: str, ibp: str) -> Any:
     return next(rule for rule in RULES if rule.field == field).at(ibp)
 
 
+def ibp_capped(field: str, kafka: str, ibp: str) -> Any:
+    """RULES' row `field` for release `kafka` run at inter.broker.protocol.version `ibp`: the
+    release's value, or the IBP's where the IBP is older (a rolling upgrade's first step: the
+    brokers speak, write and truncate as that release did)."""
+    return ibp_rule(field, ibp if older(ibp, kafka) else kafka)
+
+
 DEFAULT_PROFILE = "3.9"

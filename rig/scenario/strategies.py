@@ -23,10 +23,8 @@ def read_strategies(data: dict[str, Any], kafka: str, out: Collector) -> dict[st
     # epoch (KIP-279's walk-back) from 2.0; so a newer release at an older IBP (a rolling
     # upgrade) truncates as that IBP's release did.
     ibp = data.get("cluster", {}).get("config", {}).get("inter.broker.protocol.version", kafka)
-    replication = profile.replication
-    if profiles.older(str(ibp), kafka):
-        replication = profiles.ibp_rule("replication", str(ibp))
-    by_version = {"replication": replication, "isr": profile.isr,
+    by_version = {"replication": profiles.ibp_capped("replication", kafka, ibp),
+                  "isr": profile.isr,
                   "controller": profile.controller}
     for kind in STRATEGY_KINDS:
         value = raw.get(kind)
