@@ -15,12 +15,12 @@ from rig.cluster.context import NodeContext, Strategies, TopicConfigs
 from rig.cluster.controller import Controller
 from rig.cluster.fetcher import ReplicaFetcher
 from rig.cluster.final_state import FinalState, PartitionView, ReplicaView
+from rig.cluster.log_config import log_factory
 from rig.cluster.network import Network
 from rig.cluster.offsets import OffsetStore
 from rig.cluster.process_faults import ProcessFaults
 from rig.cluster.replica import Replica, Role, TopicPartition
 from rig.cluster.shutdown import ShutdownHandle
-from rig.cluster.storage import log_factory
 from rig.cluster.transport import Transport
 from rig.cluster.wire import Meter
 from rig.cluster.zk_control import ZooKeeperMode

@@ -38,6 +38,19 @@ class LeaderEpochCache:
         while epochs and epochs[-1][1] >= self.log_end_offset:
             epochs.pop()
 
+    def truncate_epochs_from_start(self, log_start: int) -> None:
+        """LeaderEpochFileCache.truncateFromStart(log start) (clearAndFlushEarliest in 0.11–
+        1.x), when the log start moves up: the epochs starting at or below it go, the last of
+        them kept as starting at the log start. An epoch older than every one left is then
+        answered with the log start (end_offset_for_epoch), not with where it really ended."""
+        epochs = self._epochs
+        if not epochs or epochs[0][1] >= log_start:
+            return
+        last = 0
+        while last + 1 < len(epochs) and epochs[last + 1][1] <= log_start:
+            last += 1
+        epochs[:last + 1] = [(epochs[last][0], log_start)]
+
     @property
     def latest_epoch(self) -> int:
         epochs = self._epochs  # read without making the cache of a log never written

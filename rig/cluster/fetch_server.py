@@ -255,7 +255,8 @@ class FetchServer:
                 hws[key] = replica.high_watermark
             for key in replica_manager.hw_unseen.pop(slot, {}):
                 led = replicas.get(key)
-                if key in request.partitions and key not in fenced and answers(request, led):
+                if (key in request.partitions and key not in errors
+                        and answers(request, led)):  # (an error carries no HW: −1 in Kafka)
                     hws[key] = led.high_watermark  # type: ignore[union-attr]
             # A partition the client just added (or changed) that this broker does not lead;
             # the others it already learned about (cost follows change, not partitions).
@@ -275,10 +276,17 @@ class FetchServer:
             emitter = self._response_emitter(slot, fetcher)
         emitter[1](request.version, context.session_id, context.error_code, listed, records_bytes,
                    (now_us - arrived_us) / 1000, body, header, wire)
+        starts: dict[TopicPartition, int] = {}
+        if request.version >= 5 and fetcher.role != "consumer":
+            for key in hws:
+                start = replicas[key].log.log_start_offset
+                if start:
+                    starts[key] = start
         response = FetchResponseMsg(context.error_code, context.session_id, listed,
                                     records_bytes, records, hws, errors, body, header, wire,
                                     now_us, preferred, diverging,
-                                    {key: epoch for key, (_error, epoch) in fenced.items()})
+                                    {key: epoch for key, (_error, epoch) in fenced.items()},
+                                    starts)
         self.ctx.send(broker.id, fetcher.node, wire,
                       partial(fetcher.on_response, request, response), kind="fetch")
 

@@ -211,6 +211,10 @@ class ReplicaFetcher(FollowerTruncation):
             replica = broker.replicas.get(key)
             if replica is not None and key in self.partitions:
                 broker.replica_manager.follower_hw(replica, hw)
+        for key, start in response.log_starts.items():
+            replica = broker.replicas.get(key)
+            if replica is not None and key in self.partitions:
+                broker.replica_manager.follower_log_start(replica, start)
         for key, error in response.errors.items():
             if error == OFFSET_OUT_OF_RANGE and key in self.partitions:
                 if self._out_of_range(key):

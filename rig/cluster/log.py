@@ -54,13 +54,15 @@ _CONTAINERS: dict[str, Callable[[], Any]] = {
 class Log(LeaderEpochCache):
     """One replica's log. Offsets are Kafka's: LEO is the next offset to write."""
 
-    __slots__ = ("segment_bytes", "segment_ms", "index_interval_bytes", "log_start_offset",
+    __slots__ = ("segment_bytes", "segment_ms", "index_interval_bytes", "timestamps",
+                 "log_start_offset",
                  "log_end_offset", "flushed", "clean_offset", "layout",
                  "_segments", *_CONTAINERS)
 
     segment_bytes: int
     segment_ms: int
     index_interval_bytes: int
+    timestamps: bool  # segment.ms, retention.ms by record timestamps (KIP-33) or local times
     batches: list[Batch]
     bases: list[int]
     ends: list[int]
@@ -76,7 +78,8 @@ class Log(LeaderEpochCache):
     lookups: LookupStats
 
     def __init__(self, segment_bytes: int = 1 << 30, segment_ms: int = 7 * 24 * 3600 * 1000,
-                 index_interval_bytes: int = INDEX_INTERVAL_BYTES, *, log_start_offset: int = 0,
+                 index_interval_bytes: int = INDEX_INTERVAL_BYTES, timestamps: bool = True,
+                 *, log_start_offset: int = 0,
                  log_end_offset: int = 0, flushed: int = 0,
                  clean_offset: int = 0, layout: int = 0,
                  segments: list[Segment] | None = None,
@@ -84,6 +87,7 @@ class Log(LeaderEpochCache):
         self.segment_bytes = segment_bytes
         self.segment_ms = segment_ms
         self.index_interval_bytes = index_interval_bytes
+        self.timestamps = timestamps
         self.log_start_offset = log_start_offset
         self.log_end_offset = log_end_offset
         self.flushed = flushed
@@ -119,6 +123,12 @@ class Log(LeaderEpochCache):
         """len(segments), without making the segment of a log never used."""
         return 1 if self._segments is None else len(self._segments)
 
+    @property
+    def retainable(self) -> bool:
+        """Whether retention may delete a segment: it never deletes an empty active one."""
+        segments = self._segments
+        return segments is not None and (len(segments) > 1 or segments[0].size > 0)
+
     # -- writing -------------------------------------------------------------------------------
     def append(self, batch: Batch, now_ms: float, gap_ok: bool = False) -> None:
         """Append a batch at the log end (its base offset must be the LEO; past it only with
@@ -128,9 +138,11 @@ class Log(LeaderEpochCache):
             raise ValueError(f"batch at {base} appended at LEO {self.log_end_offset}")
         segments = self.segments
         active = segments[-1]
-        # LogSegment.shouldRoll: over segment.bytes, or strictly older than segment.ms.
-        if active.size and (active.size + size > self.segment_bytes
-                            or now_ms - active.created_ms > self.segment_ms):
+        # LogSegment.shouldRoll: over segment.bytes, or strictly older than segment.ms: 0.10.1+
+        # its first batch's timestamp to this one's (timeWaitedForRoll), before since made here.
+        if active.size and (active.size + size > self.segment_bytes or (
+                batch.timestamp_ms - active.first_timestamp_ms if self.timestamps
+                else now_ms - active.created_ms) > self.segment_ms):
             # Kafka flushes a segment when it rolls: what precedes the new one is on disk.
             self.flushed = max(self.flushed, self.log_end_offset)
             active = Segment(base, 0, now_ms)
@@ -139,6 +151,7 @@ class Log(LeaderEpochCache):
             active.created_ms = now_ms
         self.positions.append(active.size)
         active.add_batch(end - 1, size, batch.timestamp_ms, self.index_interval_bytes)
+        active.modified_ms = now_ms
         epochs = self.epochs
         if not epochs or batch.epoch > epochs[-1][0]:
             epochs.append((batch.epoch, base))

@@ -85,6 +85,9 @@ class FetchResponseMsg:
     diverging: dict[TopicPartition, tuple[int, int]] = field(default_factory=dict)
     # KIP-320: the partitions answered FENCED_ / UNKNOWN_LEADER_EPOCH, with the epoch they sent.
     fenced: dict[TopicPartition, int] = field(default_factory=dict)
+    # Fetch v5+ (KIP-107): the leader's log start of each partition answered to a follower,
+    # where it is above 0 (a consumer reads it only for a metric).
+    log_starts: dict[TopicPartition, int] = field(default_factory=dict)
 
 
 def topic_runs(keys: object) -> tuple[tuple[str, int], ...]:

@@ -15,6 +15,7 @@ from rig.cluster.fetcher_manager import FetcherManager
 from rig.cluster.high_watermark import HighWatermarks, Slot
 from rig.cluster.log import Batch
 from rig.cluster.log_manager import LogManager
+from rig.cluster.log_rewrite import increment_log_start
 from rig.cluster.partition import TopicPartition
 from rig.cluster.purgatory import Purgatory
 from rig.cluster.replica import Replica, Role
@@ -150,11 +151,12 @@ class ReplicaManager(HighWatermarks):
         self.fetcher_manager.follow(key, state.leader, replica.fetcher_slot, decision, to_wake)
 
     def log_start_moved(self, replica: Replica) -> None:
-        """Retention moved the replica's log start. Every fetch session holding the partition
-        here lists it in its next response, as for a HW change (KIP-227: CachedPartition
-        .maybeUpdateResponseData compares the log start offset too), and the coasts of the
-        clients fetching it here end first; as a follower, its next fetch request lists it with
-        the new log start (Fetch v5+: FetchSessionHandler compares the whole PartitionData)."""
+        """Retention, or as a follower the leader's, moved the replica's log start. Every
+        fetch session holding the partition here lists it in its next response, as for a HW
+        change (KIP-227: CachedPartition.maybeUpdateResponseData compares the log start offset
+        too), and the coasts of the clients fetching it here end first; as a follower, its next
+        fetch request lists it with the new log start (Fetch v5+: FetchSessionHandler compares
+        the whole PartitionData)."""
         if replica.role is Role.LEADER:
             self._before_change(self._follower_slots(replica))
         self._before_change(self.consumer_watchers.get(replica.key, ()))
@@ -163,6 +165,22 @@ class ReplicaManager(HighWatermarks):
             fetcher = self.fetcher_manager.fetchers.get((replica.leader, replica.fetcher_slot))
             if fetcher is not None:
                 fetcher.restate(replica.key, replica.log.log_start_offset)
+
+    def follower_log_start(self, replica: Replica, log_start: int) -> None:
+        """KIP-107 (Fetch v5+): a follower moves its log start up to the one the leader's
+        response carries, after its HW (ReplicaFetcherThread.processPartitionData →
+        maybeIncrementLogStartOffset, LeaderOffsetIncremented); its next retention pass deletes
+        the segments below it (rig.cluster.retention)."""
+        log = replica.log
+        before = log.log_start_offset
+        if not increment_log_start(log, log_start):
+            return
+        key = replica.key
+        self.written[key] = replica
+        self.ctx.emit(names.LOG_START_INCREMENT, broker=self.broker.id, topic=key[0],
+                      partition=key[1], leader=replica.leader, from_offset=before,
+                      log_start_offset=log_start)
+        self.log_start_moved(replica)
 
     def set_isr(self, replica: Replica, isr: tuple[int, ...]) -> None:
         """The ISR this broker now holds for `replica` (as leader; () when it stops leading)."""

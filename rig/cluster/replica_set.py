@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from rig.cluster.log_config import log_factory
 from rig.cluster.replica import Replica, Role
-from rig.cluster.storage import log_factory
 from rig.events import names
 from rig.hashing import OFFSETS_TOPIC, fetcher_id
 from rig.protocol.errors import NOT_LEADER_OR_FOLLOWER

@@ -28,7 +28,8 @@ class Segment:
     size: int = 0
     created_ms: float = 0.0
     largest_timestamp_ms: float = 0.0
-    first_timestamp_ms: float = -1.0  # of its first batch (max.compaction.lag.ms)
+    first_timestamp_ms: float = -1.0  # of its first batch (max.compaction.lag.ms, segment.ms)
+    modified_ms: float = 0.0  # when this broker last wrote it (the file's mtime)
     since_index: int = 0  # bytesSinceLastIndexEntry
     index_offsets: array = field(default_factory=_offsets)  # absolute last offset per entry
     index_positions: array = field(default_factory=_offsets)

@@ -7,8 +7,8 @@ busy at that moment. A thread that finds nothing sleeps log.cleaner.backoff.ms. 
 every thread (a pass in progress is lost; the checkpoint is written only when a pass ends), and
 a truncation of the log during a pass aborts it.
 
-Retention (cleanup.policy delete) runs every log.retention.check.interval.ms and deletes whole
-non-active segments below the high watermark. Samples go out every STORAGE_SAMPLE_MS, only for
+Retention runs every log.retention.check.interval.ms and deletes whole segments, oldest first, as
+rig.cluster.retention says for the release. Samples go out every STORAGE_SAMPLE_MS, only for
 logs that were written, read or rewritten since the previous one, so an idle cluster costs
 nothing.
 """
@@ -17,70 +17,23 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from rig.cluster.context import NodeContext, Process
 from rig.cluster.log import Log
+from rig.cluster.log_config import cleaner_settings, cleaning_config, compacted, deletes
 from rig.cluster.log_rewrite import delete_oldest_segments, replace_segments
 from rig.cluster.partition import TopicPartition
+from rig.cluster.retention import RetentionRules, deletable
 from rig.cluster.segment import LookupStats
 from rig.events import names
-from rig.scenario.broker_config import BrokerConfig
-from rig.strategies.compaction.base import (
-    CleanerSettings,
-    CleaningConfig,
-    CleanPass,
-    CompactedLog,
-    log_to_clean,
-)
+from rig.strategies.compaction.base import CleanPass, CompactedLog, log_to_clean
 
 if TYPE_CHECKING:
     from rig.cluster.replica import Replica
 
 STORAGE_SAMPLE_MS = 2000
 DISK_BYTES_PER_SECOND = 200 * (1 << 20)  # the cleaner's speed when nothing throttles it
-DEFAULT_POLICY = "delete"
-
-
-def compacted(config: Mapping[str, Any]) -> bool:
-    return "compact" in str(config.get("cleanup.policy", DEFAULT_POLICY))
-
-
-def deletes(config: Mapping[str, Any]) -> bool:
-    return "delete" in str(config.get("cleanup.policy", DEFAULT_POLICY))
-
-
-def cleaning_config(config: Mapping[str, Any], broker: BrokerConfig) -> CleaningConfig:
-    defaults = CleaningConfig()
-    return CleaningConfig(
-        min_cleanable_dirty_ratio=float(config.get("min.cleanable.dirty.ratio",
-                                                   defaults.min_cleanable_dirty_ratio)),
-        delete_retention_ms=int(config.get("delete.retention.ms", defaults.delete_retention_ms)),
-        min_compaction_lag_ms=int(config.get("min.compaction.lag.ms",
-                                             defaults.min_compaction_lag_ms)),
-        max_compaction_lag_ms=int(config.get("max.compaction.lag.ms",
-                                             defaults.max_compaction_lag_ms)),
-        segment_bytes=int(config.get("segment.bytes", broker.log_segment_bytes)))
-
-
-def cleaner_settings(config: BrokerConfig) -> CleanerSettings:
-    return CleanerSettings(
-        threads=config.log_cleaner_threads,
-        dedupe_buffer_bytes=config.log_cleaner_dedupe_buffer_size,
-        load_factor=config.log_cleaner_io_buffer_load_factor,
-        io_bytes_per_second=config.log_cleaner_io_max_bytes_per_second,
-        backoff_ms=config.log_cleaner_backoff_ms)
-
-
-def log_factory(config: Mapping[str, Any], broker: BrokerConfig, *,
-                internal: bool = False) -> Callable[[], Log]:
-    """Makes the empty logs of a topic's replicas on one broker, with the topic's segment and
-    index settings (read once for all its partitions)."""
-    default_segment = 100 << 20 if internal else broker.log_segment_bytes  # offsets topic
-    return partial(Log, int(config.get("segment.bytes", default_segment)),
-                   int(config.get("segment.ms", 7 * 24 * 3600 * 1000)),
-                   int(config.get("index.interval.bytes", broker.log_index_interval_bytes)))
 
 
 def apply_pass(log: Log, plan: CleanPass) -> None:
@@ -101,8 +54,9 @@ class BrokerStorage:
         self.settings = cleaner_settings(broker.config)
         self.sizes: dict[tuple[str, int], int] = {}  # each log's size at its last sample
         self.disk = 0  # their sum: the broker's disk, kept without visiting idle logs
-        # Logs appended to (since this process started, or with segments then): only they
-        # can have a segment for retention to delete, so an idle log costs it nothing.
+        # Logs appended to (since this process started, or holding data then) or whose log
+        # start moved up: only they can have a segment for retention to delete, so an idle
+        # log costs it nothing.
         self.written: dict[tuple[str, int], Replica] = {}
         self._rank: dict[tuple[str, int], int] = {}  # the broker's replica order
         # What the broker does when retention moves a log's start (ReplicaManager's, wired by
@@ -123,7 +77,7 @@ class BrokerStorage:
         self.busy = 0
         self.written.clear()  # the same map the replica manager adds appended logs to
         self.written.update((key, r) for key, r in self.replicas.items()
-                            if r.log.segment_count > 1)
+                            if r.log.retainable)
         broker.every(STORAGE_SAMPLE_MS, self.sample)
         broker.every(broker.config.log_retention_check_interval_ms, self.retention)
         config = self.ctx.topics.by_topic
@@ -163,6 +117,7 @@ class BrokerStorage:
         now_ms = broker.now_ms
         chosen = self.strategy.select(self._candidates(), now_ms)
         if chosen is None:
+            self.retain_compacted()
             self._after(self.settings.backoff_ms, thread)
             return
         plan = self.strategy.clean(chosen, self.settings, now_ms)
@@ -206,59 +161,66 @@ class BrokerStorage:
             end_offset=plan.end_offset, segments_before=segments_before,
             segments_after=len(log.segments), log_bytes_before=size_before,
             log_bytes_after=log.size_bytes, aborted=aborted)
+        self.retain_compacted()
         self._work(thread)
 
     # -- retention ------------------------------------------------------------------------
     def retention(self) -> None:
-        broker = self.broker
-        now_ms = broker.now_ms
+        """Every log.retention.check.interval.ms: retention of the logs not compacted
+        (LogManager.cleanupLogs; a compacted log's is its cleaner thread's, retain_compacted)."""
+        for key, replica, topic_config in self._due(compacted_logs=False):
+            self._retain(key, replica, topic_config)
+
+    def retain_compacted(self) -> None:
+        """What a cleaner thread does after each pass, or finding nothing to clean: retention of
+        the compacted logs no thread is cleaning (LogCleaner.cleanFilthiestLog →
+        LogCleanerManager.deletableLogs). With the cleaner off they keep every segment."""
+        for key, replica, topic_config in self._due(compacted_logs=True):
+            if key not in self.in_progress:
+                self._retain(key, replica, topic_config)
+
+    def _due(self, compacted_logs: bool) -> list[tuple[tuple[str, int], Replica, Any]]:
+        """The logs that may have a segment to delete, compacted or not, in the broker's order."""
         if len(self._rank) != len(self.replicas):
             self._rank = {key: i for i, key in enumerate(self.replicas)}
+        due = []
         for key in sorted(self.written, key=self._rank.__getitem__):
             replica = self.written[key]
-            log = replica.log
-            if log.segment_count <= 1:
-                del self.written[key]  # one segment (the next append puts it back)
+            if not replica.log.retainable:
+                del self.written[key]  # (the next append, or a log start moved, puts it back)
                 continue
-            config = self._topic_config(key[0])
-            if not deletes(config):
-                continue
-            retention_ms = int(config.get("retention.ms", broker.config.log_retention_ms))
-            retention_bytes = int(config.get("retention.bytes",
-                                             broker.config.log_retention_bytes))
-            count, reason = self._deletable(log, replica.high_watermark, now_ms, retention_ms,
-                                            retention_bytes)
+            topic_config = self._topic_config(key[0])
+            if compacted(topic_config) == compacted_logs:
+                due.append((key, replica, topic_config))
+        return due
+
+    def _retain(self, key: tuple[str, int], replica: Replica,
+                topic_config: Mapping[str, Any]) -> None:
+        """rig.cluster.retention's passes over one log, one `log.retention` event per pass that
+        deletes (Log.deleteOldSegments)."""
+        broker = self.broker
+        config = broker.config
+        rules = RetentionRules(config.retention_below_high_watermark,
+                               config.retention_log_start_first,
+                               config.retention_log_start_when_compacted)
+        log = replica.log
+        now_ms = broker.now_ms
+        retention_ms = int(topic_config.get("retention.ms", config.log_retention_ms))
+        retention_bytes = int(topic_config.get("retention.bytes", config.log_retention_bytes))
+        bound = replica.high_watermark if rules.below_high_watermark else None
+        moved = False
+        for reason in rules.passes(deletes(topic_config)):
+            count = deletable(log, reason, bound, now_ms, retention_ms, retention_bytes)
             if not count:
                 continue
-            deleted = delete_oldest_segments(log, count)
+            deleted = delete_oldest_segments(log, count, now_ms)
+            moved = True
+            self.ctx.emit(names.LOG_RETENTION, broker=broker.id, topic=key[0], partition=key[1],
+                          segments_deleted=count, records_deleted=deleted,
+                          log_start_offset=log.log_start_offset, reason=reason)
+        if moved:
             self.log_start_moved(replica)
             self.touched[key] = replica
-            self.ctx.emit(names.LOG_RETENTION, broker=broker.id, topic=key[0],
-                                    partition=key[1], segments_deleted=count,
-                                    records_deleted=deleted,
-                                    log_start_offset=log.log_start_offset, reason=reason)
-
-    @staticmethod
-    def _deletable(log: Log, high_watermark: int, now_ms: float, retention_ms: int,
-                   retention_bytes: int) -> tuple[int, str]:
-        """How many of the oldest segments retention deletes (UnifiedLog.deleteOldSegments:
-        never the active segment, only segments wholly below the high watermark)."""
-        segments = log.segments
-        by_time = 0
-        while (by_time < len(segments) - 1
-               and now_ms - segments[by_time].largest_timestamp_ms > retention_ms
-               and segments[by_time + 1].base_offset <= high_watermark):
-            by_time += 1
-        by_size = 0
-        if retention_bytes >= 0:
-            diff = log.size_bytes - retention_bytes
-            while (by_size < len(segments) - 1 and diff - segments[by_size].size >= 0
-                   and segments[by_size + 1].base_offset <= high_watermark):
-                diff -= segments[by_size].size
-                by_size += 1
-        if by_size > by_time:
-            return by_size, "retention.bytes"
-        return by_time, "retention.ms"
 
     # -- samples --------------------------------------------------------------------------
     def sample(self) -> None:

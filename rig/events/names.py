@@ -238,8 +238,14 @@ LOG_SAMPLE: Final = "log.sample"
 #   2 s while any of its logs changed
 BROKER_STORAGE: Final = "broker.storage"
 # log.retention: broker, topic, partition, segments_deleted, records_deleted, log_start_offset,
-#   reason ("retention.ms" | "retention.bytes")
+#   reason ("retention.ms" | "retention.bytes" | "log_start_offset": below a log start moved up
+#   to the leader's) — one per pass of a check that deleted (rig.cluster.retention)
 LOG_RETENTION: Final = "log.retention"
+# log.start_increment: broker (follower), topic, partition, leader, from_offset, log_start_offset
+#   — a follower's log start moved up to the one the leader's fetch response carries (Fetch v5+,
+#   KIP-107: ReplicaFetcherThread.processPartitionData → maybeIncrementLogStartOffset, reason
+#   LeaderOffsetIncremented); the segments below it go at its next retention pass
+LOG_START_INCREMENT: Final = "log.start_increment"
 # cleaner.pass: broker, thread, topic, partition, keys_mapped, map_capacity, map_full (a partial
 #   pass), records_read, records_removed, tombstones_removed, bytes_read, bytes_written,
 #   duration_ms, dirty_ratio (at selection), first_dirty_offset, end_offset, segments_before,

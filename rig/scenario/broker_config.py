@@ -74,6 +74,10 @@ class BrokerConfig:
     truncation_on_fetch: bool = True  # 2.8+ at IBP 2.7+ (KAFKA-10554): Fetch's diverging epoch
     out_of_range_halts: bool = False  # before 2.1 (KAFKA-7414): else truncate to its end
     out_of_range_restarts_log: bool = False  # before 0.9.0.1 (KAFKA-2143)
+    timestamp_based_segments: bool = True  # 0.10.1+ (KIP-33): segment.ms, retention.ms
+    retention_below_high_watermark: bool = True  # 0.11+ (KAFKA-5634)
+    retention_log_start_when_compacted: bool = True  # 2.1+ (KAFKA-7400)
+    retention_log_start_first: bool = True  # 3.0+ (KAFKA-12177): then bytes, then ms
     truncate_epochs_at_log_end: bool = True  # 2.7+, 2.6.1 (KAFKA-10706): a cut at the log end
     epoch_end_before_first_known: str = "first-start"  # 2.0+ (KIP-279); 1.x "undefined" (HW)
     election_order: str = "assignment-order"  # 1.1+; "isr-order" before

@@ -83,6 +83,10 @@ def read_config(data: dict[str, Any], kafka: str, out: Collector,
         "truncate_epochs_at_log_end": profile.truncate_epochs_at_log_end,
         "out_of_range_halts": profile.out_of_range_halts,
         "out_of_range_restarts_log": profile.out_of_range_restarts_log,
+        "timestamp_based_segments": profile.timestamp_based_segments,
+        "retention_below_high_watermark": profile.retention_below_high_watermark,
+        "retention_log_start_when_compacted": profile.retention_log_start_when_compacted,
+        "retention_log_start_first": profile.retention_log_start_first,
         # The 2.8 code asks inter.broker.protocol.version ≥ 2.7-IV1, the IBP of Fetch v12
         # (ApiVersion.isTruncationOnFetchSupported): a 2.8+ broker at IBP 2.6 asks the leader.
         "truncation_on_fetch": (profile.truncation_on_fetch

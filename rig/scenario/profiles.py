@@ -62,6 +62,10 @@ class Profile:
     truncate_epochs_at_log_end: bool  # 2.7+ (KAFKA-10706; also 2.6.1)
     out_of_range_halts: bool  # before 2.1 (KAFKA-7414)
     out_of_range_restarts_log: bool  # before 0.9.0.1 (KAFKA-2143)
+    timestamp_based_segments: bool  # 0.10.1+ (KIP-33)
+    retention_below_high_watermark: bool  # 0.11+ (KAFKA-5634, 0.11.0.1)
+    retention_log_start_when_compacted: bool  # 2.1+ (KAFKA-7400)
+    retention_log_start_first: bool  # 3.0+ (KAFKA-12177)
     isr: str  # the default ISR strategy (lag-messages 0.8, lag-time-only 0.9–2.0, KAFKA-7152)
     isr_kafka_4485: bool  # 0.10.2+
     unclean_leader_election_enable: bool  # default true before 0.11 (KIP-106)

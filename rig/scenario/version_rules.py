@@ -67,6 +67,24 @@ RULES: tuple[VersionRule, ...] = (
                 "KAFKA-2143 (ReplicaFetcherThread.handleOffsetOutOfRange: 0.8.2 "
                 "truncateFullyAndStartAt(leader's start) whenever the leader is not behind; "
                 "from 0.9.0.1 it fetches from max(leader's start, own end))"),
+    VersionRule("timestamp_based_segments", "segment.ms and retention.ms go by the records' "
+                "timestamps (before, or in message format 0, by when this broker made and last "
+                "wrote the segment)", (("0.8.2", False), ("0.10.1", True)),
+                "KIP-33 (LogSegment.timeWaitedForRoll, largestTimestamp)"),
+    VersionRule("retention_below_high_watermark", "retention deletes only segments wholly "
+                "below the high watermark (before, any whose predicate holds)",
+                (("0.8.2", False), ("0.11", True)),
+                "KAFKA-5634 (Log.deletableSegments; released in 0.11.0.1: rig's 0.11 profile, "
+                "the first with KIP-107's log start offset, takes it)"),
+    VersionRule("retention_log_start_when_compacted", "retention deletes a compacted log's "
+                "segments below its log start (a follower's, moved up to the leader's)",
+                (("0.8.2", False), ("2.1", True)),
+                "KAFKA-7400 (Log.deleteOldSegments: deleteLogStartOffsetBreachedSegments "
+                "whatever the cleanup policy)"),
+    VersionRule("retention_log_start_first", "retention's log-start pass runs before the "
+                "retention.bytes and retention.ms passes (before, after them)",
+                (("0.8.2", False), ("3.0", True)),
+                "KAFKA-12177 (Log.deleteOldSegments)"),
     VersionRule("isr", "ISR expiry (default ISR strategy): is a follower at the leader's log "
                 "end that has not fetched for the lag time out of sync?",
                 (("0.8.2", "lag-messages"), ("0.9", "lag-time-only"), ("2.1", "lag-time")),

@@ -160,7 +160,8 @@ def test_batch_larger_than_segment_bytes_goes_into_an_empty_segment() -> None:
 
 
 def test_segment_rolls_after_segment_ms_counted_from_its_first_append() -> None:
-    log = Log(segment_ms=1000)
+    # Before KIP-33 (0.10.1), or without timestamps: the time since this broker made it.
+    log = Log(segment_ms=1000, timestamps=False)
     log.append(batch(0), 5000.0)  # the empty first segment starts its clock here, not at 0
     log.append(batch(1), 5999.0)
     assert [s.base_offset for s in log.segments] == [0]
@@ -169,9 +170,19 @@ def test_segment_rolls_after_segment_ms_counted_from_its_first_append() -> None:
     assert log.segments[-1].created_ms == 6001.0
 
 
+def test_segment_rolls_by_the_records_timestamps_from_kip_33() -> None:
+    # LogSegment.timeWaitedForRoll (0.10.1+): the batch's timestamp less the segment's first
+    # one's, whenever it is appended: a follower copying old records rolls where the leader did.
+    log = Log(segment_ms=1000)
+    for base, stamp in ((0, 100.0), (1, 1100.0), (2, 1101.0), (3, 2101.0)):
+        log.append(dataclasses.replace(batch(base), timestamp_ms=stamp), 50_000.0)
+    assert [s.base_offset for s in log.segments] == [0, 2]
+    assert log.segments[-1].first_timestamp_ms == 1101.0 and log.segments[-1].created_ms == 50_000
+
+
 # Kafka's LogSegment.shouldRoll: strictly older than segment.ms (no roll at exactly it).
 def test_segment_does_not_roll_at_exactly_segment_ms() -> None:
-    log = Log(segment_ms=1000)
+    log = Log(segment_ms=1000, timestamps=False)
     log.append(batch(0), 0.0)
     log.append(batch(1), 1000.0)
     assert [s.base_offset for s in log.segments] == [0]

@@ -6,9 +6,15 @@ from __future__ import annotations
 from array import array
 
 from rig.cluster.log import Batch, Log
-from rig.cluster.log_rewrite import delete_oldest_segments
+from rig.cluster.log_rewrite import delete_oldest_segments, increment_log_start
+from rig.cluster.retention import (
+    LOG_START,
+    RETENTION_BYTES,
+    RETENTION_MS,
+    RetentionRules,
+    deletable,
+)
 from rig.cluster.segment import INDEX_ENTRY_BYTES, TIME_INDEX_ENTRY_BYTES
-from rig.cluster.storage import BrokerStorage
 from rig.hashing import java_string_hash, offsets_partition
 
 
@@ -73,19 +79,68 @@ def test_reads_count_lookups_and_bytes_scanned() -> None:
 def test_retention_bytes_deletes_whole_old_segments_below_the_hw() -> None:
     log = Log(segment_bytes=10_000)
     fill(log, 35, 1000)  # four segments: 10k, 10k, 10k, 5k
-    count, reason = BrokerStorage._deletable(log, log.log_end_offset, 0.0, 1 << 60, 20_000)
-    assert (count, reason) == (1, "retention.bytes")  # 35k − 10k ≥ 20k, − 10k more is not
-    assert BrokerStorage._deletable(log, 150, 0.0, 1 << 60, 0)[0] == 1  # the HW holds the rest
-    removed = delete_oldest_segments(log, count)
+    assert deletable(log, RETENTION_BYTES, log.log_end_offset, 0.0, -1, 20_000) == 1
+    # 35k − 10k ≥ 20k, − 10k more is not; the HW holds the rest.
+    assert deletable(log, RETENTION_BYTES, 150, 0.0, -1, 0) == 1
+    assert deletable(log, RETENTION_BYTES, 350, 0.0, -1, 0) == 4  # the active one too
+    assert deletable(log, RETENTION_BYTES, None, 0.0, -1, 0) == 4  # before 0.11: no HW bound
+    assert deletable(log, RETENTION_BYTES, 350, 0.0, -1, -1) == 0  # -1: no limit
+    removed = delete_oldest_segments(log, 1)
     assert removed == 100 and log.log_start_offset == 100 and log.size_bytes == 25_000
     assert log.read(0, 1 << 20)[0][0].base_offset == 100
 
 
-def test_retention_ms_uses_the_largest_timestamp_and_spares_the_active_segment() -> None:
+def test_retention_ms_uses_the_largest_timestamp_and_takes_the_active_segment_too() -> None:
     log = Log(segment_bytes=10_000)
     fill(log, 30, 1000)  # timestamps = offsets: segments end at 90, 190, 290
-    assert BrokerStorage._deletable(log, 300, 200.0, 100, -1) == (1, "retention.ms")
-    assert BrokerStorage._deletable(log, 300, 10_000.0, 100, -1) == (2, "retention.ms")
+    assert deletable(log, RETENTION_MS, 300, 200.0, 100, -1) == 1
+    assert deletable(log, RETENTION_MS, 300, 10_000.0, 100, -1) == 3
+    assert deletable(log, RETENTION_MS, 299, 10_000.0, 100, -1) == 2  # the HW below the end
+    assert deletable(log, RETENTION_MS, 300, 10_000.0, -1, -1) == 0  # -1: kept for ever
+    # Deleting every segment rolls an empty one at the log end first: the log starts there.
+    assert delete_oldest_segments(log, 3, now_ms=10_000.0) == 300
+    assert [(s.base_offset, s.size, s.created_ms) for s in log.segments] == [(300, 0, 10_000.0)]
+    assert (log.log_start_offset, log.log_end_offset, log.size_bytes) == (300, 300, 0)
+    assert log.flushed == 300 and not log.retainable  # an empty active segment stays
+    assert deletable(log, RETENTION_MS, 300, 20_000.0, 100, -1) == 0
+    assert delete_oldest_segments(log, 1) == 0
+
+
+def test_the_log_start_pass_deletes_segments_wholly_below_the_log_start() -> None:
+    log = Log(segment_bytes=10_000)
+    fill(log, 30, 1000)  # segments at 0, 100, 200
+    assert deletable(log, LOG_START, 300, 0.0, -1, -1) == 0
+    assert increment_log_start(log, 150) and not increment_log_start(log, 120)
+    assert log.log_start_offset == 150 and log.clean_offset == 150
+    assert deletable(log, LOG_START, 300, 0.0, -1, -1) == 1  # 100..199 holds 150
+    assert increment_log_start(log, 290)
+    assert deletable(log, LOG_START, 300, 0.0, -1, -1) == 2  # never the active segment
+    assert delete_oldest_segments(log, 2) == 200 and log.log_start_offset == 290
+
+
+def test_moving_the_log_start_truncates_the_epoch_cache_from_the_start() -> None:
+    # LeaderEpochFileCache.truncateFromStart: the epochs starting at or below the new start
+    # go, the last of them kept as starting there.
+    log = Log()
+    log._epochs = [(1, 0), (3, 100), (4, 250)]
+    log.log_end_offset = 400
+    increment_log_start(log, 50)
+    assert log.epochs == [(1, 50), (3, 100), (4, 250)]
+    increment_log_start(log, 100)
+    assert log.epochs == [(3, 100), (4, 250)]
+    increment_log_start(log, 300)
+    assert log.epochs == [(4, 300)]
+    # Epoch 3 is older than every one left: answered with the log start (2.0+).
+    assert log.end_offset_for_epoch(3) == (3, 300)
+
+
+def test_retention_passes_run_in_each_releases_order() -> None:
+    assert RetentionRules(True, False, False).passes(True) == (
+        RETENTION_MS, RETENTION_BYTES, LOG_START)  # 0.11–2.8
+    assert RetentionRules(True, True, True).passes(True) == (
+        LOG_START, RETENTION_BYTES, RETENTION_MS)  # 3.0+ (KAFKA-12177)
+    assert RetentionRules(True, False, False).passes(False) == ()  # compact only, before 2.1
+    assert RetentionRules(True, False, True).passes(False) == (LOG_START,)  # KAFKA-7400
 
 
 def test_a_cleaned_log_with_gaps_reads_from_the_next_batch() -> None:

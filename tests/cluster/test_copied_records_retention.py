@@ -1,0 +1,76 @@
+"""KIP-33 (0.10.1+): segment.ms and retention.ms go by the records' timestamps. A follower that
+copies 20 s of records at once after a restart rolls its segments where the leader did
+(LogSegment.timeWaitedForRoll: the batch's timestamp less the segment's first) and deletes them
+when the leader does (largestTimestamp). Before, it rolled by when it made the segment and
+deleted by the segment's last write, so the copied records stayed retention.ms past the copy —
+KIP-33's motivation. Before, rig rolled by creation time in every release."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+import pytest
+
+from rig.scenario.load import load_scenario
+from rig.simulate import simulate
+
+SCENARIO = """
+name: copied-records-retention
+seed: 3
+duration: 70s
+cluster:
+  brokers: 3
+  config: {log.retention.check.interval.ms: 5s}
+topics:
+  - name: events
+    assignment: [[0, 1, 2]]
+    config: {retention.ms: 20s, segment.ms: 5s}
+workload:
+  producers:
+    - {name: p, topic: events, rate: 100, acks: all, partitioner: {explicit: 0}}
+faults:
+  - {kind: crash, broker: 2, at: 8s, restart_after: 20s}
+variants:
+  kafka-0.10: {kafka: "0.10"}
+  kafka-3.9: {kafka: "3.9"}
+"""
+
+
+@pytest.fixture(scope="module")
+def retentions(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[dict[str, Any]]]:
+    tmp = tmp_path_factory.mktemp("copied-records")
+    path = tmp / "scenario.yaml"
+    path.write_text(SCENARIO)
+    out = {}
+    for spec in load_scenario(path).variants:
+        log = tmp / f"{spec.name}.jsonl"
+        simulate(spec, log)
+        events = (orjson.loads(line) for line in log.read_bytes().splitlines())
+        out[spec.name] = [e for e in events if e["event"] == "log.retention"]
+    return out
+
+
+def test_before_kip_33_the_copied_records_stay_retention_ms_past_the_copy(
+        retentions: dict[str, list[dict[str, Any]]]) -> None:
+    events = retentions["kafka-0.10"]
+    first = next(e for e in events if e["broker"] == 2)
+    # One segment holding the 20 s copied at 28 s, deleted 20 s after its last write ...
+    assert first["t_ms"] == 53_000 and first["segments_deleted"] == 1
+    assert first["records_deleted"] == 2_800 and first["log_start_offset"] == 3_301
+    # ... while the leader had deleted all but the newest 600 of them by 50 s.
+    leader_start = [e["log_start_offset"] for e in events if e["broker"] == 0
+                    and e["t_ms"] <= 50_000][-1]
+    assert leader_start == 2_703
+
+
+def test_from_kip_33_the_follower_rolls_and_deletes_as_the_leader_does(
+        retentions: dict[str, list[dict[str, Any]]]) -> None:
+    events = retentions["kafka-3.9"]
+    follower = [e for e in events if e["broker"] == 2 and e["reason"] == "retention.ms"]
+    leader = [e for e in events if e["broker"] == 0]
+    assert len(follower) == 8 and follower[0]["t_ms"] == 33_000
+    # Segments of 5 s of records each, 2 s before the leader's check deletes the same one.
+    assert all(e["records_deleted"] == 501 and e["segments_deleted"] == 1 for e in follower)
+    starts = {e["t_ms"]: e["log_start_offset"] for e in leader}
+    assert all(e["log_start_offset"] == starts[e["t_ms"] + 2_000] for e in follower)

@@ -1,0 +1,104 @@
+"""KIP-107 (0.11+, Fetch v5+): a follower moves its log start up to the one the leader's fetch
+response carries (ReplicaFetcherThread.processPartitionData → maybeIncrementLogStartOffset),
+lists the partition with it in its next incremental request, and its next retention check
+deletes the segments below it — from 3.0 in a pass of its own that runs first (KAFKA-12177),
+before in the retention.ms pass that runs first. Before 0.11 (Fetch v2 here) a follower's log
+start moves only by its own retention. Before, rig's followers never took the leader's."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+import pytest
+
+from rig.scenario.load import load_scenario
+from rig.simulate import simulate
+
+# The leader checks retention every 5 s, its followers every 60 s: between their checks their
+# log start follows the leader's.
+SCENARIO = """
+name: follower-log-start
+seed: 3
+duration: 70s
+cluster:
+  brokers:
+    - {id: 0}
+    - {id: 1, config: {log.retention.check.interval.ms: 60s}}
+    - {id: 2, config: {log.retention.check.interval.ms: 60s}}
+  config: {log.retention.check.interval.ms: 5s}
+topics:
+  - name: events
+    assignment: [[0, 1, 2]]
+    config: {retention.ms: 20s, segment.ms: 5s}
+workload:
+  producers:
+    - {name: p, topic: events, rate: 100, acks: all, partitioner: {explicit: 0}}
+variants:
+  kafka-0.10: {kafka: "0.10"}
+  kafka-2.8: {kafka: "2.8"}
+  kafka-3.9: {kafka: "3.9"}
+"""
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[dict[str, Any]]]:
+    tmp = tmp_path_factory.mktemp("follower-log-start")
+    path = tmp / "scenario.yaml"
+    path.write_text(SCENARIO)
+    out = {}
+    for spec in load_scenario(path).variants:
+        log = tmp / f"{spec.name}.jsonl"
+        simulate(spec, log)
+        out[spec.name] = [orjson.loads(line) for line in log.read_bytes().splitlines()]
+    return out
+
+
+def _retentions(events: list[dict[str, Any]], broker: int) -> list[dict[str, Any]]:
+    return [e for e in events if e["event"] == "log.retention" and e["broker"] == broker]
+
+
+@pytest.mark.parametrize("variant", ["kafka-2.8", "kafka-3.9"])
+def test_a_follower_takes_each_log_start_the_leaders_retention_moved(
+        runs: dict[str, list[dict[str, Any]]], variant: str) -> None:
+    events = runs[variant]
+    leader_starts = [e["log_start_offset"] for e in _retentions(events, 0) if e["t_ms"] < 60_000]
+    assert leader_starts == [501, 1002, 1503, 2004, 2505, 3006]
+    for follower in (1, 2):
+        increments = [e for e in events if e["event"] == "log.start_increment"
+                      and e["broker"] == follower and e["t_ms"] < 60_000]
+        assert [e["log_start_offset"] for e in increments] == leader_starts
+        assert [e["from_offset"] for e in increments] == [0, *leader_starts[:-1]]
+        assert all(e["leader"] == 0 for e in increments)
+        for increment in increments:
+            # Its next request lists the partition, with the new log start.
+            request = next(e for e in events if e["event"] == "fetch.request"
+                           and e["replica_id"] == follower and e["seq"] > increment["seq"])
+            assert not request["full"] and request["partitions"] == 1
+
+
+def test_from_3_0_the_log_start_pass_deletes_first(
+        runs: dict[str, list[dict[str, Any]]]) -> None:
+    for follower in (1, 2):
+        first, second = _retentions(runs["kafka-3.9"], follower)
+        assert first["t_ms"] == second["t_ms"] == 60_000
+        assert (first["reason"], first["segments_deleted"], first["log_start_offset"]) == (
+            "log_start_offset", 6, 3006)
+        assert (second["reason"], second["log_start_offset"]) == ("retention.ms", 3507)
+
+
+@pytest.mark.parametrize("variant", ["kafka-0.10", "kafka-2.8"])
+def test_before_3_0_the_retention_ms_pass_deletes_first(
+        runs: dict[str, list[dict[str, Any]]], variant: str) -> None:
+    for follower in (1, 2):
+        [only] = _retentions(runs[variant], follower)
+        assert (only["t_ms"], only["reason"], only["segments_deleted"],
+                only["log_start_offset"]) == (60_000, "retention.ms", 7, 3507)
+
+
+def test_before_0_11_a_follower_never_takes_the_leaders_log_start(
+        runs: dict[str, list[dict[str, Any]]]) -> None:
+    events = runs["kafka-0.10"]
+    assert [e["log_start_offset"] for e in _retentions(events, 0)][:6] == [
+        501, 1002, 1503, 2004, 2505, 3006]
+    assert not [e for e in events if e["event"] == "log.start_increment"]
