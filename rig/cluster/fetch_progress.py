@@ -79,6 +79,17 @@ def update_fetch_state(rm: ReplicaManager, slot: Slot, request: FetchRequestMsg)
                                            expand=[follower])
         rm.maybe_advance_hw(replica)
 
+def mark_past_end(rm: ReplicaManager, slot: Slot, request: FetchRequestMsg) -> None:
+    """A follower's fetch offset past the log end of a partition led here is answered at once,
+    OFFSET_OUT_OF_RANGE (Partition.readRecords → Log.read's range check), whether or not the
+    partition has anything new for it: it is made pending, so the read sees it."""
+    for key, state in request.updates.items():
+        replica = rm.replicas.get(key)
+        if (replica is not None and replica.role is Role.LEADER
+                and state.fetch_offset > replica.leo):
+            rm.pending.setdefault(slot, {})[key] = None
+
+
 def _update_consumer(rm: ReplicaManager, slot: Slot, request: FetchRequestMsg) -> None:
     """A consumer's positions: partitions it is behind on (below the HW) stay pending, and
     so does one whose position is past the log end (answered at once: OFFSET_OUT_OF_RANGE,

@@ -19,7 +19,7 @@ from rig.cluster import diverging_epoch
 from rig.cluster.context import NodeContext, Process
 from rig.cluster.delayed_fetch import DelayedFetch
 from rig.cluster.fetch_epochs import Verdicts
-from rig.cluster.fetch_progress import fetch_offset, update_fetch_state
+from rig.cluster.fetch_progress import fetch_offset, mark_past_end, update_fetch_state
 from rig.cluster.log import Batch
 from rig.cluster.messages import (
     FetchRequestMsg,
@@ -119,6 +119,8 @@ class FetchServer:
         consumer = fetcher.role == "consumer"
         if consumer:
             update_fetch_state(self.replica_manager, slot, request)
+        else:
+            mark_past_end(self.replica_manager, slot, request)
         readable = self.readable(slot, request, request.min_bytes)
         if not consumer:
             update_fetch_state(self.replica_manager, slot, request)
@@ -276,12 +278,8 @@ class FetchServer:
             emitter = self._response_emitter(slot, fetcher)
         emitter[1](request.version, context.session_id, context.error_code, listed, records_bytes,
                    (now_us - arrived_us) / 1000, body, header, wire)
-        starts: dict[TopicPartition, int] = {}
-        if request.version >= 5 and fetcher.role != "consumer":
-            for key in hws:
-                start = replicas[key].log.log_start_offset
-                if start:
-                    starts[key] = start
+        starts = ({key: start for key in hws if (start := replicas[key].log.log_start_offset)}
+                  if request.version >= 5 and fetcher.role != "consumer" else {})  # (v5+: KIP-107)
         response = FetchResponseMsg(context.error_code, context.session_id, listed,
                                     records_bytes, records, hws, errors, body, header, wire,
                                     now_us, preferred, diverging,

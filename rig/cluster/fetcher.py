@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar
 
 from rig.cluster.fetch_client import ClientHost
-from rig.cluster.follower_truncation import FollowerTruncation
+from rig.cluster.follower_truncation import LATEST, FollowerTruncation
 from rig.cluster.messages import FetchResponseMsg
 from rig.cluster.partition import FetchState, TopicPartition
 from rig.events import names
@@ -49,6 +49,7 @@ class ReplicaFetcher(FollowerTruncation):
         self.broker_id = broker.id
         self.slot = slot
         self.truncating: dict[TopicPartition, int] = {}  # partition → epoch asked about
+        self.out_of_range: dict[TopicPartition, str] = {}  # → the ListOffsets it asks next
         self.stuck: set[TopicPartition] = set()  # walk-backs that cannot end (KAFKA-10706)
         self._backing_off = False  # records it could not append: wait replica.fetch.backoff.ms
         self._fetch_turn = False  # a truncation round ended: the fetchable partitions go next
@@ -64,7 +65,8 @@ class ReplicaFetcher(FollowerTruncation):
         return self.broker.alive and not self.broker.stalled
 
     def may_coast(self) -> bool:
-        return (not self.truncating and not self._backing_off and not self.broker.fetch_stuck
+        return (not self.truncating and not self.out_of_range and not self._backing_off
+                and not self.broker.fetch_stuck
                 and not self.stopped and self.up())
 
     # -- membership ------------------------------------------------------------------------
@@ -96,6 +98,7 @@ class ReplicaFetcher(FollowerTruncation):
 
     def remove_partition(self, key: TopicPartition) -> None:
         self.truncating.pop(key, None)
+        self.out_of_range.pop(key, None)
         self.delayed.pop(key, None)
         self.stuck.discard(key)
         super().remove_partition(key)
@@ -123,6 +126,9 @@ class ReplicaFetcher(FollowerTruncation):
     # -- the loop ------------------------------------------------------------------------------
     def send(self) -> None:
         if self.in_flight or self.stopped or not self.up():
+            return
+        if self.out_of_range:  # answered while processing the last response
+            self._list_offsets()
             return
         if self._backing_off:
             # As Kafka's fetcher does with a partition it failed to process: retry later.
@@ -217,8 +223,7 @@ class ReplicaFetcher(FollowerTruncation):
                 broker.replica_manager.follower_log_start(replica, start)
         for key, error in response.errors.items():
             if error == OFFSET_OUT_OF_RANGE and key in self.partitions:
-                if self._out_of_range(key):
-                    return  # the broker halted: its fetchers are gone
+                self.out_of_range[key] = LATEST  # ListOffsets before the next fetch
             elif error == FENCED_LEADER_EPOCH and key in self.partitions:
                 self._fenced(key, response.fenced.get(key, -1))
             elif key in self.partitions:  # not leader there (yet), or an epoch it has not heard

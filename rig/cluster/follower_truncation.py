@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from rig.cluster.fetch_client import FetchClient
 from rig.cluster.log_rewrite import truncate_fully_and_start_at
 from rig.cluster.partition import TopicPartition
+from rig.cluster.replica import Role
 from rig.events import names
 from rig.strategies.replication import AskLeader
 from rig.strategies.replication.base import FollowerView
@@ -20,6 +21,9 @@ if TYPE_CHECKING:
     from rig.cluster.broker import Broker
     from rig.cluster.replica import Replica
 
+LIST_OFFSETS_BYTES = 64  # ListOffsets, roughly: not one of the exact messages
+LATEST, EARLIEST = "latest", "earliest"  # ListOffsets' timestamps −1 and −2
+
 
 class FollowerTruncation(FetchClient):
     """The truncation steps of a follower's fetcher; the fetch loop is ReplicaFetcher's."""
@@ -27,6 +31,9 @@ class FollowerTruncation(FetchClient):
     broker: Broker
     broker_id: int
     truncating: dict[TopicPartition, int]  # partition → epoch asked about
+    out_of_range: dict[TopicPartition, str]  # partition → the ListOffsets it asks next
+    if TYPE_CHECKING:
+        def _delay(self, key: TopicPartition) -> None: ...  # ReplicaFetcher's back-off
     stuck: set[TopicPartition]  # walk-backs that ask the same epoch again (KAFKA-10706)
 
     @property
@@ -108,39 +115,91 @@ class FollowerTruncation(FetchClient):
         self._truncate(key, offset, "diverging-epoch")
         self._fetch_from_end(key, self.broker.replicas[key])
 
-    def _out_of_range(self, key: TopicPartition) -> bool:
+    # -- OFFSET_OUT_OF_RANGE --------------------------------------------------------------------
+    def _list_offsets(self) -> None:
         """OFFSET_OUT_OF_RANGE: the fetch offset is past the leader's log end, or below its log
-        start (AbstractFetcherThread.fetchOffsetAndTruncate; ReplicaFetcherThread
-        .handleOffsetOutOfRange before 2.1). The ListOffsets round trips that learn the
-        leader's end and start are not modelled: the answers are taken at once.
+        start. The follower asks the leader, one ListOffsets round trip at a time, for its log
+        end and then, unless that is below ours, its log start; its fetcher thread waits for
+        each answer and fetches nothing meanwhile (AbstractFetcherThread.fetchOffsetAndTruncate
+        → fetchLatestOffsetFromLeader, fetchEarliestOffsetFromLeader; before 2.1
+        ReplicaFetcherThread.handleOffsetOutOfRange, through a SimpleConsumer before 0.11).
+        A broker that no longer leads the partition answers NOT_LEADER_OR_FOLLOWER, and a
+        failed connection fails the request: the partition is retried after the back-off."""
+        key, kind = next(iter(self.out_of_range.items()))
+        cluster = self.cluster
+        self.in_flight = True
+        sent = self._sent = self._sent + 1
+        leader = cluster.brokers[self.leader_id]
+        if not leader.alive:  # a dead process resets the connection: seen after a round trip
+            rtt_us = 2 * cluster.network.base_link(self.node, self.leader_id).latency_us
+            cluster.sim.call_after(rtt_us, lambda: self._timed_out(sent))
+            return
 
-        - The leader's end below our own: truncate to it (Kafka does so, even though it may
-          throw away records only this replica had). Before 2.1, with unclean leader election
-          off for the topic, the broker halts instead, as truncating could throw away records
-          the ISR acknowledged ("Halting because log truncation is not allowed for topic …",
-          Runtime.halt(1) in 0.8.2; FatalExitError later; KAFKA-7414 made it never fatal).
-        - Otherwise, our log ending below the leader's log start (retention deleted what we
-          would fetch next: a replica down for long, or new): delete the whole log and start
-          it again at the leader's log start. Else fetch on from our end. Before 0.9.0.1 the
-          log starts again at the leader's start whenever the leader is not behind, whatever
-          it holds (KAFKA-2143: a leader that grew past us between its answer and our asking).
+        def at_leader() -> None:
+            replica = leader.replicas.get(key)
+            answer = None
+            if leader.alive and replica is not None and replica.role is Role.LEADER:
+                answer = replica.leo if kind == LATEST else replica.log.log_start_offset
+            cluster.send(self.leader_id, self.broker_id, LIST_OFFSETS_BYTES,
+                         lambda: self._on_offset(sent, key, kind, answer))
 
-        Returns whether the broker halted."""
-        leader = self.cluster.brokers[self.leader_id].replicas.get(key)
-        if leader is None:
-            return False
+        cluster.send(self.broker_id, self.leader_id, LIST_OFFSETS_BYTES, at_leader)
+        self._arm_timeout(sent)
+
+    def _on_offset(self, sent: int, key: TopicPartition, kind: str, answer: int | None) -> None:
+        if sent != self._sent or self.stopped:
+            return
+        self._disarm()
+        if self.out_of_range.get(key) == kind:
+            if answer is None:
+                del self.out_of_range[key]
+                self._delay(key)
+            elif kind == LATEST:
+                if self._leader_end(key, answer):
+                    return  # the broker halted: its fetchers are gone
+            else:
+                self._leader_start(key, answer)
+        self.send()
+
+    def _disconnected(self) -> None:
+        """The connection failed; with a ListOffsets open its partition is retried after the
+        back-off, as a partition in error (processFetchRequest's partitionsWithError)."""
+        for key in list(self.out_of_range):
+            del self.out_of_range[key]
+            self._delay(key)
+        super()._disconnected()
+
+    def _leader_end(self, key: TopicPartition, leader_end: int) -> bool:
+        """The leader's log end below our own: truncate to it (Kafka does so, even though it may
+        throw away records only this replica had). Before 2.1, with unclean leader election off
+        for the topic, the broker halts instead, as truncating could throw away records the ISR
+        acknowledged ("Halting because log truncation is not allowed for topic …",
+        Runtime.halt(1) in 0.8.2; FatalExitError later; KAFKA-7414 made it never fatal).
+        Otherwise ask for its log start next. Returns whether the broker halted."""
         replica = self.broker.replicas[key]
         own = replica.leo
-        config = self.broker.config
-        if leader.leo < own:
-            if config.out_of_range_halts and not self.cluster.unclean_election(key):
-                self.cluster.halt(self.broker_id, key, self.leader_id, leader.leo, own)
-                return True
-            self._truncate(key, leader.leo, "offset-out-of-range")
-        elif config.out_of_range_restarts_log or leader.log.log_start_offset > own:
-            self._truncate_fully(key, replica, leader.log.log_start_offset)
+        if leader_end >= own:
+            self.out_of_range[key] = EARLIEST
+            return False
+        if self.broker.config.out_of_range_halts and not self.cluster.unclean_election(key):
+            self.cluster.halt(self.broker_id, key, self.leader_id, leader_end, own)
+            return True
+        self._truncate(key, leader_end, "offset-out-of-range")
+        del self.out_of_range[key]
         self._fetch_from_end(key, replica)
         return False
+
+    def _leader_start(self, key: TopicPartition, leader_start: int) -> None:
+        """Our log ending below the leader's log start (retention deleted what we would fetch
+        next: a replica down for long, or new): delete the whole log and start it again at the
+        leader's log start. Else fetch on from our end. Before 0.9.0.1 the log starts again at
+        the leader's start whenever the leader is not behind, whatever it holds (KAFKA-2143: a
+        leader that grew past us between its answer and our asking)."""
+        replica = self.broker.replicas[key]
+        if self.broker.config.out_of_range_restarts_log or leader_start > replica.leo:
+            self._truncate_fully(key, replica, leader_start)
+        del self.out_of_range[key]
+        self._fetch_from_end(key, replica)
 
     def _truncate_fully(self, key: TopicPartition, replica: Replica, offset: int) -> None:
         """truncateFullyAndStartAt(`offset`): the replica's log is deleted and starts again,

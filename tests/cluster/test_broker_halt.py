@@ -48,7 +48,8 @@ def _follower_ahead(cluster: Cluster) -> None:
     for offset in range(3):
         replica.log.append(Batch(offset, 1, 0, 40, 9, offset), 1000.0)
     [fetcher] = [f for f in cluster.brokers[1].fetchers.values() if KEY in f.partitions]
-    fetcher._out_of_range(KEY)  # what the leader's OFFSET_OUT_OF_RANGE answer leads to
+    fetcher._fetch_from_end(KEY, replica)  # its next fetch asks from 3: out of range
+    cluster.sim.run(2_000_000)  # the answer, then the ListOffsets round trip
 
 
 def test_with_unclean_election_off_the_broker_halts_and_leaves_the_isr(tmp_path: Path) -> None:

@@ -51,14 +51,24 @@ def _follower(host: HaltingHost, version: str = "0.8.2", own: int = 5) -> Replic
                           out_of_range_restarts_log=rules.out_of_range_restarts_log)
     broker = SimpleNamespace(id=1, config=config, alive=True, stalled=False,
                              now_ms=0.0, fetch_stuck=False, replicas={WALKING: replica},
-                             replica_manager=SimpleNamespace(hw_dirty={}))
+                             replica_manager=SimpleNamespace(hw_dirty={}),
+                             schedule=lambda delay_us, call: None)
     fetcher = ReplicaFetcher(host, broker, 0, 0, Sessionless().new_client())  # type: ignore
     fetcher.add_partition(WALKING, TruncateTo(own), wake=False)
     return fetcher
 
 
-def _out_of_range(fetcher: ReplicaFetcher) -> None:
+def _out_of_range(fetcher: ReplicaFetcher) -> list[str]:
+    """Answer the fetch OFFSET_OUT_OF_RANGE and deliver the ListOffsets round trips that follow;
+    the messages, in order (the first fetch after them stays on the wire)."""
     fetcher._apply(FetchResponseMsg(0, 0, 1, 0, errors={WALKING: OFFSET_OUT_OF_RANGE}))
+    fetcher.send()
+    host = fetcher.cluster
+    assert isinstance(host, HaltingHost)
+    sent = []
+    while fetcher.out_of_range and not host.halted:
+        sent.append(host.step())
+    return sent
 
 
 @pytest.mark.parametrize("version", ["0.8.2", "2.0", "2.1", "3.9"])
@@ -66,12 +76,13 @@ def _out_of_range(fetcher: ReplicaFetcher) -> None:
 def test_leader_log_end_below_the_followers(version: str, unclean: bool) -> None:
     host = HaltingHost(unclean)
     fetcher = _follower(host, version)
-    _out_of_range(fetcher)
+    # One ListOffsets round trip: the leader's end is below ours, its start is not asked.
+    assert _out_of_range(fetcher) == ["to-leader", "to-follower"]
     replica = fetcher.broker.replicas[WALKING]
     if unclean or version in ("2.1", "3.9"):  # truncate to the leader's end, fetch from there
         assert host.halted == [] and replica.leo == 2
         assert fetcher.partitions[WALKING].fetch_offset == 2
-        [(event, fields)] = host.events
+        [(event, fields)] = _changes(host)
         assert event == "replica.truncate" and fields["reason"] == "offset-out-of-range"
     else:  # the broker stops; nothing is truncated
         assert host.halted == [(1, WALKING, 0, 2, 5)] and replica.leo == 5
@@ -84,14 +95,14 @@ def test_a_log_ending_below_the_leaders_start_starts_again_there(version: str) -
     host = HaltingHost(unclean=False)
     host.leader.replicas[WALKING].log = _leader_from(6, end=9)
     fetcher = _follower(host, version)
-    _out_of_range(fetcher)
+    assert _out_of_range(fetcher) == ["to-leader", "to-follower"] * 2  # its end, then start
     replica = fetcher.broker.replicas[WALKING]
     assert host.halted == []
     assert (replica.log.log_start_offset, replica.leo, replica.log.batches) == (6, 6, [])
     assert replica.high_watermark == 6 and replica.log.latest_epoch == -1
     state = fetcher.partitions[WALKING]
     assert (state.fetch_offset, state.log_start_offset) == (6, 6)
-    [(event, fields)] = host.events
+    [(event, fields)] = _changes(host)
     assert event == "replica.truncate_fully"
     assert {k: fields[k] for k in ("log_start_offset", "log_end_offset", "to_offset",
                                    "records")} == {
@@ -113,10 +124,46 @@ def test_a_leader_that_caught_up_restarts_the_follower_only_before_kafka_2143(
     if version in ("0.8.2", "0.9"):
         assert (replica.log.log_start_offset, replica.leo) == (0, 0)
         assert fetcher.partitions[WALKING].fetch_offset == 0
-        assert [event for event, _ in host.events] == ["replica.truncate_fully"]
+        assert [event for event, _ in _changes(host)] == ["replica.truncate_fully"]
     else:
         assert replica.leo == 5 and fetcher.partitions[WALKING].fetch_offset == 5
-        assert host.events == []
+        assert _changes(host) == []
+
+
+def test_no_fetch_goes_while_the_list_offsets_round_trips_run() -> None:
+    # The fetcher thread waits for each answer (fetchLatestOffsetFromLeader, then
+    # fetchEarliestOffsetFromLeader): one message on the wire at a time, the fetch after both.
+    host = HaltingHost(unclean=False)
+    host.leader.replicas[WALKING].log = _leader_from(6, end=9)
+    fetcher = _follower(host, "3.9")
+    fetcher._apply(FetchResponseMsg(0, 0, 1, 0, errors={WALKING: OFFSET_OUT_OF_RANGE}))
+    fetcher.send()
+    for expected in ["to-leader", "to-follower", "to-leader", "to-follower"]:
+        assert [what for what, _ in host.wire] == [expected]
+        host.step()
+        fetcher.send()  # a wake-up meanwhile sends nothing
+    assert not fetcher.out_of_range and [what for what, _ in host.wire] == ["to-leader"]
+    host.step()
+    assert [what for what, _ in host.wire] == ["fetch"]  # that was the fetch, at the leader
+
+
+def test_a_broker_that_no_longer_leads_answers_and_the_partition_waits_the_back_off() -> None:
+    # NOT_LEADER_OR_FOLLOWER to the ListOffsets: the partition is in error, retried after
+    # replica.fetch.backoff.ms with the state it had (nothing truncated).
+    host = HaltingHost(unclean=False)
+    fetcher = _follower(host, "3.9")
+    fetcher._apply(FetchResponseMsg(0, 0, 1, 0, errors={WALKING: OFFSET_OUT_OF_RANGE}))
+    fetcher.send()
+    host.leader.replicas[WALKING].role = Role.FOLLOWER  # a new leader elected meanwhile
+    host.step()
+    host.step()
+    assert not fetcher.out_of_range and WALKING in fetcher.delayed
+    assert fetcher.broker.replicas[WALKING].leo == 5 and _changes(host) == []
+
+
+def _changes(host: HaltingHost) -> list[tuple[str, dict[str, Any]]]:
+    """The events of the follower's log changing (not its fetch requests)."""
+    return [(event, fields) for event, fields in host.events if event != "fetch.request"]
 
 
 def _leader_from(start: int, end: int) -> Log:
