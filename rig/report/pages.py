@@ -10,14 +10,20 @@ import orjson
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
+from rig.report.charts.faults import FAULT_LABEL, FAULT_LABEL_LINES
 from rig.report.paths import write_text_atomic
 
 __all__ = ["environment", "json_for_script", "plotly_js", "write_page"]
 
 
+# A variant name this short stays on one line in a table's header, even on a phone ("kafka-"
+# over "2.0" reads as two names); a longer one may break at its hyphens.
+SHORT_NAME = 12
+
+
 @cache
 def environment() -> Environment:
-    return Environment(
+    env = Environment(
         loader=PackageLoader("rig.report", "templates"),
         autoescape=True,  # always: scenario names, descriptions and paths are user text
         undefined=StrictUndefined,
@@ -25,6 +31,8 @@ def environment() -> Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
+    env.tests["short_name"] = lambda name: len(str(name)) <= SHORT_NAME
+    return env
 
 
 @cache
@@ -46,6 +54,7 @@ def json_for_script(value: Any) -> Markup:
 
 def write_page(template: str, context: dict[str, Any], out: Path, *, charts: bool) -> Path:
     """Render `template` with `context` (plus plotly.js when the page has charts) into `out`."""
-    extra = {"plotly_js": plotly_js() if charts else Markup("")}
+    extra = {"plotly_js": plotly_js() if charts else Markup(""), "fault_label": FAULT_LABEL,
+             "fault_label_lines": FAULT_LABEL_LINES}
     html = environment().get_template(template).render(**context, **extra)
     return write_text_atomic(Path(out), html)

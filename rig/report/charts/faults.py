@@ -16,6 +16,8 @@ __all__ = [
 
 MAX_FAULT_LABELS = 12  # more fault labels than this overlap; the lines and hover stay
 FAULT_COLOR = "#b91c1c"
+FAULT_LABEL = "fault-label"  # the annotations' name: the page places them as drawn
+FAULT_LABEL_LINES = 6  # lines of fault labels at most, under the top of the plot
 
 
 def fault_overlay(
@@ -78,6 +80,7 @@ def fault_overlay(
         for fault in faults:
             annotations.append(
                 {
+                    "name": FAULT_LABEL,  # (the page places these by their drawn width)
                     "text": f"{who(fault, True)}: {fault.short}" if who(fault, True)
                     else fault.short,
                     "xref": "x",

@@ -11,7 +11,7 @@ from dataclasses import replace
 from typing import Any
 
 from rig.analysis.buckets import bucket_seconds
-from rig.report.charts.faults import fault_overlay
+from rig.report.charts.faults import FAULT_LABEL_LINES, fault_overlay
 from rig.report.charts.figure import Chart, FaultMark, base_layout
 from rig.report.inputs import RunInputs, dig, number
 from rig.report.recovery.values import to_int
@@ -68,7 +68,7 @@ def _stagger(annotations: list[dict[str, Any]], span_x: float) -> None:
     level, last = 0, None
     for note in sorted(annotations, key=lambda a: a["x"]):
         near = last is not None and note["x"] - last < span_x * 0.09
-        level = min(level + 1, 5) if near else 0
+        level = min(level + 1, FAULT_LABEL_LINES - 1) if near else 0
         note["y"] = round(1 - 0.065 * level, 3)
         last = note["x"]
 
