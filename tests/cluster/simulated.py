@@ -8,6 +8,7 @@ from typing import Any
 
 import orjson
 
+from rig.scenario.load import load_scenario
 from rig.scenario.model import VariantSpec
 from rig.simulate import SimulationResult, simulate
 
@@ -83,6 +84,19 @@ def checked_run(variant: VariantSpec, tmp_path: Path, scenario: str,
               if c.status.value != "ok"]
     assert not failed, failed
     return [orjson.loads(line) for line in log.read_bytes().splitlines()], result
+
+
+def simulate_variants(directory: Path, scenario: str,
+                      only: list[str] | None = None) -> dict[str, list[dict[str, Any]]]:
+    """The events of every variant of `scenario` (YAML text), or of those in `only`."""
+    path = directory / "scenario.yaml"
+    path.write_text(scenario)
+    runs = {}
+    for spec in load_scenario(path, only_variants=only or []).variants:
+        log = directory / f"{spec.name}.jsonl"
+        simulate(spec, log)
+        runs[spec.name] = [orjson.loads(line) for line in log.read_bytes().splitlines()]
+    return runs
 
 
 def named(events: list[dict[str, Any]], *wanted: str) -> list[dict[str, Any]]:

@@ -9,11 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
 import pytest
 
-from rig.scenario.load import load_scenario
-from rig.simulate import simulate
+from tests.cluster.simulated import simulate_variants
 
 SCENARIO = """
 name: copied-records-retention
@@ -39,16 +37,9 @@ variants:
 
 @pytest.fixture(scope="module")
 def retentions(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[dict[str, Any]]]:
-    tmp = tmp_path_factory.mktemp("copied-records")
-    path = tmp / "scenario.yaml"
-    path.write_text(SCENARIO)
-    out = {}
-    for spec in load_scenario(path).variants:
-        log = tmp / f"{spec.name}.jsonl"
-        simulate(spec, log)
-        events = (orjson.loads(line) for line in log.read_bytes().splitlines())
-        out[spec.name] = [e for e in events if e["event"] == "log.retention"]
-    return out
+    runs = simulate_variants(tmp_path_factory.mktemp("copied-records"), SCENARIO)
+    return {variant: [e for e in events if e["event"] == "log.retention"]
+            for variant, events in runs.items()}
 
 
 def test_before_kip_33_the_copied_records_stay_retention_ms_past_the_copy(

@@ -9,11 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
 
-from rig.scenario.load import load_scenario
-from rig.simulate import simulate
+from tests.cluster.simulated import simulate_variants
 
 SCENARIO = """
 name: follower-behind-retention
@@ -38,12 +36,7 @@ variants:
 
 
 def _events(tmp_path: Path, variant: str) -> list[dict[str, Any]]:
-    path = tmp_path / "behind.yaml"
-    path.write_text(SCENARIO)
-    spec = load_scenario(path, only_variants=[variant]).variants[0]
-    log = tmp_path / f"{variant}.jsonl"
-    simulate(spec, log)
-    return [orjson.loads(line) for line in log.read_bytes().splitlines()]
+    return simulate_variants(tmp_path, SCENARIO, [variant])[variant]
 
 
 @pytest.mark.parametrize("variant", ["kafka-0.10", "kafka-3.9"])

@@ -9,11 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
 import pytest
 
-from rig.scenario.load import load_scenario
-from rig.simulate import simulate
+from tests.cluster.simulated import simulate_variants
 
 # The leader checks retention every 5 s, its followers every 60 s: between their checks their
 # log start follows the leader's.
@@ -43,15 +41,7 @@ variants:
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[dict[str, Any]]]:
-    tmp = tmp_path_factory.mktemp("follower-log-start")
-    path = tmp / "scenario.yaml"
-    path.write_text(SCENARIO)
-    out = {}
-    for spec in load_scenario(path).variants:
-        log = tmp / f"{spec.name}.jsonl"
-        simulate(spec, log)
-        out[spec.name] = [orjson.loads(line) for line in log.read_bytes().splitlines()]
-    return out
+    return simulate_variants(tmp_path_factory.mktemp("follower-log-start"), SCENARIO)
 
 
 def _retentions(events: list[dict[str, Any]], broker: int) -> list[dict[str, Any]]:
