@@ -7,8 +7,9 @@ busy at that moment. A thread that finds nothing sleeps log.cleaner.backoff.ms. 
 every thread (a pass in progress is lost; the checkpoint is written only when a pass ends), and
 a truncation of the log during a pass aborts it.
 
-Retention runs every log.retention.check.interval.ms and deletes whole segments, oldest first, as
-rig.cluster.retention says for the release. Samples go out every STORAGE_SAMPLE_MS, only for
+Retention deletes whole segments, oldest first, as rig.cluster.retention says for the release:
+every log.retention.check.interval.ms for a log not compacted, after each cleaner thread's pass
+(or its finding nothing to clean) for a compacted one. Samples go out every STORAGE_SAMPLE_MS, only for
 logs that were written, read or rewritten since the previous one, so an idle cluster costs
 nothing.
 """
