@@ -111,9 +111,10 @@ class Broker:
         timer = self.ctx.sim.after(delay_us, run)
         tasks.add(timer)
 
-    def every(self, period_ms: int, action: Callable[[], None], *, now: bool = False) -> None:
-        """Run `action` every `period_ms` (first now, with `now`, else a period from now) while
-        this incarnation lives; skipped while the broker is stalled."""
+    def every(self, period_ms: int, action: Callable[[], None], *, now: bool = False,
+              first_ms: int | None = None) -> None:
+        """Run `action` every `period_ms` (first now, with `now`, else `first_ms` or a period
+        from now) while this incarnation lives; skipped while the broker is stalled."""
         period_us = period_ms * 1000
         incarnation = self.incarnation
         tasks = self.tasks
@@ -133,7 +134,7 @@ class Broker:
         if now:
             tick()
         else:
-            pending.append(after(period_us, tick))
+            pending.append(after(period_us if first_ms is None else first_ms * 1000, tick))
             tasks.add(pending[0])
 
     def crash(self, power_loss: bool) -> int:

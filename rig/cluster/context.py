@@ -73,8 +73,9 @@ class Process(Protocol):
     @property
     def now_ms(self) -> float: ...
 
-    def every(self, period_ms: int, action: Action) -> None:
-        """Run `action` every `period_ms` while this incarnation lives."""
+    def every(self, period_ms: int, action: Action, *, first_ms: int | None = None) -> None:
+        """Run `action` every `period_ms` (first after `first_ms`, if given) while this
+        incarnation lives."""
         ...
 
     def schedule(self, delay_us: int, action: Action) -> None:

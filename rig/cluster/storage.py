@@ -8,10 +8,10 @@ every thread (a pass in progress is lost; the checkpoint is written only when a 
 a truncation of the log during a pass aborts it.
 
 Retention deletes whole segments, oldest first, as rig.cluster.retention says for the release:
-every log.retention.check.interval.ms for a log not compacted, after each cleaner thread's pass
-(or its finding nothing to clean) for a compacted one. Samples go out every STORAGE_SAMPLE_MS, only for
-logs that were written, read or rewritten since the previous one, so an idle cluster costs
-nothing.
+for a log not compacted 30 s after the broker starts and every log.retention.check.interval.ms
+after, for a compacted one after each cleaner thread's pass (or its finding nothing to clean).
+Samples go out every STORAGE_SAMPLE_MS, only for logs that were written, read or rewritten since
+the previous one, so an idle cluster costs nothing.
 """
 
 from __future__ import annotations
@@ -35,6 +35,9 @@ if TYPE_CHECKING:
 
 STORAGE_SAMPLE_MS = 2000
 DISK_BYTES_PER_SECOND = 200 * (1 << 20)  # the cleaner's speed when nothing throttles it
+# LogManager starts its retention task this long after it starts, then runs it every
+# log.retention.check.interval.ms (InitialTaskDelayMs; log.initial.task.delay.ms, internal, 3.8+).
+INITIAL_TASK_DELAY_MS = 30_000
 
 
 def apply_pass(log: Log, plan: CleanPass) -> None:
@@ -80,7 +83,8 @@ class BrokerStorage:
         self.written.update((key, r) for key, r in self.replicas.items()
                             if r.log.retainable)
         broker.every(STORAGE_SAMPLE_MS, self.sample)
-        broker.every(broker.config.log_retention_check_interval_ms, self.retention)
+        broker.every(broker.config.log_retention_check_interval_ms, self.retention,
+                     first_ms=INITIAL_TASK_DELAY_MS)
         config = self.ctx.topics.by_topic
         compacted_topics = {topic for topic in config if compacted(config[topic])}
         if (self.strategy is not None and broker.config.log_cleaner_enable and compacted_topics

@@ -13,12 +13,13 @@ import pytest
 
 from tests.cluster.simulated import simulate_variants
 
-# The leader checks retention every 5 s, its followers every 60 s: between their checks their
-# log start follows the leader's.
+# Every broker's retention task first runs 30 s after it starts (LogManager's
+# InitialTaskDelayMs); then the leader's every 5 s, its followers' every 60 s: between their
+# checks (30 s and 90 s) their log start follows the leader's.
 SCENARIO = """
 name: follower-log-start
 seed: 3
-duration: 70s
+duration: 95s
 cluster:
   brokers:
     - {id: 0}
@@ -48,17 +49,26 @@ def _retentions(events: list[dict[str, Any]], broker: int) -> list[dict[str, Any
     return [e for e in events if e["event"] == "log.retention" and e["broker"] == broker]
 
 
+def test_retention_first_runs_30_s_after_the_broker_starts(
+        runs: dict[str, list[dict[str, Any]]]) -> None:
+    for events in runs.values():
+        for broker in (0, 1, 2):
+            first = _retentions(events, broker)[0]
+            assert (first["t_ms"], first["log_start_offset"]) == (30_000, 501)
+
+
 @pytest.mark.parametrize("variant", ["kafka-2.8", "kafka-3.9"])
 def test_a_follower_takes_each_log_start_the_leaders_retention_moved(
         runs: dict[str, list[dict[str, Any]]], variant: str) -> None:
     events = runs[variant]
-    leader_starts = [e["log_start_offset"] for e in _retentions(events, 0) if e["t_ms"] < 60_000]
-    assert leader_starts == [501, 1002, 1503, 2004, 2505, 3006]
+    leader_starts = [e["log_start_offset"] for e in _retentions(events, 0)
+                     if 30_000 < e["t_ms"] < 90_000]
+    assert leader_starts == [501 * n for n in range(2, 13)]  # 1,002 … 6,012
     for follower in (1, 2):
         increments = [e for e in events if e["event"] == "log.start_increment"
-                      and e["broker"] == follower and e["t_ms"] < 60_000]
+                      and e["broker"] == follower and e["t_ms"] < 90_000]
         assert [e["log_start_offset"] for e in increments] == leader_starts
-        assert [e["from_offset"] for e in increments] == [0, *leader_starts[:-1]]
+        assert [e["from_offset"] for e in increments] == [501, *leader_starts[:-1]]
         assert all(e["leader"] == 0 for e in increments)
         for increment in increments:
             # Its next request lists the partition, with the new log start.
@@ -70,25 +80,24 @@ def test_a_follower_takes_each_log_start_the_leaders_retention_moved(
 def test_from_3_0_the_log_start_pass_deletes_first(
         runs: dict[str, list[dict[str, Any]]]) -> None:
     for follower in (1, 2):
-        first, second = _retentions(runs["kafka-3.9"], follower)
-        assert first["t_ms"] == second["t_ms"] == 60_000
+        _, first, second = _retentions(runs["kafka-3.9"], follower)
+        assert first["t_ms"] == second["t_ms"] == 90_000
         assert (first["reason"], first["segments_deleted"], first["log_start_offset"]) == (
-            "log_start_offset", 6, 3006)
-        assert (second["reason"], second["log_start_offset"]) == ("retention.ms", 3507)
+            "log_start_offset", 11, 6012)
+        assert (second["reason"], second["log_start_offset"]) == ("retention.ms", 6513)
 
 
 @pytest.mark.parametrize("variant", ["kafka-0.10", "kafka-2.8"])
 def test_before_3_0_the_retention_ms_pass_deletes_first(
         runs: dict[str, list[dict[str, Any]]], variant: str) -> None:
     for follower in (1, 2):
-        [only] = _retentions(runs[variant], follower)
+        _, only = _retentions(runs[variant], follower)
         assert (only["t_ms"], only["reason"], only["segments_deleted"],
-                only["log_start_offset"]) == (60_000, "retention.ms", 7, 3507)
+                only["log_start_offset"]) == (90_000, "retention.ms", 12, 6513)
 
 
 def test_before_0_11_a_follower_never_takes_the_leaders_log_start(
         runs: dict[str, list[dict[str, Any]]]) -> None:
     events = runs["kafka-0.10"]
-    assert [e["log_start_offset"] for e in _retentions(events, 0)][:6] == [
-        501, 1002, 1503, 2004, 2505, 3006]
+    assert [e["log_start_offset"] for e in _retentions(events, 0)][:3] == [501, 1002, 1503]
     assert not [e for e in events if e["event"] == "log.start_increment"]

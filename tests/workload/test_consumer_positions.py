@@ -189,7 +189,7 @@ def test_from_2_1_a_consumer_fetch_at_a_stale_epoch_is_fenced(
 RETENTION = """
 name: retention-consumer
 seed: 3
-duration: 20s
+duration: 45s
 kafka: "2.4"
 cluster:
   brokers: 1
@@ -203,27 +203,27 @@ workload:
   consumers:
     - {{group: g, topic: t, start: {start}}}
 faults:
-  - {{kind: network-partition, groups: [[{{consumer: g}}], [0, zk]], at: 3s, heal_after: 10s}}
+  - {{kind: network-partition, groups: [[{{consumer: g}}], [0, zk]], at: 25s, heal_after: 10s}}
 """
 
 
 @pytest.mark.parametrize("start", ["latest", "earliest"])
 def test_a_position_retention_deleted_is_out_of_range_and_reset_by_policy(
         tmp_path: Path, start: str) -> None:
-    """Cut off at offset 602 while retention deletes segments, the consumer comes back below
-    the log start: OFFSET_OUT_OF_RANGE (Log.read: startOffset < logStartOffset), and latest
-    jumps to the HW, earliest to the log start; what it read that retention deleted since is
-    not a lost record (consumed-records-stay)."""
+    """Cut off at offset 5,002 while retention (its task first runs at 30 s) deletes
+    segments, the consumer comes back below the log start: OFFSET_OUT_OF_RANGE (Log.read:
+    startOffset < logStartOffset), and latest jumps to the HW, earliest to the log start; what
+    it read that retention deleted since is not a lost record (consumed-records-stay)."""
     path = tmp_path / "retention.yaml"
     path.write_text(RETENTION.format(start=start))
     log = tmp_path / "retention.jsonl"
     result = simulate(load_scenario(path).variants[0], log)
     events = [orjson.loads(line) for line in log.read_bytes().splitlines()]
     (reset,) = _resets(events)
-    assert (reset["offset"], reset["reason"], reset["policy"]) == (602, "out-of-range", start)
+    assert (reset["offset"], reset["reason"], reset["policy"]) == (5002, "out-of-range", start)
     starts = [e["log_start_offset"] for e in events
               if e["event"] == "log.retention" and e["t_ms"] <= reset["t_ms"]]
-    assert starts[-1] > 602  # retention had cut past the position
+    assert starts[-1] > 5002  # retention had cut past the position
     if start == "latest":
         hws = [e["hw"] for e in events if e["event"] == "hw.advance" and e["t_ms"] <= reset["t_ms"]]
         assert reset["to"] == hws[-1]
