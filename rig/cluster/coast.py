@@ -75,7 +75,7 @@ class CoastHost(Protocol):
     def brokers(self) -> Mapping[int, Broker]: ...
 
     def deliver_at(self, arrival_us: int, src: Node, dst: Node, deliver: Callable[[], None],
-                   sent_us: int) -> None: ...
+                   sent_us: int, nbytes: int) -> None: ...
 
     def backlogged(self, src: Node, dst: Node) -> bool: ...
 
@@ -196,7 +196,7 @@ class Coast(IdleRounds):
         resuming[-1] = (self, (IN_FLIGHT[phase], current))
         if phase == SENT:
             cluster.deliver_at(arrived_us, fetcher.node, leader.id,
-                               lambda: leader.on_fetch(request), sent_us)
+                               lambda: leader.on_fetch(request), sent_us, self.request_sizes[2])
         elif phase == PARKED:
             leader.fetch_server.park_again(request, arrived_us)
         else:
@@ -204,7 +204,7 @@ class Coast(IdleRounds):
             response = FetchResponseMsg(NONE, self.session_id, self.response_partitions, 0,
                                         body_bytes=body, header_bytes=header, wire_bytes=wire)
             cluster.deliver_at(expired_us + self.to_client_us, leader.id, fetcher.node,
-                               lambda: fetcher.on_response(request, response), expired_us)
+                               lambda: fetcher.on_response(request, response), expired_us, wire)
         resuming.pop()
         self._log(requests, responses)
 

@@ -175,12 +175,13 @@ class Transport:
         return resend
 
     def deliver_at(self, arrival_us: int, src: Node, dst: Node, deliver: Callable[[], None],
-                   sent_us: int) -> None:
-        """A message sent at `sent_us` in closed form (a coasting fetch round, which kept the
-        link busy itself) arrives at `arrival_us` under the rules of `send`."""
+                   sent_us: int, nbytes: int) -> None:
+        """A TCP message of `nbytes` sent at `sent_us` in closed form (a coasting fetch round,
+        which kept the link busy itself) arrives at `arrival_us` under the rules of `send`: a
+        cut met on arrival makes TCP send it again, as it does the messages `send` sent."""
         receiver = self._brokers.get(dst) if isinstance(dst, int) else None
         self.sim.call_at(arrival_us, partial(self._arrival, src, dst, deliver, receiver,
-                                             self._incarnation(dst), None, None),
+                                             self._incarnation(dst), None, (nbytes, sent_us)),
                          scheduled_us=sent_us)
 
     def _arrival(self, src: Node, dst: Node, deliver: Callable[[], None],

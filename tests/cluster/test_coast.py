@@ -381,3 +381,20 @@ def test_a_follower_dropped_from_the_isr_stops_coasting_to_rejoin_it(tmp_path: P
     full = _run(tmp_path, document, "full")
     assert_same_run(full, _run(tmp_path, document, "fetch-aggregated"))
     assert any(e["event"] == names.ISR_EXPAND and e["t_ms"] == 8111.512 for e in full)
+
+
+def test_a_response_travelling_when_a_partition_begins_is_sent_again_by_tcp(
+        tmp_path: Path) -> None:
+    """Broker 1 answered broker 0's idle fetch at 3.513 s; the answer, 1 ms on the wire, meets a
+    partition of broker 0 from 3.514 s. In the full run TCP sends it again after the heal (the
+    next request goes at 3.714 s); a coast woken by the partition rebuilt the answer as a
+    message without TCP, the cut dropped it, and the fetcher waited 30 s for its request
+    timeout (found by test_any_run_is_the_same_with_fetch_aggregated's example database)."""
+    document = {**_cluster(3, 3, **{"num.replica.fetchers": 1, "replica.lag.time.max.ms": "4s"}),
+                "seed": 0, "duration": "40s",
+                "strategies": {"fetch_session": "incremental", "isr": "lag-time"},
+                "faults": [{"kind": "network-partition", "at": "3514ms", "heal_after": "100ms",
+                            "groups": [[0], [1, 2]]}]}
+    full = _run(tmp_path, document, "full")
+    assert_same_run(full, _run(tmp_path, document, "fetch-aggregated"))
+    assert not [e for e in full if e["event"] == names.SESSION_CREATED and e["t_ms"] > 1000]
