@@ -155,17 +155,6 @@ class FetchClient:
             self.dirty[key] = None  # an incremental session forgets it in the next request
             self._runs = None
 
-    def restate(self, key: TopicPartition, log_start_offset: int) -> None:
-        """The partition's log start moved here (retention): the next request lists it again
-        with the new one (FetchSessionHandler compares the whole PartitionData)."""
-        state = self.partitions.get(key)
-        if state is None or state.log_start_offset == log_start_offset:
-            return
-        if self.coast is not None:
-            self.coast.wake()
-        state.log_start_offset = log_start_offset
-        self.dirty[key] = None
-
     def stop(self) -> None:
         if self.coast is not None:
             self.coast.wake()
@@ -231,10 +220,7 @@ class FetchClient:
         request.request_id = sent
         self.sent_at_us = cluster.sim.now_us
         leader = cluster.brokers[self.leader_id]
-        if not leader.alive:
-            # A dead process resets the connection: the client learns it after a round trip.
-            rtt_us = 2 * cluster.network.base_link(self.node, self.leader_id).latency_us
-            cluster.sim.call_after(rtt_us, lambda: self._timed_out(sent))
+        if self._refused(sent):
             return
         cluster.send(self.node, self.leader_id, wire, partial(leader.on_fetch, request),
                      kind="fetch")
@@ -249,6 +235,16 @@ class FetchClient:
         self.sent_at_us = sent_us
         self._timeout = self.cluster.sim.at(sent_us + self.timeout_ms * 1000,
                                             lambda: self._timed_out(sent), scheduled_us=sent_us)
+
+    def _refused(self, sent: int) -> bool:
+        """Whether the leader's process is dead: it resets the connection, and the client
+        learns it after a round trip (request `sent` then times out)."""
+        cluster = self.cluster
+        if cluster.brokers[self.leader_id].alive:
+            return False
+        rtt_us = 2 * cluster.network.base_link(self.node, self.leader_id).latency_us
+        cluster.sim.call_after(rtt_us, lambda: self._timed_out(sent))
+        return True
 
     def connection_reset(self, broker: int) -> None:
         """`broker`'s process died with our request open: the client sees the reset now."""

@@ -52,6 +52,17 @@ class FollowerTruncation(FetchClient):
         state.last_fetched_epoch = self._last_fetched_epoch(replica)
         self.dirty[key] = None
 
+    def restate(self, key: TopicPartition, log_start_offset: int) -> None:
+        """The partition's log start moved here (retention, or the leader's): the next request
+        lists it again with the new one (FetchSessionHandler compares the whole PartitionData)."""
+        state = self.partitions.get(key)
+        if state is None or state.log_start_offset == log_start_offset:
+            return
+        if self.coast is not None:
+            self.coast.wake()
+        state.log_start_offset = log_start_offset
+        self.dirty[key] = None
+
     def _view(self, key: TopicPartition) -> FollowerView:
         replica = self.broker.replicas[key]
         return FollowerView(replica.leo, replica.high_watermark, replica.log.latest_epoch,
@@ -129,16 +140,14 @@ class FollowerTruncation(FetchClient):
         cluster = self.cluster
         self.in_flight = True
         sent = self._sent = self._sent + 1
-        leader = cluster.brokers[self.leader_id]
-        if not leader.alive:  # a dead process resets the connection: seen after a round trip
-            rtt_us = 2 * cluster.network.base_link(self.node, self.leader_id).latency_us
-            cluster.sim.call_after(rtt_us, lambda: self._timed_out(sent))
+        if self._refused(sent):
             return
+        leader = cluster.brokers[self.leader_id]
 
-        def at_leader() -> None:
+        def at_leader() -> None:  # (only delivered to the process it was sent to, alive)
             replica = leader.replicas.get(key)
             answer = None
-            if leader.alive and replica is not None and replica.role is Role.LEADER:
+            if replica is not None and replica.role is Role.LEADER:
                 answer = replica.leo if kind == LATEST else replica.log.log_start_offset
             cluster.send(self.leader_id, self.broker_id, LIST_OFFSETS_BYTES,
                          lambda: self._on_offset(sent, key, kind, answer))

@@ -56,6 +56,10 @@ class BrokerStorage:
         self.in_progress: set[tuple[str, int]] = set()
         self.busy = 0
         self.settings = cleaner_settings(broker.config)
+        config = broker.config
+        self.rules = RetentionRules(config.retention_below_high_watermark,
+                                    config.retention_log_start_first,
+                                    config.retention_log_start_when_compacted)
         self.sizes: dict[tuple[str, int], int] = {}  # each log's size at its last sample
         self.disk = 0  # their sum: the broker's disk, kept without visiting idle logs
         # Logs appended to (since this process started, or holding data then) or whose log
@@ -205,9 +209,7 @@ class BrokerStorage:
         deletes (Log.deleteOldSegments)."""
         broker = self.broker
         config = broker.config
-        rules = RetentionRules(config.retention_below_high_watermark,
-                               config.retention_log_start_first,
-                               config.retention_log_start_when_compacted)
+        rules = self.rules
         log = replica.log
         now_ms = broker.now_ms
         retention_ms = int(topic_config.get("retention.ms", config.log_retention_ms))
