@@ -11,6 +11,7 @@ from rig.cluster.messages import FetchRequestMsg
 from rig.cluster.read_replica import serves_consumer
 from rig.cluster.replica import Replica, Role
 from rig.cluster.replica_manager import ReplicaManager, Slot
+from rig.strategies.isr.base import record_failed_read
 
 
 def fetch_offset(rm: ReplicaManager, request: FetchRequestMsg, replica: Replica,
@@ -53,15 +54,25 @@ def update_fetch_state(rm: ReplicaManager, slot: Slot, request: FetchRequestMsg)
     pending = rm.pending.get(slot)
     diverging = request.diverging or {}
     fenced = request.fenced or {}
+    failed_read = rm.config.failed_read_resets_follower
     for key in touched:
         replica = rm.replicas.get(key)
-        if (replica is None or replica.role is not Role.LEADER or key in diverging
-                or key in fenced):
-            continue  # not progress: a diverging epoch (rig.cluster.diverging_epoch) or a
-            # fenced one (rig.cluster.fetch_epochs)
+        if replica is None or replica.role is not Role.LEADER or key in diverging:
+            continue  # not progress: a diverging epoch (rig.cluster.diverging_epoch)
         offset = fetch_offset(rm, request, replica, follower)
-        if offset < 0 or offset > replica.leo:
-            continue  # unknown, or out of range (answered with an error): not progress
+        if key in fenced or (offset >= 0 and (offset > replica.leo
+                                              or offset < replica.log.log_start_offset)):
+            # Answered with an error, a fenced epoch (rig.cluster.fetch_epochs) or an offset out
+            # of range: not progress. Before 2.4 the leader recorded the failed read as a fetch
+            # at an unknown offset (KAFKA-8400; rig.strategies.isr.base.record_failed_read).
+            if failed_read:
+                record_failed_read(isr_strategy, replica.follower(follower), now)
+                if pending is None:
+                    pending = rm.pending.setdefault(slot, {})
+                pending[key] = None  # behind as far as the leader knows: an ISR candidate
+            continue
+        if offset < 0:
+            continue  # unknown: not progress
         progress = replica.follower(follower)
         # Replica.updateFetchStateOrThrow (3.5+, KIP-903). Before 3.5 Kafka had no such state:
         # a Fetch v15 forced on an older profile brings an epoch its leader does not keep.

@@ -127,6 +127,13 @@ RULES: tuple[VersionRule, ...] = (
     VersionRule("isr_rejoin_needs_epoch_start", "a follower rejoins the ISR only past the start "
                 "of the leader's epoch", (("0.8.2", False), ("2.1", True)),
                 "Partition.isFollowerInSync (leaderEpochStartOffsetOpt, 2.1)"),
+    VersionRule("failed_read_resets_follower", "a follower fetch the leader answers with an "
+                "error (out of range, a fenced or unknown leader epoch) makes the follower's "
+                "log end offset unknown to the leader until its next good fetch",
+                (("0.8.2", True), ("2.4", False)),
+                "KAFKA-8400 (before 2.4 ReplicaManager.updateFollowerLogReadResults passed a "
+                "failed read, offset -1, to Replica.updateLogReadResult; 2.4's "
+                "updateFollowerFetchState skips it)"),
     VersionRule("isr_update", "how a leader changes its ISR in ZooKeeper mode "
                 "(inter.broker.protocol.version)",
                 (("0.8.2", "zookeeper-write"), ("2.7", "alter-isr-every-50ms"),

@@ -3,6 +3,12 @@
 The leader calls `on_fetch` while handling a follower's fetch (to decide expansion) and
 `out_of_sync` from its periodic `isr-expiration` task every `check_interval_ms` (to decide
 shrinking). The leader itself is always in the ISR.
+
+A strategy may also have `on_failed_read(progress, now_ms)`: on a release before 2.4 the leader
+calls it for a partition of a follower's fetch it answered with an error (an offset out of range,
+a fenced or unknown leader epoch), where Kafka recorded the failed read as a fetch at an unknown
+offset (KAFKA-8400). It is optional (the contract's v1 has no such call); without it the failed
+read changes nothing, as from 2.4.
 """
 
 from __future__ import annotations
@@ -61,3 +67,11 @@ class IsrStrategy(Protocol):
 
     def may_join(self, progress: FollowerProgress, high_watermark: int,
                  epoch_start_offset: int) -> bool: ...
+
+
+def record_failed_read(strategy: IsrStrategy, progress: FollowerProgress, now_ms: float) -> None:
+    """The leader answered a fetch of this follower's partition with an error, on a release that
+    records it (KAFKA-8400: before 2.4): the strategy's `on_failed_read`, if it has one."""
+    hook = getattr(strategy, "on_failed_read", None)
+    if hook is not None:
+        hook(progress, now_ms)

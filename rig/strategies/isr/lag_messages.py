@@ -58,6 +58,13 @@ class LagMessages:
         progress.last_fetch_leader_leo = leader_leo
         progress.last_fetch_ms = now_ms
 
+    def on_failed_read(self, progress: FollowerProgress, now_ms: float) -> None:
+        """0.8.2 recorded a failed read's unknown offset like any other (KafkaApis
+        recordFollowerLogEndOffsets → Replica.logEndOffset_=, which stamps the update time):
+        the follower is not stuck, and with an unknown LEO not slow either."""
+        progress.log_end_offset = -1
+        progress.last_fetch_ms = now_ms
+
     def out_of_sync(self, progress: FollowerProgress, leader_leo: int, now_ms: float,
                     lag_time_ms: int) -> bool:
         behind = progress.log_end_offset < leader_leo

@@ -34,12 +34,23 @@ class LagTime:
         # Caught up: the fetch reached the leader's LEO now, or the LEO the leader had at the
         # previous fetch (0.10.2+), which keeps a steadily fetching follower caught up under load.
         if fetch_offset >= leader_leo:
-            progress.last_caught_up_ms = now_ms
+            progress.last_caught_up_ms = max(progress.last_caught_up_ms, now_ms)
         elif self.kafka_4485 and fetch_offset >= progress.last_fetch_leader_leo:
             progress.last_caught_up_ms = max(progress.last_caught_up_ms, progress.last_fetch_ms)
         progress.log_end_offset = fetch_offset
         progress.last_fetch_leader_leo = leader_leo
         progress.last_fetch_ms = now_ms
+
+    def on_failed_read(self, progress: FollowerProgress, now_ms: float) -> None:
+        """Before 2.4 (KAFKA-8400) a read that failed reached Replica.updateLogReadResult as it
+        was, its offset, the leader's LEO and its fetch time all -1: the follower's log end
+        offset becomes unknown (so it holds the HW, cannot rejoin, and from 2.1 is no longer
+        "at the leader's LEO" for the shrink), its caught-up time stays (max with -1), and from
+        0.10.2 its next fetch cannot count as caught up by the LEO the leader had at this one."""
+        progress.log_end_offset = -1
+        if self.kafka_4485:  # 0.9–0.10.1 kept nothing else of a fetch (isReadFromLogEnd false)
+            progress.last_fetch_leader_leo = -1
+            progress.last_fetch_ms = -1.0
 
     def out_of_sync(self, progress: FollowerProgress, leader_leo: int, now_ms: float,
                     lag_time_ms: int) -> bool:
