@@ -158,6 +158,7 @@ class Broker:
         self.alive = True
         self.machine_down = False
         self.stalled = False
+        self.log_manager.load_logs(self.replicas, self.now_ms)
         self.start_tasks()
 
     def report_lost_sessions(self) -> None:

@@ -94,7 +94,7 @@ class FollowerTruncation(FetchClient):
         replica = self.broker.replicas[key]
         before = replica.leo
         offset = max(0, min(offset, before))
-        removed = replica.log.truncate_to(offset)
+        removed = replica.log.truncate_to(offset, self.broker.now_ms)
         if offset >= before and self.broker.config.truncate_epochs_at_log_end:
             # Kafka 2.7+ (KAFKA-10706, Log.truncateTo): "Always truncate epoch cache since we
             # may have a conflicting epoch entry at the end of the log from the leader".

@@ -147,8 +147,6 @@ class Log(LeaderEpochCache):
             self.flushed = max(self.flushed, self.log_end_offset)
             active = Segment(base, 0, now_ms)
             segments.append(active)
-        elif not active.size:
-            active.created_ms = now_ms
         self.positions.append(active.size)
         active.add_batch(end - 1, size, batch.timestamp_ms, self.index_interval_bytes)
         active.modified_ms = now_ms
@@ -184,8 +182,9 @@ class Log(LeaderEpochCache):
     def unflushed_records(self) -> int:
         return self.log_end_offset - self.flushed
 
-    def truncate_to(self, offset: int) -> int:
-        """Remove everything at or after `offset` (a batch straddling it goes whole).
+    def truncate_to(self, offset: int, now_ms: float | None = None) -> int:
+        """Remove everything at or after `offset` (a batch straddling it goes whole), at
+        `now_ms` (None: no write of this broker's, see Segment.truncate).
 
         Returns the number of records removed. The epoch cache loses the epochs that started at
         or after the new end.
@@ -209,19 +208,16 @@ class Log(LeaderEpochCache):
         while self.dirty and self.dirty[-1][1] > self.log_end_offset:
             self.dirty.pop()
         self.truncate_epochs_from_end()  # every epoch starting at or after the new end
-        self._trim_segments()
-        return removed
-
-    def _trim_segments(self) -> None:
+        # Log.truncateTo: the segments based past the new end go; the one holding it, or based
+        # at it (left empty), is the active one, recounted from the batches it still holds.
         segments = self.segments
-        while len(segments) > 1 and segments[-1].base_offset >= self.log_end_offset:
+        while len(segments) > 1 and segments[-1].base_offset > self.log_end_offset:
             segments.pop()
-        # Recount the active segment from the batches it still holds.
         active = segments[-1]
-        first = bisect.bisect_left(self.bases, active.base_offset)
-        active.size = sum(b.size for b in self.batches[first:])
-        active.truncate_index(self.log_end_offset)
-        active.since_index = 0  # LogSegment.truncateTo resets it
+        left = self.batches[bisect.bisect_left(self.bases, active.base_offset):]
+        active.truncate(sum(b.size for b in left), self.log_end_offset,
+                        max((b.timestamp_ms for b in left), default=0.0), now_ms)
+        return removed
 
     def lose_unflushed(self) -> int:
         """A power loss: only flushed data survives. Returns the records lost."""

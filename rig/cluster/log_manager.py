@@ -19,6 +19,15 @@ class LogManager:
         """After a crash the logs still unflushed are what the next flush finds."""
         self.dirty_logs = {r.key: r for r in replicas.values() if r.log.dirty}
 
+    def load_logs(self, replicas: dict[TopicPartition, Replica], now_ms: float) -> None:
+        """LogManager.loadLogs as a new process starts: each segment on disk becomes a
+        LogSegment made now. Before KIP-33 a segment's roll clock is when that object was made
+        (LogSegment.created), so a restart puts off every time-based roll (KIP-33's case)."""
+        for replica in replicas.values():
+            if not replica.log.timestamps:
+                for segment in replica.log.segments:
+                    segment.created_ms = now_ms
+
     def appended(self, replica: Replica) -> None:
         """An append (as leader or follower): flush at once past the topic's flush.messages."""
         self.dirty_logs[replica.key] = replica

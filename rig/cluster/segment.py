@@ -78,6 +78,25 @@ class Segment:
         del self.index_positions[keep:]
         self.time_entries = min(self.time_entries, keep)
 
+    def truncate(self, size: int, end_offset: int, largest_ms: float,
+                 now_ms: float | None) -> None:
+        """LogSegment.truncateTo: `size` bytes are left, ending before `end_offset`, the largest
+        timestamp among them `largest_ms` (loadLargestTimestamp). Index entries at or past the
+        end go and bytesSinceLastIndexEntry starts again. A file made shorter was written now
+        (its mtime, which retention went by before KIP-33); one made empty starts its roll
+        clock again (`created`; from KIP-33 it forgets its first timestamp too). `now_ms` None:
+        this broker wrote nothing (a power loss reverted the file), the clocks stay."""
+        if now_ms is not None and size < self.size:
+            self.modified_ms = now_ms
+            if not size:
+                self.created_ms = now_ms
+        if not size:
+            self.first_timestamp_ms = -1.0
+        self.size = size
+        self.largest_timestamp_ms = largest_ms
+        self.truncate_index(end_offset)
+        self.since_index = 0
+
 
 LOOKUP_SAMPLE_EVERY = 16  # keep one lookup in this many for percentiles (the rest are counted)
 

@@ -159,15 +159,19 @@ def test_batch_larger_than_segment_bytes_goes_into_an_empty_segment() -> None:
     assert [(s.base_offset, s.size) for s in log.segments] == [(0, 500), (1, 500)]
 
 
-def test_segment_rolls_after_segment_ms_counted_from_its_first_append() -> None:
-    # Before KIP-33 (0.10.1), or without timestamps: the time since this broker made it.
+def test_segment_rolls_after_segment_ms_counted_from_when_it_was_made() -> None:
+    # Before KIP-33 (0.10.1), or without timestamps: the time since this broker made the
+    # segment (LogSegment.created): the log's first one when the log was made (here at 0),
+    # though nothing was appended until 5 s (Log.maybeRoll: size > 0 and now - created > ms).
     log = Log(segment_ms=1000, timestamps=False)
-    log.append(batch(0), 5000.0)  # the empty first segment starts its clock here, not at 0
-    log.append(batch(1), 5999.0)
-    assert [s.base_offset for s in log.segments] == [0]
+    log.append(batch(0), 5000.0)  # into an empty segment: no roll
+    log.append(batch(1), 5001.0)
+    assert [s.base_offset for s in log.segments] == [0, 1]
+    assert log.segments[-1].created_ms == 5001.0
     log.append(batch(2), 6001.0)
-    assert [s.base_offset for s in log.segments] == [0, 2]
-    assert log.segments[-1].created_ms == 6001.0
+    assert [s.base_offset for s in log.segments] == [0, 1]
+    log.append(batch(3), 6002.0)
+    assert [s.base_offset for s in log.segments] == [0, 1, 3]
 
 
 def test_segment_rolls_by_the_records_timestamps_from_kip_33() -> None:
@@ -291,14 +295,18 @@ def test_truncate_forgets_dirty_pages_past_the_new_end() -> None:
     assert list(log.dirty) == [(0.0, 1), (1.0, 3)]
 
 
-def test_truncate_removes_segments_that_start_at_or_after_the_new_end() -> None:
+def test_truncate_removes_segments_based_past_the_new_end_and_empties_one_based_at_it() -> None:
+    # Log.truncateTo (LocalLog's from 3.0): the segments with baseOffset > the target go; the
+    # one based at the target stays, empty, as the active segment, and the next append goes in.
     log = Log(segment_bytes=200)
     fill(log, [1] * 6, size=100)  # segments at 0, 2, 4
     assert [s.base_offset for s in log.segments] == [0, 2, 4]
     log.truncate_to(3)
     assert [(s.base_offset, s.size) for s in log.segments] == [(0, 200), (2, 100)]
     log.truncate_to(2)
-    assert [(s.base_offset, s.size) for s in log.segments] == [(0, 200)]
+    assert [(s.base_offset, s.size) for s in log.segments] == [(0, 200), (2, 0)]
+    fill(log, [1], size=100)
+    assert [(s.base_offset, s.size) for s in log.segments] == [(0, 200), (2, 100)]
 
 
 def test_lose_unflushed_truncates_to_flushed_and_counts_the_records() -> None:
@@ -664,7 +672,11 @@ class LogMachine(RuleBasedStateMachine):
         log = self.log
         bases = [s.base_offset for s in log.segments]
         assert bases[0] == 0 and bases == sorted(set(bases))
-        assert all(b in log.bases for b in bases[1:])
+        # each starts at a batch, but an empty active one at the log end (a truncation to
+        # its base left it, Log.truncateTo)
+        assert all(b in log.bases for b in bases[1:-1])
+        assert (bases[-1] in log.bases or bases[-1] == 0
+                or (bases[-1] == log.log_end_offset and not log.segments[-1].size))
 
     @invariant()
     def disk_state_is_within_the_log(self) -> None:

@@ -52,7 +52,7 @@ def _fetcher(with_ready_partition: bool) -> tuple[Host, ReplicaFetcher]:
                                  0, role=Role.FOLLOWER),
                 READY: Replica(READY, 1, (0, 1), Log(), 0, role=Role.FOLLOWER)}
     broker = SimpleNamespace(id=1, config=BrokerConfig("2.4", 11), alive=True, stalled=False,
-                             fetch_stuck=False, replicas=replicas,
+                             fetch_stuck=False, now_ms=0.0, replicas=replicas,
                              replica_manager=SimpleNamespace(hw_dirty={}))
     fetcher = ReplicaFetcher(host, broker, 0, 0, Sessionless().new_client())  # type: ignore
     if with_ready_partition:
@@ -114,7 +114,7 @@ def test_before_kafka_10706_a_walk_back_at_the_log_end_never_completes(
                        role=Role.FOLLOWER)
     broker = SimpleNamespace(
         id=1, config=BrokerConfig(version, 11, truncate_epochs_at_log_end=kafka_10706),
-        alive=True, stalled=False, fetch_stuck=False, replicas={WALKING: follower},
+        alive=True, stalled=False, fetch_stuck=False, now_ms=0.0, replicas={WALKING: follower},
         replica_manager=SimpleNamespace(hw_dirty={}))
     fetcher = ReplicaFetcher(host, broker, 0, 0, Sessionless().new_client())  # type: ignore
     fetcher.add_partition(WALKING, AskLeader(2), wake=False)
