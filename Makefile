@@ -11,7 +11,7 @@ SCENARIO ?= scenarios/fetch-sessions-1000-partitions.yaml
 JOBS   ?= $(shell n=$$(nproc 2>/dev/null || echo 2); [ $$n -gt 4 ] && n=4; echo $$n)
 PYTEST := $(BIN)/python -m pytest -n $(JOBS) --dist loadgroup
 
-.PHONY: setup demo test quick lint bench java browser clean
+.PHONY: setup demo test quick explore lint bench java browser clean
 
 setup: $(VENV)/.installed java
 
@@ -46,6 +46,13 @@ test: setup browser
 
 quick: setup
 	$(PYTEST) -m "not spark and not browser and not slow"
+
+# The property tests only, with ten times the examples and fresh ones each run; Hypothesis keeps
+# what fails in .hypothesis/ and replays it first next time (the nightly explore workflow keeps
+# that folder between nights).
+PROPERTY_TESTS := $(shell grep -rl --include='test_*.py' 'from hypothesis' tests 2>/dev/null)
+explore: setup
+	HYPOTHESIS_PROFILE=deep $(PYTEST) $(PROPERTY_TESTS)
 
 lint: setup
 	$(BIN)/ruff check rig tests benchmarks

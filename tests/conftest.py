@@ -23,8 +23,10 @@ ROOT = Path(__file__).resolve().parent.parent
 # CI (`.ci/run` sets CI) draws the same examples every run, as Hypothesis advises for CI: a red
 # build then means a change broke something, never that this run drew a new example. A local
 # `make test` explores fresh examples each time; HYPOTHESIS_PROFILE picks either by hand.
+# `deep` (`make explore`, the nightly explore workflow) draws ten times as many (tests.examples).
 settings.register_profile("ci", derandomize=True, print_blob=True)
 settings.register_profile("explore", print_blob=True)
+settings.register_profile("deep", max_examples=1000, print_blob=True)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or
                       ("ci" if os.environ.get("CI") else "explore"))
 

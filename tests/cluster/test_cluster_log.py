@@ -21,6 +21,7 @@ from hypothesis.stateful import (
 
 from rig.cluster.log import UNDEFINED, Batch, Log
 from rig.cluster.log_rewrite import delete_oldest_segments, replace_segments
+from tests.examples import examples
 
 
 def batch(base: int, count: int = 1, epoch: int = 0, size: int = 100, producer: int = 0,
@@ -509,7 +510,7 @@ def test_assign_epoch_ignores_an_epoch_that_is_not_newer() -> None:
     assert log.epochs == [(3, 0)]
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["append", "append", "append", "retain", "truncate"]),
                           st.integers(1, 5), st.integers(61, 700)), max_size=40))
 def test_reads_after_appends_retention_and_truncation_select_what_a_walk_selects(
@@ -553,7 +554,7 @@ def clean_oldest(log: Log, data: st.DataObject) -> None:
     replace_segments(log, count, group_bases, out)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(segment_bytes=st.integers(200, 1500), data=st.data(),
        steps=st.lists(st.sampled_from(["append", "append", "append", "append past a gap",
                                        "truncate", "power loss", "retain", "clean"]),
@@ -699,7 +700,7 @@ class LogMachine(RuleBasedStateMachine):
 
 
 TestLogMachine = LogMachine.TestCase
-TestLogMachine.settings = settings(max_examples=60, stateful_step_count=40, deadline=None)
+TestLogMachine.settings = settings(max_examples=examples(60), stateful_step_count=40, deadline=None)
 
 
 # -- an idle log is small: its containers are made on first use --------------------------------

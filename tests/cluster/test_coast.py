@@ -22,6 +22,7 @@ from rig.events import names
 from rig.events.aggregate import expand_fetch_idle
 from rig.scenario.load import load_scenario
 from rig.simulate import simulate
+from tests.examples import examples
 
 FETCH = (names.FETCH_REQUEST, names.FETCH_RESPONSE)
 
@@ -177,7 +178,7 @@ def _fault(kind: str, at_ms: int, brokers: int, data: st.DataObject) -> dict[str
 
 
 @pytest.mark.slow
-@settings(max_examples=12, deadline=None,
+@settings(max_examples=examples(12), deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(data=st.data(), seed=st.integers(0, 2**31))
 def test_any_run_is_the_same_with_fetch_aggregated(tmp_path_factory: pytest.TempPathFactory,
@@ -217,7 +218,7 @@ def _brute_meeting(first_a: int, period_a: int, busy_a: int, first_b: int, perio
     return None
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.integers(0, 500), st.integers(1, 200), st.integers(1, 8), st.integers(0, 500),
        st.integers(2, 90), st.integers(1, 8), st.integers(0, 60))
 def test_first_meeting_of_two_periodic_streams(first_a: int, period_a: int, busy_a: int,
@@ -295,7 +296,7 @@ def test_no_coast_begins_on_a_link_tcp_holds_for_a_retransmission(tmp_path: Path
 
 
 @pytest.mark.slow
-@settings(max_examples=6, deadline=None,
+@settings(max_examples=examples(6), deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(at_ms=st.integers(500, 20_000), down_ms=st.integers(100, 12_000),
        broker=st.integers(0, 2), rate=st.sampled_from([0.0, 0.5, 5.0]), seed=st.integers(0, 99))

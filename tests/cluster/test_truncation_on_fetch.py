@@ -28,6 +28,7 @@ from rig.scenario.load import load_scenario
 from rig.strategies.fetch_session.sessionless import Sessionless
 from rig.strategies.replication.leader_epoch import LeaderEpoch
 from tests.cluster.fetcher_host import FetcherHost, fake_log
+from tests.examples import examples
 from tests.strategies.test_replication_strategies import (
     FOLLOWER,
     LEADER,
@@ -219,7 +220,7 @@ def test_an_epoch_led_but_never_written_is_dropped_when_nothing_is_cut() -> None
     assert host.truncations() == [] and same_log(follower, leader)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(diverged_logs())
 def test_truncation_on_fetch_leaves_exactly_the_leaders_log(logs: tuple[Log, Log, int]) -> None:
     # Whatever the divergence, the exchange of fetches ends with the follower holding the

@@ -21,6 +21,7 @@ from rig.strategies.placement.kraft import (
     java_string_hash,
     striped_assignment,
 )
+from tests.examples import examples
 
 
 class JavaMockRandom(random.Random):
@@ -143,7 +144,7 @@ def test_kafka_placement_leaves_fenced_brokers_out() -> None:
         KafkaPlacement().assign(brokers, TopicSpec("t", 1, 3), random.Random(1))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(n=st.integers(1, 12), racks=st.integers(0, 4), partitions=st.integers(1, 60),
        seed=st.integers(0, 2**32), data=st.data())
 def test_striped_placement_invariants(n: int, racks: int, partitions: int, seed: int,

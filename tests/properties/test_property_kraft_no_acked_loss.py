@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rig.scenario.profiles import profile
+from tests.examples import examples
 from tests.properties.test_property_no_acked_loss import BROKERS, check_schedule, draw_faults
 from tests.properties.test_property_no_acked_loss import _fault as zk_fault
 
@@ -75,7 +76,7 @@ def _scenario(faults: list[dict[str, Any]], seed: int, quorum: bool = False) -> 
 # Each cluster shape gets its own examples, so a derandomized run (CI) always has both.
 @pytest.mark.slow
 @pytest.mark.parametrize("quorum", [False, True], ids=["one-controller", "three-voters"])
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+@settings(max_examples=examples(6), deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                   HealthCheck.data_too_large])
 @given(data=st.data(), seed=st.integers(0, 2**31))
 def test_kraft_with_elr_loses_no_acknowledged_record(tmp_path_factory: pytest.TempPathFactory,

@@ -23,6 +23,7 @@ from rig.checks import Status
 from rig.scenario.load import load_scenario
 from rig.scenario.profiles import VERSIONS
 from rig.simulate import simulate
+from tests.examples import examples
 
 BROKERS = (0, 1, 2)
 
@@ -87,7 +88,7 @@ def check_schedule(folder: Path, document: dict[str, Any],
 
 
 @pytest.mark.slow
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+@settings(max_examples=examples(12), deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                    HealthCheck.data_too_large])
 @given(data=st.data(), seed=st.integers(0, 2**31))
 def test_no_acknowledged_record_is_lost(tmp_path_factory: pytest.TempPathFactory,
@@ -109,7 +110,7 @@ ZOOKEEPER_PROFILES = tuple(v for v in VERSIONS
 
 @pytest.mark.slow
 @pytest.mark.parametrize("kafka", ZOOKEEPER_PROFILES)
-@settings(max_examples=1, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+@settings(max_examples=examples(1), deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                   HealthCheck.data_too_large])
 @given(data=st.data(), seed=st.integers(0, 2**31))
 def test_no_acknowledged_record_is_lost_on_any_profile(

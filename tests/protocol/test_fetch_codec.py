@@ -40,6 +40,7 @@ from rig.protocol import (
 )
 from rig.protocol.fetch import iter_schemas
 from rig.protocol.schema import Schema
+from tests.examples import examples
 
 VERSIONS = list(FETCH_VERSIONS)
 MiB = 1 << 20
@@ -373,7 +374,7 @@ responses = st.builds(
 
 
 @pytest.mark.parametrize("version", VERSIONS)
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(req=requests)
 def test_request_round_trips(version: int, req: FetchRequest) -> None:
     body = encode_fetch_request(req, version)
@@ -383,7 +384,7 @@ def test_request_round_trips(version: int, req: FetchRequest) -> None:
 
 
 @pytest.mark.parametrize("version", VERSIONS)
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(resp=responses)
 def test_response_round_trips(version: int, resp: FetchResponse) -> None:
     body = encode_fetch_response(resp, version)
@@ -472,7 +473,7 @@ def test_unencodable_values_name_their_field(request_: FetchRequest, path: str) 
 
 
 @pytest.mark.parametrize("version", VERSIONS)
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(data=st.binary(max_size=120))
 def test_garbage_decodes_or_raises_protocol_error(version: int, data: bytes) -> None:
     for decode in (decode_fetch_request, decode_fetch_response):

@@ -29,6 +29,7 @@ from rig.protocol import (
     request_body_size,
     response_body_size,
 )
+from tests.examples import examples
 
 VERSIONS = list(FETCH_VERSIONS)
 
@@ -88,7 +89,7 @@ response_shapes = st.builds(
 
 
 @pytest.mark.parametrize("version", VERSIONS)
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(shape=request_shapes)
 def test_request_size_matches_the_encoder(version: int, shape: RequestShape) -> None:
     shape = dataclasses.replace(shape, version=version)
@@ -99,7 +100,7 @@ def test_request_size_matches_the_encoder(version: int, shape: RequestShape) -> 
 
 
 @pytest.mark.parametrize("version", VERSIONS)
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(shape=response_shapes)
 def test_response_size_matches_the_encoder(version: int, shape: ResponseShape) -> None:
     shape = dataclasses.replace(shape, version=version)

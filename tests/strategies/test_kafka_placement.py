@@ -13,6 +13,7 @@ from rig.scenario.model import BrokerSpec, TopicSpec
 from rig.strategies.placement import PlacementError, check_assignment
 from rig.strategies.placement.explicit import ExplicitPlacement
 from rig.strategies.placement.kafka import KafkaPlacement, kafka_assignment, rack_alternated
+from tests.examples import examples
 
 
 def brokers(racks: str | None = None, n: int = 0) -> list[BrokerSpec]:
@@ -69,7 +70,7 @@ def test_kafka_refusals(specs: list[BrokerSpec], partitions: int, rf: int, messa
         kafka_assignment(specs, partitions, rf, random.Random(0))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(n=st.integers(1, 12), racks=st.integers(1, 4), partitions=st.integers(1, 60),
        data=st.data())
 def test_placement_invariants(n: int, racks: int, partitions: int, data: st.DataObject) -> None:
