@@ -73,6 +73,10 @@ class ClusterControlManager:
     def _when_committed(self, answer: Callable[[], None]) -> None:
         raise NotImplementedError  # QuorumController
 
+    def _written(self) -> None:
+        """A write event ended (QuorumController schedules what follows one)."""
+        raise NotImplementedError  # QuorumController
+
     # -- ClusterControlManager -----------------------------------------------------------------
     def is_active(self, broker: int) -> bool:
         r = self.registrations.get(broker)
@@ -106,6 +110,7 @@ class ClusterControlManager:
             self._fence(broker, "session-timeout")
             self.metadata.appended()
         self._reschedule_fencing()
+        self._written()
 
     def _fence(self, broker: int, reason: str) -> None:
         """handleBrokerFenced, then the BrokerRegistrationChangeRecord that fences it."""
@@ -149,6 +154,7 @@ class ClusterControlManager:
                          "unclean-shutdown")
         self.metadata.appended()
         self._reschedule_fencing()
+        self._written()
         self._when_committed(lambda: reply(0, epoch))
 
     def heartbeat(self, broker: int, epoch: int, metadata_offset: int, want_fence: bool,
@@ -190,6 +196,7 @@ class ClusterControlManager:
             self._fence(broker, "controlled-shutdown" if nxt == SHUTDOWN_NOW else "requested")
         self.metadata.appended()
         self._reschedule_fencing()
+        self._written()
         answer = HeartbeatReply(0, metadata_offset >= registration.epoch,
                                 nxt in (FENCED, SHUTDOWN_NOW), nxt == CONTROLLED_SHUTDOWN,
                                 nxt == SHUTDOWN_NOW)

@@ -34,6 +34,8 @@ from rig.cluster.kraft.cluster_control import (
     ClusterControlManager,
     HeartbeatReply,
 )
+from rig.cluster.kraft.leader_balance import REASON as BALANCE
+from rig.cluster.kraft.leader_balance import LeaderBalance
 from rig.cluster.kraft.metadata_log import (
     BrokerRegistrationChangeRecord,
     MetadataLog,
@@ -83,6 +85,9 @@ class QuorumController(ClusterControlManager):
             fenced_last_known_leader=config.elect_fenced_last_known_leader)
         self.quorum_epoch = 1
         self._fence_timer: Timer | None = None
+        self.balance = LeaderBalance(self.sim, config.leader_imbalance_check_interval_ms
+                                     if config.auto_leader_rebalance_enable else None,
+                                     self._balance_leaders)
 
     @property
     def partitions(self) -> dict[TopicPartition, PartitionRegistration]:
@@ -101,12 +106,14 @@ class QuorumController(ClusterControlManager):
             self.heartbeats.register(broker, epoch, False, now)
         for key, part in self.partitions.items():
             self.metadata.append(PartitionChangeRecord(key, part))
+        self.balance.rebuild(self.partitions)
         self.active = active
         if not active:
             return
         self.emit(names.CONTROLLER_ELECTED, node=self.node, epoch=self.quorum_epoch,
                   quorum_epoch=self.quorum_epoch)
         self._reschedule_fencing()
+        self.balance.after_write()
 
     # -- failover (a quorum only) --------------------------------------------------------------
     def claim(self, quorum_epoch: int) -> None:
@@ -140,6 +147,8 @@ class QuorumController(ClusterControlManager):
         for broker, registration in sorted(registrations.items()):
             self.heartbeats.register(broker, registration.epoch, registration.fenced, now)
         self._reschedule_fencing()
+        self.balance.rebuild(partitions)
+        self.balance.after_write()  # processBatchEndOffset reschedules the periodic tasks
 
     def renounce(self) -> None:
         """QuorumController.renounce: no longer the active controller; what it wrote but the
@@ -149,6 +158,7 @@ class QuorumController(ClusterControlManager):
         if self._fence_timer is not None:
             self._fence_timer.cancel()
             self._fence_timer = None
+        self.balance.cancel()
 
     def committed(self) -> None:
         """The quorum's HW moved: send the answers whose records it now covers."""
@@ -174,6 +184,7 @@ class QuorumController(ClusterControlManager):
         for key, new in changed:
             old = before[key]
             offset = self.metadata.append(PartitionChangeRecord(key, new))
+            self.balance.replayed(key, new)
             emit(names.PARTITION_CHANGE, topic=key[0], partition=key[1], leader=new.leader,
                  isr=list(new.isr), elr=list(new.elr), last_known_elr=list(new.last_known_elr),
                  leader_epoch=new.leader_epoch, partition_epoch=new.partition_epoch,
@@ -196,6 +207,8 @@ class QuorumController(ClusterControlManager):
                     how = "last-known-leader"
                 elif new.leader in old.elr and new.leader not in old.isr:
                     how = "elr"
+                elif reason == BALANCE:
+                    how = "preferred"
                 else:
                     how = "unclean" if new.leader not in old.isr else "clean"
                 emit(names.LEADER_ELECTED, topic=key[0], partition=key[1], leader=new.leader,
@@ -210,6 +223,18 @@ class QuorumController(ClusterControlManager):
         before = dict(self.partitions)
         self._commit(work(), before, reason)
 
+    def _written(self) -> None:
+        self.balance.after_write()
+
+    def _balance_leaders(self, keys: list[TopicPartition], cap: int) -> int:
+        """maybeBalancePartitionLeaders, a write event of the active controller."""
+        before = dict(self.partitions)
+        changed = self.replication.balance_partition_leaders(keys, cap)
+        self._commit(changed, before, BALANCE)
+        if changed:
+            self.metadata.appended()
+        return len(changed)
+
     def min_isr_altered(self, topic: str | None) -> None:
         """IncrementalAlterConfigs of min.insync.replicas (a topic's, or the cluster default
         when `topic` is None). With ELR on, ConfigurationControlManager
@@ -222,6 +247,7 @@ class QuorumController(ClusterControlManager):
             return
         self._change(lambda: self.replication.clear_elrs(topic), "min-isr-change")
         self.metadata.appended()
+        self._written()
 
     def reassign(self, key: TopicPartition, target: tuple[int, ...]) -> int:
         """AlterPartitionReassignments for one partition (an operator's
@@ -236,6 +262,7 @@ class QuorumController(ClusterControlManager):
         if new is not None:
             self._commit([(key, new)], before, "reassignment")
             self.metadata.appended()
+        self._written()
         return error
 
     def alter_partition(self, request: AlterPartitionRequest,
@@ -248,4 +275,5 @@ class QuorumController(ClusterControlManager):
         if part is not None and part != before.get(request.key):
             self._commit([(request.key, part)], before, "alter-partition")
             self.metadata.appended()
+        self._written()
         self._when_committed(lambda: reply(error, part))

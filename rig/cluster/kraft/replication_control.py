@@ -133,6 +133,19 @@ class ReplicationControlManager:
         in_elr = [k for k, p in self.partitions.items() if broker in p.elr]
         return changed + self._leader_and_isr_updates(in_elr, unclean_shutdown=broker)
 
+    def balance_partition_leaders(self, keys: Iterable[TopicPartition], cap: int) -> Changed:
+        """maybeTriggerLeaderChangeForPartitionsWithoutPreferredLeader: a PREFERRED election
+        (the topic's unclean setting plays no part) for each of `keys`, up to `cap` changes."""
+        out: Changed = []
+        for key in keys:
+            if len(out) >= cap:
+                break
+            new = self._build(key, Change(election="preferred"), topic_election=False)
+            if new is not None:
+                self.partitions[key] = new
+                out.append((key, new))
+        return out
+
     def clear_elrs(self, topic: str | None) -> Changed:
         """replay(ClearElrRecord) → removeTopicElrs, for one topic or (None) every topic: each
         partition with an ELR or a last known ELR loses both. PartitionRegistration.merge
