@@ -32,6 +32,7 @@ class BrokerConfig:
     leader_epoch_bump_on_shrink: bool = False  # before metadata version 3.6 (KAFKA-15021)
     broker_epoch_checks: bool = True  # KIP-903 (3.5+), whatever protocol.fetch_version says
     elect_fenced_last_known_leader: bool = False  # before 4.1 (KAFKA-19522)
+    kraft_unclean_election: bool = True  # 3.9+ (KAFKA-12670): the config is read
     max_incremental_fetch_session_cache_slots: int = 1000
     min_insync_replicas: int = 1
     unclean_leader_election_enable: bool = False  # the profile's default: true before 0.11

@@ -92,6 +92,7 @@ class Profile:
     leader_epoch_bump_on_shrink: bool  # before metadata version 3.6 (KAFKA-15021)
     broker_epoch_checks: bool  # 3.5+ (KIP-903)
     elect_fenced_last_known_leader: bool  # before 4.1 (KAFKA-19522)
+    kraft_unclean_election: bool  # 3.9+ (KAFKA-12670)
     raft_pre_vote: bool  # KIP-996: 4.0+
     raft_check_quorum: bool  # KAFKA-15489: 3.7+
 

@@ -207,6 +207,11 @@ RULES: tuple[VersionRule, ...] = (
                 "leader is elected even while fenced (KRaft, ELR on)",
                 (("0.8.2", True), ("4.1", False)),
                 "PartitionChangeBuilder.canElectLastKnownLeader; KAFKA-19522 (4.1)"),
+    VersionRule("kraft_unclean_election", "a KRaft controller elects an out-of-sync replica "
+                "where unclean.leader.election.enable allows it (before, never: only an "
+                "ElectLeaders request of type UNCLEAN did)", (("0.8.2", False), ("3.9", True)),
+                "KAFKA-12670 (ConfigurationControlManager.uncleanLeaderElectionEnabledForTopic "
+                "returned false until 3.9)"),
     VersionRule("raft_pre_vote", "a KRaft voter asks for pre-votes before it bumps the epoch "
                 "(cluster.controllers)", (("0.8.2", False), ("4.0", True)),
                 "KIP-996 (KafkaRaftClient's ProspectiveState, 4.0)"),

@@ -42,6 +42,7 @@ class Host:
         self.variant = SimpleNamespace(config=SimpleNamespace(
             broker_session_timeout_ms=9000, eligible_leader_replicas_enable=elr,
             auto_leader_rebalance_enable=True, leader_imbalance_check_interval_ms=300_000,
+            kraft_unclean_election=True,
             leader_epoch_bump_on_shrink=bump, elect_fenced_last_known_leader=fenced_lkl))
         self.sim = Simulation()
         self.events: list[tuple[str, dict[str, Any]]] = []

@@ -58,6 +58,10 @@ __all__ = ["DUPLICATE_BROKER_REGISTRATION", "NODE", "NOT_CONTROLLER", "STALE_BRO
            "BrokerRegistration", "HeartbeatReply", "QuorumController"]
 
 
+def _never(key: TopicPartition) -> bool:
+    return False
+
+
 class QuorumController(ClusterControlManager):
     """`host` is the KRaft control plane: variant, sim, log, brokers, assignment, topics.
     `node` is this controller's network node; `metadata` its copy of the metadata log."""
@@ -79,7 +83,8 @@ class QuorumController(ClusterControlManager):
             # topic's partition 0 as the registration holds it now)
             min_isr=lambda key: min(host.topics.min_isr(key),
                                     len(self.partitions[(key[0], 0)].replicas)),
-            unclean=host.topics.unclean_election,
+            # Before 3.9 the controller never read unclean.leader.election.enable (KAFKA-12670)
+            unclean=host.topics.unclean_election if config.kraft_unclean_election else _never,
             elr_enabled=config.eligible_leader_replicas_enable,
             bump_leader_epoch_on_shrink=config.leader_epoch_bump_on_shrink,
             fenced_last_known_leader=config.elect_fenced_last_known_leader)
