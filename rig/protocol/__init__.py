@@ -1,10 +1,20 @@
-"""Kafka's Fetch API on the wire (versions 4–18): messages, codec, headers and fast sizes.
+"""Kafka's APIs on the wire: Fetch (versions 0–18) messages, codec, headers and fast sizes, and
+the headers of the other APIs rig speaks (rig.protocol.apis).
 
 Encode and decode real bytes with `encode_fetch_request` & co.; in the simulation's hot loop
 size messages from a shape with `request_body_size` / `response_body_size` instead.
 """
 
 from rig.errors import ProtocolError
+from rig.protocol.apis import (
+    APIS,
+    FETCH,
+    LIST_OFFSETS,
+    OFFSETS_FOR_LEADER_EPOCH,
+    PRODUCE,
+    Api,
+    api_of,
+)
 from rig.protocol.fetch import (
     decode_fetch_request,
     decode_fetch_response,
@@ -34,6 +44,8 @@ from rig.protocol.header import (
     SIZE_PREFIX_BYTES,
     RequestHeader,
     ResponseHeader,
+    api_request_header_size,
+    api_response_header_size,
     decode_request_header,
     decode_response_header,
     encode_request_header,
@@ -59,12 +71,18 @@ from rig.protocol.sizes import (
 )
 
 __all__ = [
+    "APIS",
+    "FETCH",
     "FETCH_API_KEY",
     "FETCH_VERSIONS",
     "FIRST_FLEXIBLE_VERSION",
+    "LIST_OFFSETS",
+    "OFFSETS_FOR_LEADER_EPOCH",
+    "PRODUCE",
     "SIZE_PREFIX_BYTES",
     "ZERO_UUID",
     "AbortedTransaction",
+    "Api",
     "EpochEndOffset",
     "FetchPartition",
     "FetchRequest",
@@ -84,6 +102,9 @@ __all__ = [
     "ResponseShape",
     "ResponseTopicShape",
     "SnapshotId",
+    "api_of",
+    "api_request_header_size",
+    "api_response_header_size",
     "decode_fetch_request",
     "decode_fetch_response",
     "decode_request_header",
