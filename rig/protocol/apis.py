@@ -37,8 +37,9 @@ class Api:
 PRODUCE = Api("Produce", 0, range(0, 14), 9)
 # Fetch: FetchRequest.json "0-17" at 3.9, "4-18" at 4.1 (v18: KIP-1166); "flexibleVersions": "12+".
 FETCH = Api("Fetch", 1, range(0, 19), 12)
-# ListOffsets: ListOffsetsRequest.json "0-9" at 3.9, "1-10" at 4.0; "flexibleVersions": "6+".
-LIST_OFFSETS = Api("ListOffsets", 2, range(0, 11), 6)
+# ListOffsets: ListOffsetsRequest.json "0-9" at 3.9, "1-10" at 4.0 (KIP-1075), "1-11" at 4.2
+# (KIP-1023); "flexibleVersions": "6+".
+LIST_OFFSETS = Api("ListOffsets", 2, range(0, 12), 6)
 # OffsetForLeaderEpochRequest.json: "0-4", "flexibleVersions": "4+" (0.11 to 4.x).
 OFFSETS_FOR_LEADER_EPOCH = Api("OffsetsForLeaderEpoch", 23, range(0, 5), 4)
 

@@ -37,7 +37,7 @@ def test_keys_versions_and_first_flexible_versions_are_kafkas() -> None:
     assert [(a.name, a.key, a.versions, a.first_flexible) for a in APIS.values()] == [
         ("Produce", 0, range(0, 14), 9),
         ("Fetch", 1, range(0, 19), 12),
-        ("ListOffsets", 2, range(0, 11), 6),
+        ("ListOffsets", 2, range(0, 12), 6),
         ("OffsetsForLeaderEpoch", 23, range(0, 5), 4),
     ]
     assert api_of(0) is PRODUCE and api_of(2) is LIST_OFFSETS
@@ -71,8 +71,8 @@ def test_the_fetch_header_sizes_are_the_general_ones() -> None:
 
 
 def test_a_version_outside_an_apis_range_is_refused() -> None:
-    with pytest.raises(ProtocolError, match="ListOffsets version 11 is not supported"):
-        api_request_header_size(LIST_OFFSETS, 11, None)
+    with pytest.raises(ProtocolError, match="ListOffsets version 12 is not supported"):
+        api_request_header_size(LIST_OFFSETS, 12, None)
     with pytest.raises(ProtocolError, match="OffsetsForLeaderEpoch version 5 is not supported"):
         encode_request_header(RequestHeader(5, api_key=23))
     with pytest.raises(ProtocolError, match="Produce version -1 is not supported"):
