@@ -64,3 +64,21 @@ def follower_list_offsets_version(release: str, ibp: str) -> int:
 def follower_epoch_version(ibp: str) -> int:
     """The OffsetsForLeaderEpoch version a follower sends at IBP `ibp`."""
     return _newest(FOLLOWER_EPOCH_VERSION_BY_IBP, ibp, "OffsetsForLeaderEpoch")
+
+
+# A consumer sends each release's newest ListOffsets and OffsetsForLeaderEpoch (ApiVersions):
+# Protocol.java's LIST_OFFSET_REQUEST array at 0.10.0.1 (v0) and 0.10.1.1 (v1), then
+# ListOffsetRequest.java / OffsetsForLeaderEpochRequest.java schemaVersions() at 0.11.0.0–2.3.0
+# and the JSON's validVersions from 2.4.0: the same steps as a follower's tables above, release
+# for IBP (0.11: ListOffsets v2; OffsetsForLeaderEpoch v0 from 0.11, which only 2.3+ consumers
+# send: position validation needs v3, KIP-320).
+
+
+def consumer_list_offsets_version(release: str) -> int:
+    """The ListOffsets version a consumer of Kafka `release` sends (auto.offset.reset)."""
+    return _newest(FOLLOWER_LIST_OFFSETS_VERSION_BY_IBP, release, "ListOffsets")
+
+
+def consumer_epoch_version(release: str) -> int:
+    """The OffsetsForLeaderEpoch version a consumer of Kafka `release` sends (validation)."""
+    return _newest(FOLLOWER_EPOCH_VERSION_BY_IBP, release, "OffsetsForLeaderEpoch")
