@@ -22,13 +22,15 @@ from rig.cluster.follower_truncation import LATEST, FollowerTruncation
 from rig.cluster.messages import FetchResponseMsg
 from rig.cluster.partition import FetchState, TopicPartition
 from rig.events import names
-from rig.protocol.apis import OFFSETS_FOR_LEADER_EPOCH
-from rig.protocol.errors import FENCED_LEADER_EPOCH, OFFSET_OUT_OF_RANGE
-from rig.protocol.header import SIZE_PREFIX_BYTES, api_request_header_size, api_response_header_size
-from rig.protocol.offsets_sizes import (
+from rig.protocol import (
+    OFFSETS_FOR_LEADER_EPOCH,
+    SIZE_PREFIX_BYTES,
+    api_request_header_size,
+    api_response_header_size,
     offsets_for_leader_epoch_request_body_size,
     offsets_for_leader_epoch_response_body_size,
 )
+from rig.protocol.errors import FENCED_LEADER_EPOCH, OFFSET_OUT_OF_RANGE
 from rig.strategies.fetch_session import SessionClient
 from rig.strategies.replication import AskLeader
 from rig.strategies.replication.base import Decision

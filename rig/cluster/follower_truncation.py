@@ -14,9 +14,11 @@ from rig.cluster.log_rewrite import truncate_fully_and_start_at
 from rig.cluster.partition import TopicPartition
 from rig.cluster.replica import Role
 from rig.events import names
-from rig.protocol.apis import LIST_OFFSETS
-from rig.protocol.header import SIZE_PREFIX_BYTES, api_request_header_size, api_response_header_size
-from rig.protocol.offsets_sizes import (
+from rig.protocol import (
+    LIST_OFFSETS,
+    SIZE_PREFIX_BYTES,
+    api_request_header_size,
+    api_response_header_size,
     list_offsets_request_body_size,
     list_offsets_response_body_size,
 )

@@ -1,5 +1,5 @@
-"""Kafka's APIs on the wire: Fetch (versions 0–18) messages, codec, headers and fast sizes, and
-the headers of the other APIs rig speaks (rig.protocol.apis).
+"""Kafka's APIs on the wire: Fetch (v0–v18), Produce (v0–v13), ListOffsets (v0–v11) and
+OffsetsForLeaderEpoch (v0–v4): messages, codec, headers and fast sizes (rig.protocol.apis).
 
 Encode and decode real bytes with `encode_fetch_request` & co.; in the simulation's hot loop
 size messages from a shape with `request_body_size` / `response_body_size` instead.
@@ -56,7 +56,14 @@ from rig.protocol.header import (
     unframe,
     wire_size,
 )
+from rig.protocol.offsets_sizes import (
+    list_offsets_request_body_size,
+    list_offsets_response_body_size,
+    offsets_for_leader_epoch_request_body_size,
+    offsets_for_leader_epoch_response_body_size,
+)
 from rig.protocol.primitives import ZERO_UUID, RecordsLength
+from rig.protocol.produce_sizes import produce_request_body_size, produce_response_body_size
 from rig.protocol.sizes import (
     RequestShape,
     ResponsePartitionShape,
@@ -115,10 +122,16 @@ __all__ = [
     "encode_response_header",
     "frame",
     "is_flexible",
+    "list_offsets_request_body_size",
+    "list_offsets_response_body_size",
     "materialize_request",
     "materialize_response",
     "normalize_fetch_request",
     "normalize_fetch_response",
+    "offsets_for_leader_epoch_request_body_size",
+    "offsets_for_leader_epoch_response_body_size",
+    "produce_request_body_size",
+    "produce_response_body_size",
     "request_body_size",
     "request_header_size",
     "request_header_version",

@@ -33,9 +33,13 @@ from rig.cluster.epoch_cache import UNDEFINED
 from rig.cluster.partition import TopicPartition
 from rig.cluster.replica import Replica, Role
 from rig.events import names
-from rig.protocol.apis import LIST_OFFSETS, OFFSETS_FOR_LEADER_EPOCH, Api
-from rig.protocol.header import SIZE_PREFIX_BYTES, api_request_header_size, api_response_header_size
-from rig.protocol.offsets_sizes import (
+from rig.protocol import (
+    LIST_OFFSETS,
+    OFFSETS_FOR_LEADER_EPOCH,
+    SIZE_PREFIX_BYTES,
+    Api,
+    api_request_header_size,
+    api_response_header_size,
     list_offsets_request_body_size,
     list_offsets_response_body_size,
     offsets_for_leader_epoch_request_body_size,

@@ -12,14 +12,19 @@ from typing import TYPE_CHECKING, Any
 from rig.cluster.log import Batch
 from rig.cluster.partition import TopicPartition
 from rig.events import names
-from rig.protocol.apis import PRODUCE
+from rig.protocol import (
+    PRODUCE,
+    SIZE_PREFIX_BYTES,
+    api_request_header_size,
+    api_response_header_size,
+    produce_request_body_size,
+    produce_response_body_size,
+)
 from rig.protocol.errors import (
     NETWORK_EXCEPTION,
     REQUEST_TIMED_OUT,
     RETRIABLE,
 )
-from rig.protocol.header import SIZE_PREFIX_BYTES, api_request_header_size, api_response_header_size
-from rig.protocol.produce_sizes import produce_request_body_size, produce_response_body_size
 from rig.scenario.api_versions import produce_version
 from rig.scenario.model import ProducerSpec
 from rig.workload.accumulator import OpenBatch, RecordAccumulator
