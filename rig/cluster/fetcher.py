@@ -22,6 +22,14 @@ from rig.cluster.follower_truncation import LATEST, FollowerTruncation
 from rig.cluster.messages import FetchResponseMsg
 from rig.cluster.partition import FetchState, TopicPartition
 from rig.events import names
+from rig.protocol import (
+    OFFSETS_FOR_LEADER_EPOCH,
+    SIZE_PREFIX_BYTES,
+    api_request_header_size,
+    api_response_header_size,
+    offsets_for_leader_epoch_request_body_size,
+    offsets_for_leader_epoch_response_body_size,
+)
 from rig.protocol.errors import FENCED_LEADER_EPOCH, OFFSET_OUT_OF_RANGE
 from rig.strategies.fetch_session import SessionClient
 from rig.strategies.replication import AskLeader
@@ -30,7 +38,6 @@ from rig.strategies.replication.base import Decision
 if TYPE_CHECKING:
     from rig.cluster.broker import Broker
 
-EPOCH_REQUEST_BYTES = 64  # OffsetsForLeaderEpoch, roughly: not one of the exact messages
 
 
 class ReplicaFetcher(FollowerTruncation):
@@ -148,13 +155,24 @@ class ReplicaFetcher(FollowerTruncation):
         self.in_flight = True
         sent = self._sent = self._sent + 1
         leader = cluster.brokers[self.leader_id]
+        # On the wire: every partition asked about, by topic, at the version
+        # inter.broker.protocol.version gives; an answer per partition, errors included.
+        version = self.broker.config.offsets_for_leader_epoch_version
+        topics: dict[str, int] = {}
+        for topic, _ in asked:
+            topics[topic] = topics.get(topic, 0) + 1
 
         def at_leader() -> None:
             answers = {key: leader.on_epoch_request(key, epoch) for key, epoch in asked.items()}
-            cluster.send(self.leader_id, self.broker_id, EPOCH_REQUEST_BYTES,
+            size = (SIZE_PREFIX_BYTES + api_response_header_size(OFFSETS_FOR_LEADER_EPOCH, version)
+                    + offsets_for_leader_epoch_response_body_size(version, topics.items()))
+            cluster.send(self.leader_id, self.broker_id, size,
                          lambda: self._on_epochs(sent, asked, answers))
 
-        cluster.send(self.broker_id, self.leader_id, EPOCH_REQUEST_BYTES, at_leader)
+        size = (SIZE_PREFIX_BYTES
+                + api_request_header_size(OFFSETS_FOR_LEADER_EPOCH, version, self.client_id)
+                + offsets_for_leader_epoch_request_body_size(version, topics.items()))
+        cluster.send(self.broker_id, self.leader_id, size, at_leader)
         self._arm_timeout(sent)
 
     def _on_epochs(self, sent: int, asked: dict[TopicPartition, int],

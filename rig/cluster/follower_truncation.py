@@ -14,6 +14,14 @@ from rig.cluster.log_rewrite import truncate_fully_and_start_at
 from rig.cluster.partition import TopicPartition
 from rig.cluster.replica import Role
 from rig.events import names
+from rig.protocol import (
+    LIST_OFFSETS,
+    SIZE_PREFIX_BYTES,
+    api_request_header_size,
+    api_response_header_size,
+    list_offsets_request_body_size,
+    list_offsets_response_body_size,
+)
 from rig.strategies.replication import AskLeader
 from rig.strategies.replication.base import FollowerView
 
@@ -21,7 +29,6 @@ if TYPE_CHECKING:
     from rig.cluster.broker import Broker
     from rig.cluster.replica import Replica
 
-LIST_OFFSETS_BYTES = 64  # ListOffsets, roughly: not one of the exact messages
 LATEST, EARLIEST = "latest", "earliest"  # ListOffsets' timestamps −1 and −2
 
 
@@ -143,16 +150,24 @@ class FollowerTruncation(FetchClient):
         if self._refused(sent):
             return
         leader = cluster.brokers[self.leader_id]
+        # On the wire: one partition, at the version inter.broker.protocol.version gives, through
+        # the fetcher's own connection (its client.id); docs/kafka.md §1.
+        version = self.broker.config.list_offsets_version
+        asked = ((key[0], 1),)
 
         def at_leader() -> None:  # (only delivered to the process it was sent to, alive)
             replica = leader.replicas.get(key)
             answer = None
             if replica is not None and replica.role is Role.LEADER:
                 answer = replica.leo if kind == LATEST else replica.log.log_start_offset
-            cluster.send(self.leader_id, self.broker_id, LIST_OFFSETS_BYTES,
+            size = (SIZE_PREFIX_BYTES + api_response_header_size(LIST_OFFSETS, version)
+                    + list_offsets_response_body_size(version, asked, answer is not None))
+            cluster.send(self.leader_id, self.broker_id, size,
                          lambda: self._on_offset(sent, key, kind, answer))
 
-        cluster.send(self.broker_id, self.leader_id, LIST_OFFSETS_BYTES, at_leader)
+        size = (SIZE_PREFIX_BYTES + api_request_header_size(LIST_OFFSETS, version, self.client_id)
+                + list_offsets_request_body_size(version, asked))
+        cluster.send(self.broker_id, self.leader_id, size, at_leader)
         self._arm_timeout(sent)
 
     def _on_offset(self, sent: int, key: TopicPartition, kind: str, answer: int | None) -> None:

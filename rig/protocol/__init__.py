@@ -1,10 +1,20 @@
-"""Kafka's Fetch API on the wire (versions 4–18): messages, codec, headers and fast sizes.
+"""Kafka's APIs on the wire: Fetch (v0–v18), Produce (v0–v13), ListOffsets (v0–v11) and
+OffsetsForLeaderEpoch (v0–v4): messages, codec, headers and fast sizes (rig.protocol.apis).
 
 Encode and decode real bytes with `encode_fetch_request` & co.; in the simulation's hot loop
 size messages from a shape with `request_body_size` / `response_body_size` instead.
 """
 
 from rig.errors import ProtocolError
+from rig.protocol.apis import (
+    APIS,
+    FETCH,
+    LIST_OFFSETS,
+    OFFSETS_FOR_LEADER_EPOCH,
+    PRODUCE,
+    Api,
+    api_of,
+)
 from rig.protocol.fetch import (
     decode_fetch_request,
     decode_fetch_response,
@@ -34,6 +44,8 @@ from rig.protocol.header import (
     SIZE_PREFIX_BYTES,
     RequestHeader,
     ResponseHeader,
+    api_request_header_size,
+    api_response_header_size,
     decode_request_header,
     decode_response_header,
     encode_request_header,
@@ -44,7 +56,14 @@ from rig.protocol.header import (
     unframe,
     wire_size,
 )
+from rig.protocol.offsets_sizes import (
+    list_offsets_request_body_size,
+    list_offsets_response_body_size,
+    offsets_for_leader_epoch_request_body_size,
+    offsets_for_leader_epoch_response_body_size,
+)
 from rig.protocol.primitives import ZERO_UUID, RecordsLength
+from rig.protocol.produce_sizes import produce_request_body_size, produce_response_body_size
 from rig.protocol.sizes import (
     RequestShape,
     ResponsePartitionShape,
@@ -59,12 +78,18 @@ from rig.protocol.sizes import (
 )
 
 __all__ = [
+    "APIS",
+    "FETCH",
     "FETCH_API_KEY",
     "FETCH_VERSIONS",
     "FIRST_FLEXIBLE_VERSION",
+    "LIST_OFFSETS",
+    "OFFSETS_FOR_LEADER_EPOCH",
+    "PRODUCE",
     "SIZE_PREFIX_BYTES",
     "ZERO_UUID",
     "AbortedTransaction",
+    "Api",
     "EpochEndOffset",
     "FetchPartition",
     "FetchRequest",
@@ -84,6 +109,9 @@ __all__ = [
     "ResponseShape",
     "ResponseTopicShape",
     "SnapshotId",
+    "api_of",
+    "api_request_header_size",
+    "api_response_header_size",
     "decode_fetch_request",
     "decode_fetch_response",
     "decode_request_header",
@@ -94,10 +122,16 @@ __all__ = [
     "encode_response_header",
     "frame",
     "is_flexible",
+    "list_offsets_request_body_size",
+    "list_offsets_response_body_size",
     "materialize_request",
     "materialize_response",
     "normalize_fetch_request",
     "normalize_fetch_response",
+    "offsets_for_leader_epoch_request_body_size",
+    "offsets_for_leader_epoch_response_body_size",
+    "produce_request_body_size",
+    "produce_response_body_size",
     "request_body_size",
     "request_header_size",
     "request_header_version",

@@ -8,7 +8,6 @@ from __future__ import annotations
 from typing import Any
 
 from rig.errors import ProtocolError
-from rig.protocol.fetch_versions import check_version, is_flexible
 from rig.protocol.primitives import (
     ARRAY_PREFIX,
     CodecFailure,
@@ -188,22 +187,25 @@ def _path(parts: list[str]) -> str:
 
 
 def encode_struct(schema: Schema, obj: object, version: int) -> bytes:
-    check_version(version)
+    """`obj` as the body of `schema`'s message at `version` (of `schema.api`)."""
+    api = schema.api
+    api.check_version(version)
     if not isinstance(obj, schema.cls or object):
         raise ProtocolError(f"expected a {schema.name}, got {type(obj).__name__}")
     buf = bytearray()
     try:
-        _write_struct(buf, schema, obj, version, is_flexible(version))
+        _write_struct(buf, schema, obj, version, api.is_flexible(version))
     except CodecFailure as exc:
         raise ProtocolError(f"{schema.name} v{version}: {_path(exc.path)}: {exc.reason}") from None
     return bytes(buf)
 
 
 def decode_struct(schema: Schema, data: bytes | bytearray | memoryview, version: int) -> Any:
-    check_version(version)
+    api = schema.api
+    api.check_version(version)
     r = Reader(bytes(data))
     try:
-        obj = _read_struct(r, schema, version, is_flexible(version))
+        obj = _read_struct(r, schema, version, api.is_flexible(version))
     except CodecFailure as exc:
         raise ProtocolError(f"{schema.name} v{version}: {_path(exc.path)}: {exc.reason}") from None
     if r.remaining:

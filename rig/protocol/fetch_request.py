@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rig.protocol.apis import FETCH
 from rig.protocol.primitives import INT8, INT32, INT64, NULLABLE_STRING, STRING, UUID, ZERO_UUID
 from rig.protocol.schema import ArrayOf, Field, Schema
 
@@ -63,7 +64,10 @@ class FetchRequest:
 
 
 REPLICA_STATE = Schema(
-    "ReplicaState", None, (Field("replica_id", INT32, "15+"), Field("replica_epoch", INT64, "15+"))
+    "ReplicaState",
+    None,
+    (Field("replica_id", INT32, "15+"), Field("replica_epoch", INT64, "15+")),
+    FETCH,
 )
 
 FETCH_PARTITION = Schema(
@@ -79,6 +83,7 @@ FETCH_PARTITION = Schema(
         Field("replica_directory_id", UUID, "17+", tag=0),
         Field("high_watermark", INT64, "18+", tag=1),
     ),
+    FETCH,
 )
 FETCH_TOPIC = Schema(
     "FetchTopic",
@@ -88,6 +93,7 @@ FETCH_TOPIC = Schema(
         Field("topic_id", UUID, "13+"),
         Field("partitions", ArrayOf(FETCH_PARTITION), "0+"),
     ),
+    FETCH,
 )
 FORGOTTEN_TOPIC = Schema(
     "ForgottenTopic",
@@ -97,6 +103,7 @@ FORGOTTEN_TOPIC = Schema(
         Field("topic_id", UUID, "13+"),
         Field("partitions", ArrayOf(INT32), "7+"),
     ),
+    FETCH,
 )
 FETCH_REQUEST = Schema(
     "FetchRequest",
@@ -115,4 +122,5 @@ FETCH_REQUEST = Schema(
         Field("forgotten_topics", ArrayOf(FORGOTTEN_TOPIC), "7+"),
         Field("rack_id", STRING, "11+"),
     ),
+    FETCH,
 )

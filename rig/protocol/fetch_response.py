@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rig.protocol.apis import FETCH
 from rig.protocol.primitives import (
     INT16,
     INT32,
@@ -92,19 +93,25 @@ EPOCH_END_OFFSET = Schema(
     "EpochEndOffset",
     EpochEndOffset,
     (Field("epoch", INT32, "12+"), Field("end_offset", INT64, "12+")),
+    FETCH,
 )
 LEADER_ID_AND_EPOCH = Schema(
     "LeaderIdAndEpoch",
     LeaderIdAndEpoch,
     (Field("leader_id", INT32, "12+"), Field("leader_epoch", INT32, "12+")),
+    FETCH,
 )
 SNAPSHOT_ID = Schema(
-    "SnapshotId", SnapshotId, (Field("end_offset", INT64, "0+"), Field("epoch", INT32, "0+"))
+    "SnapshotId",
+    SnapshotId,
+    (Field("end_offset", INT64, "0+"), Field("epoch", INT32, "0+")),
+    FETCH,
 )
 ABORTED_TRANSACTION = Schema(
     "AbortedTransaction",
     AbortedTransaction,
     (Field("producer_id", INT64, "4+"), Field("first_offset", INT64, "4+")),
+    FETCH,
 )
 NODE_ENDPOINT = Schema(
     "NodeEndpoint",
@@ -115,6 +122,7 @@ NODE_ENDPOINT = Schema(
         Field("port", INT32, "16+"),
         Field("rack", NULLABLE_STRING, "16+"),
     ),
+    FETCH,
 )
 RESPONSE_PARTITION = Schema(
     "PartitionData",
@@ -132,6 +140,7 @@ RESPONSE_PARTITION = Schema(
         Field("preferred_read_replica", INT32, "11+"),
         Field("records", RECORDS, "0+"),
     ),
+    FETCH,
 )
 RESPONSE_TOPIC = Schema(
     "FetchableTopicResponse",
@@ -141,6 +150,7 @@ RESPONSE_TOPIC = Schema(
         Field("topic_id", UUID, "13+"),
         Field("partitions", ArrayOf(RESPONSE_PARTITION), "0+"),
     ),
+    FETCH,
 )
 FETCH_RESPONSE = Schema(
     "FetchResponse",
@@ -152,4 +162,5 @@ FETCH_RESPONSE = Schema(
         Field("responses", ArrayOf(RESPONSE_TOPIC), "0+"),
         Field("node_endpoints", ArrayOf(NODE_ENDPOINT), "16+", tag=0),
     ),
+    FETCH,
 )

@@ -1,17 +1,17 @@
 """The Fetch API's number and versions (api_key 1, v0–v18), and which of them are flexible
-(KIP-482: compact encodings and tagged fields from v12)."""
+(KIP-482: compact encodings and tagged fields from v12): rig.protocol.apis.FETCH's."""
 
 from __future__ import annotations
 
-from rig.errors import ProtocolError
+from rig.protocol.apis import FETCH
 
-FETCH_API_KEY = 1
+FETCH_API_KEY = FETCH.key
 # v0 (0.8), v1 (0.9: throttle_time_ms), v2 (0.10: message format v1 inside), v3 (0.10.1:
 # max_bytes): FetchRequest.json / FetchResponse.json "validVersions": "4-18" in Kafka 4.x, which
 # dropped v0–v3 (KIP-896), "0-11" and up before; the fields of rig.protocol.fetch_request and
 # fetch_response carry their versions as the JSON does. v18 (4.1, KIP-1166) the newest.
-FETCH_VERSIONS = range(0, 19)
-FIRST_FLEXIBLE_VERSION = 12
+FETCH_VERSIONS = FETCH.versions
+FIRST_FLEXIBLE_VERSION = FETCH.first_flexible
 
 
 def is_flexible(version: int) -> bool:
@@ -21,8 +21,4 @@ def is_flexible(version: int) -> bool:
 
 def check_version(version: int) -> None:
     """Raise ProtocolError unless `version` is a Fetch version this codec speaks."""
-    if type(version) is not int or version not in FETCH_VERSIONS:
-        raise ProtocolError(
-            f"Fetch version {version!r} is not supported "
-            f"(rig speaks v{FETCH_VERSIONS[0]}–v{FETCH_VERSIONS[-1]})"
-        )
+    FETCH.check_version(version)

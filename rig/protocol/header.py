@@ -1,17 +1,26 @@
-"""Request and response headers for Fetch, and the int32 size prefix of every message.
+"""Request and response headers of the APIs rig speaks, and the int32 size prefix of every message.
 
-Fetch ≤ v11 uses request header v1 / response header v0; v12+ adds an (empty) tag section to
-each: request header v2 / response header v1. client_id keeps its int16 length even in v2.
+A version before its API's first flexible one uses request header v1 / response header v0; a
+flexible one adds an (empty) tag section to each: request header v2 / response header v1
+(Fetch from v12, Produce from v9, ListOffsets from v6, OffsetsForLeaderEpoch from v4; KIP-482).
+client_id keeps its int16 length even in v2. (ApiVersions' own exceptions are not spoken here.)
 """
 
 from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
+from functools import cache, lru_cache
 
 from rig.errors import ProtocolError
-from rig.protocol.fetch_versions import FETCH_API_KEY, check_version, is_flexible
-from rig.protocol.primitives import NULLABLE_STRING, CodecFailure, Reader, write_uvarint
+from rig.protocol.apis import FETCH, Api, api_of
+from rig.protocol.primitives import (
+    NULLABLE_STRING,
+    CodecFailure,
+    Reader,
+    string_size,
+    write_uvarint,
+)
 
 SIZE_PREFIX_BYTES = 4
 _I16 = struct.Struct(">h")
@@ -24,7 +33,7 @@ class RequestHeader:
     api_version: int
     correlation_id: int = 0
     client_id: str | None = None
-    api_key: int = FETCH_API_KEY
+    api_key: int = FETCH.key
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,29 +41,43 @@ class ResponseHeader:
     correlation_id: int = 0
 
 
-def request_header_version(api_version: int) -> int:
-    """RequestHeader version Fetch `api_version` uses: 2 when flexible, else 1."""
-    check_version(api_version)
-    return 2 if is_flexible(api_version) else 1
+def request_header_version(api_version: int, api: Api = FETCH) -> int:
+    """RequestHeader version `api`'s `api_version` uses: 2 when flexible, else 1."""
+    api.check_version(api_version)
+    return 2 if api.is_flexible(api_version) else 1
 
 
-def response_header_version(api_version: int) -> int:
-    """ResponseHeader version Fetch `api_version` uses: 1 when flexible, else 0."""
-    check_version(api_version)
-    return 1 if is_flexible(api_version) else 0
+def response_header_version(api_version: int, api: Api = FETCH) -> int:
+    """ResponseHeader version `api`'s `api_version` uses: 1 when flexible, else 0."""
+    api.check_version(api_version)
+    return 1 if api.is_flexible(api_version) else 0
+
+
+@lru_cache(maxsize=1024)
+def api_request_header_size(api: Api, api_version: int, client_id: str | None) -> int:
+    """Bytes of the request header of `api`'s `api_version`: api_key, api_version,
+    correlation_id, client_id (always an int16-length string), and the tag section if flexible."""
+    api.check_version(api_version)
+    return 2 + 2 + 4 + string_size(client_id, False) + (1 if api.is_flexible(api_version) else 0)
+
+
+@cache
+def api_response_header_size(api: Api, api_version: int) -> int:
+    """Bytes of the response header: correlation_id, and the tag section if flexible."""
+    api.check_version(api_version)
+    return 4 + (1 if api.is_flexible(api_version) else 0)
 
 
 def encode_request_header(header: RequestHeader) -> bytes:
-    check_version(header.api_version)
-    if header.api_key != FETCH_API_KEY:
-        raise _not_fetch(header.api_key)
+    api = _api(header.api_key)
+    api.check_version(header.api_version)
     buf = bytearray()
     try:
         buf += _I16_PAIR_I32.pack(header.api_key, header.api_version, header.correlation_id)
         NULLABLE_STRING.write(buf, header.client_id, False)  # never compact: see module doc
     except (struct.error, CodecFailure) as exc:
         raise ProtocolError(f"RequestHeader: {exc}") from None
-    if is_flexible(header.api_version):
+    if api.is_flexible(header.api_version):
         write_uvarint(buf, 0)
     return bytes(buf)
 
@@ -67,12 +90,11 @@ def decode_request_header(data: bytes | bytearray | memoryview) -> tuple[Request
     try:
         api_key = r.fixed(_I16)
         api_version = r.fixed(_I16)
-        if api_key != FETCH_API_KEY:
-            raise _not_fetch(api_key)
-        check_version(api_version)
+        api = _api(api_key)
+        api.check_version(api_version)
         correlation_id = r.fixed(_I32)
         client_id = NULLABLE_STRING.read(r, False)
-        if is_flexible(api_version):
+        if api.is_flexible(api_version):
             _skip_tags(r)
     except CodecFailure as exc:
         raise ProtocolError(f"RequestHeader: {exc}") from None
@@ -80,35 +102,38 @@ def decode_request_header(data: bytes | bytearray | memoryview) -> tuple[Request
     return RequestHeader(api_version, correlation_id, client_id, api_key), r.pos
 
 
-def encode_response_header(header: ResponseHeader, api_version: int) -> bytes:
-    check_version(api_version)
+def encode_response_header(header: ResponseHeader, api_version: int, api: Api = FETCH) -> bytes:
+    api.check_version(api_version)
     try:
         out = _I32.pack(header.correlation_id)
     except struct.error:
         raise ProtocolError(
             f"ResponseHeader: correlation_id out of range: {header.correlation_id}"
         ) from None
-    return out + b"\x00" if is_flexible(api_version) else out
+    return out + b"\x00" if api.is_flexible(api_version) else out
 
 
 def decode_response_header(
-    data: bytes | bytearray | memoryview, api_version: int
+    data: bytes | bytearray | memoryview, api_version: int, api: Api = FETCH
 ) -> tuple[ResponseHeader, int]:
-    """Parse the header of a response to a Fetch of `api_version` (the response does not say
-    its version: the client knows what it asked). Returns the header and its length."""
-    check_version(api_version)
+    """Parse the header of a response to `api`'s `api_version` (the response does not say
+    its API or version: the client knows what it asked). Returns the header and its length."""
+    api.check_version(api_version)
     r = Reader(bytes(data))
     try:
         correlation_id = r.fixed(_I32)
-        if is_flexible(api_version):
+        if api.is_flexible(api_version):
             _skip_tags(r)
     except CodecFailure as exc:
         raise ProtocolError(f"ResponseHeader: {exc}") from None
     return ResponseHeader(correlation_id), r.pos
 
 
-def _not_fetch(api_key: int) -> ProtocolError:
-    return ProtocolError(f"RequestHeader: only Fetch (api_key 1) is supported, got {api_key}")
+def _api(api_key: int) -> Api:
+    try:
+        return api_of(api_key)
+    except ProtocolError as exc:
+        raise ProtocolError(f"RequestHeader: {exc}") from None
 
 
 def _skip_tags(r: Reader) -> None:

@@ -9,13 +9,14 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from rig.protocol.fetch_versions import is_flexible
+from rig.protocol.apis import Api
 from rig.protocol.primitives import Scalar
 
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Schema:
-    """A struct: its Kafka name, the dataclass it decodes to, its fields in wire order.
+    """A struct: its Kafka name, the dataclass it decodes to, its fields in wire order, and the
+    API whose message it belongs to (which decides the versions and which are flexible).
 
     `cls` None marks a struct inlined into its parent: its fields are attributes of the parent
     object (Kafka's ReplicaState, which we flatten into FetchRequest)."""
@@ -23,6 +24,7 @@ class Schema:
     name: str
     cls: type | None
     fields: tuple[Field, ...]
+    api: Api
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -87,7 +89,8 @@ def fixed_size(schema: Schema, version: int) -> int:
     when flexible. Variable-width fields (strings, arrays, records) and tagged fields are the
     caller's to add: the fast size path builds on this."""
     widths = [f.type.width for f in plan_for(schema, version).regular if isinstance(f.type, Scalar)]
-    return sum(w for w in widths if w is not None) + (1 if is_flexible(version) else 0)
+    tags = 1 if schema.api.is_flexible(version) else 0
+    return sum(w for w in widths if w is not None) + tags
 
 
 def carries(schema: Schema, attr: str, version: int) -> bool:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 
 from rig.errors import ProtocolError
+from rig.protocol.apis import FETCH
 from rig.protocol.fetch_request import (
     FETCH_PARTITION,
     FETCH_REQUEST,
@@ -42,6 +43,7 @@ from rig.protocol.fetch_response import (
     SnapshotId,
 )
 from rig.protocol.fetch_versions import check_version, is_flexible
+from rig.protocol.header import api_request_header_size, api_response_header_size
 from rig.protocol.primitives import (
     INT32,
     RecordsLength,
@@ -258,15 +260,13 @@ def response_body_size(shape: ResponseShape) -> int:
 def request_header_size(version: int, client_id: str | None) -> int:
     """Bytes of the request header for Fetch `version`: api_key, api_version, correlation_id,
     client_id (always an int16-length string), and the tag section from v12."""
-    check_version(version)
-    return 2 + 2 + 4 + string_size(client_id, False) + (1 if is_flexible(version) else 0)
+    return api_request_header_size(FETCH, version, client_id)
 
 
 @cache
 def response_header_size(version: int) -> int:
     """Bytes of the response header: correlation_id, plus the tag section from v12."""
-    check_version(version)
-    return 4 + (1 if is_flexible(version) else 0)
+    return api_response_header_size(FETCH, version)
 
 
 # -- materializing -------------------------------------------------------------------------------

@@ -13,6 +13,10 @@ class BrokerConfig:
 
     inter_broker_protocol_version: str
     fetch_version: int
+    # A follower's ListOffsets and OffsetsForLeaderEpoch versions (rig.scenario.api_versions);
+    # the defaults are 3.9's at its own IBP.
+    list_offsets_version: int = 9
+    offsets_for_leader_epoch_version: int = 4
     num_replica_fetchers: int = 1
     replica_fetch_wait_max_ms: int = 500
     replica_fetch_min_bytes: int = 1

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from rig import units
-from rig.scenario import profiles
+from rig.scenario import api_versions, profiles
 from rig.scenario.broker_config import BrokerConfig
 from rig.scenario.problems import Collector
 from rig.scenario.source import PathKey
@@ -70,6 +70,8 @@ def read_config(data: dict[str, Any], kafka: str, out: Collector,
     fields: dict[str, Any] = {
         "inter_broker_protocol_version": ibp,
         "fetch_version": forced if forced is not None else profiles.fetch_version_for_ibp(ibp),
+        "list_offsets_version": api_versions.follower_list_offsets_version(kafka, ibp),
+        "offsets_for_leader_epoch_version": api_versions.follower_epoch_version(ibp),
         "replica_lag_time_max_ms": profile.replica_lag_time_max_ms,
         "zookeeper_session_timeout_ms": profile.zookeeper_session_timeout_ms,
         "hw_holds_below_min_isr": profile.hw_holds_below_min_isr,

@@ -33,12 +33,21 @@ from rig.cluster.epoch_cache import UNDEFINED
 from rig.cluster.partition import TopicPartition
 from rig.cluster.replica import Replica, Role
 from rig.events import names
+from rig.protocol import (
+    LIST_OFFSETS,
+    OFFSETS_FOR_LEADER_EPOCH,
+    SIZE_PREFIX_BYTES,
+    Api,
+    api_request_header_size,
+    api_response_header_size,
+    list_offsets_request_body_size,
+    list_offsets_response_body_size,
+    offsets_for_leader_epoch_request_body_size,
+    offsets_for_leader_epoch_response_body_size,
+)
+from rig.scenario.api_versions import consumer_epoch_version, consumer_list_offsets_version
 from rig.scenario.model import ConsumerSpec
 from rig.scenario.profiles import POSITION_VALIDATION_FETCH_VERSION
-
-# Request and response sizes on the wire, approximate (one partition; rig does not encode
-# ListOffsets or OffsetsForLeaderEpoch): what the traffic ledger files as control bytes.
-REQUEST_BYTES = 100
 
 Answer = tuple[int, int | None] | None  # (offset, its leader epoch); None: not the leader
 
@@ -69,6 +78,11 @@ class OffsetFetcher:
         self.validates = member.version >= POSITION_VALIDATION_FETCH_VERSION
         self.awaiting: dict[TopicPartition, int] = {}  # partition → its request's number
         self._requests = 0
+        # On the wire (docs/kafka.md §1): the release's newest versions, one partition a request,
+        # the member's client.id; what the traffic ledger files as control bytes.
+        release = member.cluster.variant.kafka
+        self._versions = {LIST_OFFSETS: consumer_list_offsets_version(release),
+                          OFFSETS_FOR_LEADER_EPOCH: consumer_epoch_version(release)}
 
     def reset(self, key: TopicPartition, broker: int, reason: str = "out-of-range") -> None:
         """ListOffsets to `broker` for auto.offset.reset's offset; fetch on from there."""
@@ -84,7 +98,7 @@ class OffsetFetcher:
         def done(offset: int, epoch: int | None) -> None:
             self._moved(key, broker, offset, epoch, reason)
 
-        self._ask(key, broker, None, answer, done)
+        self._ask(LIST_OFFSETS, key, broker, None, answer, done)
 
     def validate(self, key: TopicPartition, broker: int, leader_epoch: int) -> bool:
         """Whether the position of `key` needs validating against `broker`, which metadata
@@ -113,17 +127,31 @@ class OffsetFetcher:
             else:
                 member.fetch_from(broker, key)
 
-        self._ask(key, broker, leader_epoch, answer, done)
+        self._ask(OFFSETS_FOR_LEADER_EPOCH, key, broker, leader_epoch, answer, done)
         return True
 
-    def _ask(self, key: TopicPartition, broker: int, leader_epoch: int | None,
+    def _sizes(self, api: Api, topic: str, answered: bool) -> tuple[int, int]:
+        """Wire bytes of the request about one partition of `topic`, and of its answer."""
+        version = self._versions[api]
+        asked = ((topic, 1),)
+        if api is LIST_OFFSETS:
+            request = list_offsets_request_body_size(version, asked)
+            response = list_offsets_response_body_size(version, asked, answered)
+        else:
+            request = offsets_for_leader_epoch_request_body_size(version, asked)
+            response = offsets_for_leader_epoch_response_body_size(version, asked)
+        return (SIZE_PREFIX_BYTES + api_request_header_size(api, version, self.member.client_id)
+                + request, SIZE_PREFIX_BYTES + api_response_header_size(api, version) + response)
+
+    def _ask(self, api: Api, key: TopicPartition, broker: int, leader_epoch: int | None,
              answer: Callable[[Any, Replica], Answer],
              done: Callable[[int, int | None], None]
              ) -> None:
-        """A request about `key` to `broker` (its leader, at `leader_epoch` if given), answered
-        by `answer` there; `done` with the answer here, unless a later request replaced it. Without
-        an answer the consumer goes back to its metadata; a validation (`leader_epoch` given)
-        then starts again whatever epoch it finds (the position still awaits validation)."""
+        """An `api` request about `key` to `broker` (its leader, at `leader_epoch` if given),
+        answered by `answer` there; `done` with the answer here, unless a later request replaced
+        it. Without an answer the consumer goes back to its metadata; a validation
+        (`leader_epoch` given) then starts again whatever epoch it finds (the position still
+        awaits validation)."""
         member = self.member
         cluster = member.cluster
         self._requests += 1
@@ -136,7 +164,8 @@ class OffsetFetcher:
             if (replica is not None and replica.role is Role.LEADER
                     and (leader_epoch is None or replica.leader_epoch == leader_epoch)):
                 reply = answer(leader, replica)
-            cluster.send(broker, member.node, REQUEST_BYTES, lambda: back(reply))
+            cluster.send(broker, member.node, self._sizes(api, key[0], reply is not None)[1],
+                         lambda: back(reply))
 
         def back(reply: Answer) -> None:
             if self.awaiting.get(key) != number:
@@ -157,7 +186,7 @@ class OffsetFetcher:
                 member.leader_epochs.pop(key, None)
             member.relocate(key, backoff=True)
 
-        cluster.send(member.node, broker, REQUEST_BYTES, at_leader)
+        cluster.send(member.node, broker, self._sizes(api, key[0], True)[0], at_leader)
         cluster.sim.after(member.spec.request_timeout_ms * 1000, expire)
 
     def _moved(self, key: TopicPartition, broker: int, offset: int, epoch: int | None,

@@ -12,11 +12,20 @@ from typing import TYPE_CHECKING, Any
 from rig.cluster.log import Batch
 from rig.cluster.partition import TopicPartition
 from rig.events import names
+from rig.protocol import (
+    PRODUCE,
+    SIZE_PREFIX_BYTES,
+    api_request_header_size,
+    api_response_header_size,
+    produce_request_body_size,
+    produce_response_body_size,
+)
 from rig.protocol.errors import (
     NETWORK_EXCEPTION,
     REQUEST_TIMED_OUT,
     RETRIABLE,
 )
+from rig.scenario.api_versions import produce_version
 from rig.scenario.model import ProducerSpec
 from rig.workload.accumulator import OpenBatch, RecordAccumulator
 
@@ -26,7 +35,6 @@ if TYPE_CHECKING:
 RETRY_BACKOFF_MS = 100  # retry.backoff.ms
 MAX_IN_FLIGHT = 5  # max.in.flight.requests.per.connection
 MAX_REQUEST = 1 << 20  # max.request.size
-PRODUCE_OVERHEAD_BYTES = 60  # request header and per-request fields: not one of the exact sizes
 
 
 class Sender:
@@ -40,6 +48,13 @@ class Sender:
         self.spec = spec
         self.producer_id = producer_id
         self.node = spec.node
+        # Produce on the wire (rig.protocol.produce): the release's newest version, and the bytes
+        # around each body: the size prefix and the header, whose client.id is the node's name.
+        self.version = produce_version(cluster.variant.kafka)
+        self._request_framing = SIZE_PREFIX_BYTES + api_request_header_size(
+            PRODUCE, self.version, self.node)
+        self._response_framing = SIZE_PREFIX_BYTES + api_response_header_size(
+            PRODUCE, self.version)
         self.rng = rng  # the producer's stream: which live broker a metadata refresh asks
         self.queues = accumulator.queues
         self.metadata = {key: state.leader for key, state in cluster.partition_states.items()
@@ -72,11 +87,14 @@ class Sender:
                 self._refresh_metadata()
                 continue
             while self._in_flight.get(leader, 0) < MAX_IN_FLIGHT:
-                group = {}
-                size = PRODUCE_OVERHEAD_BYTES
+                # max.request.size bounds the records a request carries, and the first batch
+                # goes whatever its size (RecordAccumulator.drainBatchesForOneNode).
+                group: dict[TopicPartition, OpenBatch] = {}
+                size = 0
                 for key in keys:
                     queue = self.queues[key]
-                    if queue and key not in self.sending and size + queue[0].size <= MAX_REQUEST:
+                    if queue and key not in self.sending and (
+                            not group or size + queue[0].size <= MAX_REQUEST):
                         group[key] = queue.popleft()
                         size += group[key].size
                 if not group:
@@ -97,7 +115,10 @@ class Sender:
     def _send(self, leader: int, group: dict[TopicPartition, OpenBatch]) -> None:
         cluster = self.cluster
         spec = self.spec
-        size = PRODUCE_OVERHEAD_BYTES + sum(b.size for b in group.values())
+        by_topic: dict[str, list[int]] = {}
+        for (topic, _), b in group.items():
+            by_topic.setdefault(topic, []).append(b.size)
+        size = self._request_framing + produce_request_body_size(self.version, by_topic.items())
         records = sum(b.records for b in group.values())
         cluster.log.emit(names.PRODUCE_REQUEST, producer=spec.name, broker=leader,
                          partitions=len(group), records=records, bytes=size, acks=spec.acks)
@@ -124,7 +145,12 @@ class Sender:
         self._open_requests.setdefault(leader, []).append((group, answered))
 
         def reply(results: dict[TopicPartition, Any]) -> None:
-            cluster.send(leader, self.node, 50 + 20 * len(results),
+            answered_topics: dict[str, int] = {}
+            for topic, _ in results:
+                answered_topics[topic] = answered_topics.get(topic, 0) + 1
+            size = self._response_framing + produce_response_body_size(
+                self.version, answered_topics.items())
+            cluster.send(leader, self.node, size,
                          lambda: self._on_response(leader, group, results, answered),
                          kind="produce")
 

@@ -86,10 +86,13 @@ def test_headers_round_trip_and_match_the_size_path(
 
 
 def test_bad_headers_are_protocol_errors() -> None:
-    with pytest.raises(ProtocolError, match="only Fetch"):
-        decode_request_header(struct.pack(">hhih", 0, 7, 1, -1))
-    with pytest.raises(ProtocolError, match="only Fetch"):
+    # api_key 3 (Metadata) is not one rig speaks; 0 (Produce), 2 and 23 are (rig.protocol.apis).
+    with pytest.raises(ProtocolError, match="api_key 3 is not one rig speaks"):
+        decode_request_header(struct.pack(">hhih", 3, 7, 1, -1))
+    with pytest.raises(ProtocolError, match="api_key 3 is not one rig speaks"):
         encode_request_header(RequestHeader(7, api_key=3))
+    with pytest.raises(ProtocolError, match="Produce version 14 is not supported"):
+        decode_request_header(struct.pack(">hhih", 0, 14, 1, -1))
     with pytest.raises(ProtocolError, match="not supported"):
         decode_request_header(struct.pack(">hhih", 1, 19, 1, -1))
     with pytest.raises(ProtocolError, match="truncated"):

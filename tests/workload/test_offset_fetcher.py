@@ -7,9 +7,39 @@ from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
+
 from rig.cluster.log import Log
 from rig.cluster.replica import Role
+from rig.protocol import (
+    LIST_OFFSETS,
+    OFFSETS_FOR_LEADER_EPOCH,
+    RequestHeader,
+    ResponseHeader,
+    encode_request_header,
+    encode_response_header,
+    frame,
+)
+from rig.protocol.offsets import (
+    EpochEndOffsetResponse,
+    ListOffsetsPartition,
+    ListOffsetsPartitionResponse,
+    ListOffsetsRequest,
+    ListOffsetsResponse,
+    ListOffsetsTopic,
+    ListOffsetsTopicResponse,
+    OffsetForLeaderEpochRequest,
+    OffsetForLeaderEpochResponse,
+    OffsetForLeaderPartition,
+    OffsetForLeaderTopic,
+    OffsetForLeaderTopicResult,
+    encode_list_offsets_request,
+    encode_list_offsets_response,
+    encode_offset_for_leader_epoch_request,
+    encode_offset_for_leader_epoch_response,
+)
 from rig.protocol.records import Batch
+from rig.scenario.api_versions import consumer_epoch_version, consumer_list_offsets_version
 from rig.scenario.model import ConsumerSpec
 from rig.workload.offset_fetcher import OffsetFetcher
 
@@ -19,15 +49,18 @@ KEY = ("t", 0)
 class _Cluster:
     """Messages delivered at once unless `lost`; timers kept until `fire`."""
 
-    def __init__(self, leader: Any):
+    def __init__(self, leader: Any, kafka: str = "2.4"):
         self.brokers = {1: leader}
+        self.variant = SimpleNamespace(kafka=kafka)  # the release: its clients' versions
+        self.sizes: list[int] = []
         self.lost = False
         self.timers: list[Callable[[], None]] = []
         self.events: list[tuple[str, dict[str, Any]]] = []
         self.sim = SimpleNamespace(after=lambda _us, fn: self.timers.append(fn))
         self.log = SimpleNamespace(emit=lambda name, **fields: self.events.append((name, fields)))
 
-    def send(self, _src: Any, _dst: Any, _nbytes: int, deliver: Callable[[], None]) -> None:
+    def send(self, _src: Any, _dst: Any, nbytes: int, deliver: Callable[[], None]) -> None:
+        self.sizes.append(nbytes)
         if not self.lost:
             deliver()
 
@@ -68,9 +101,43 @@ def _leader(epoch: int = 2) -> Any:
                            on_epoch_request=lambda key, epoch: log.end_offset_for_epoch(epoch))
 
 
-def _fetcher(leader: Any | None = None, version: int = 11) -> tuple[OffsetFetcher, _Member]:
-    member = _Member(_Cluster(leader if leader is not None else _leader()), version)
+def _fetcher(leader: Any | None = None, version: int = 11,
+             kafka: str = "2.4") -> tuple[OffsetFetcher, _Member]:
+    member = _Member(_Cluster(leader if leader is not None else _leader(), kafka), version)
     return OffsetFetcher(member), member
+
+
+def _wire(api: Any, version: int, request: bytes, response: bytes) -> list[int]:
+    header = encode_request_header(RequestHeader(version, 0, "consumer-g-0", api.key))
+    return [len(frame(header, request)),
+            len(frame(encode_response_header(ResponseHeader(0), version, api), response))]
+
+
+@pytest.mark.parametrize(("kafka", "version"), [("2.3", 3), ("2.8", 4), ("4.1", 4)])
+def test_a_validation_is_counted_at_its_wire_bytes(kafka: str, version: int) -> None:
+    offsets, member = _fetcher(kafka=kafka)
+    assert offsets.validate(KEY, 1, 2)
+    request = OffsetForLeaderEpochRequest(-1, (OffsetForLeaderTopic("t", (
+        OffsetForLeaderPartition(0, 2, 0),)),))
+    response = OffsetForLeaderEpochResponse(0, (OffsetForLeaderTopicResult("t", (
+        EpochEndOffsetResponse(0, 0, 0, 10),)),))
+    assert member.cluster.sizes == _wire(
+        OFFSETS_FOR_LEADER_EPOCH, version, encode_offset_for_leader_epoch_request(request, version),
+        encode_offset_for_leader_epoch_response(response, version))
+
+
+@pytest.mark.parametrize(("kafka", "version"), [("0.10", 0), ("0.11", 2), ("2.4", 5),
+                                                ("3.9", 9), ("4.0", 10)])
+def test_a_reset_is_counted_at_its_wire_bytes(kafka: str, version: int) -> None:
+    offsets, member = _fetcher(kafka=kafka)
+    offsets.reset(KEY, 1)
+    request = ListOffsetsRequest(-1, 0, (ListOffsetsTopic("t", (
+        ListOffsetsPartition(0, 2, -1),)),))
+    response = ListOffsetsResponse(0, (ListOffsetsTopicResponse("t", (
+        ListOffsetsPartitionResponse(0, 0, (40,), -1, 40, 2),)),))
+    assert member.cluster.sizes == _wire(
+        LIST_OFFSETS, version, encode_list_offsets_request(request, version),
+        encode_list_offsets_response(response, version))
 
 
 def test_a_position_past_the_epochs_end_goes_back_to_it() -> None:
@@ -141,3 +208,14 @@ def test_an_answer_for_a_position_that_moved_meanwhile_is_not_applied() -> None:
     sent.pop()()
     sent.pop()()
     assert member.fetching == [(1, 8)] and member.cluster.events == []  # 8 < 10: in the log
+
+
+def test_a_consumer_sends_its_releases_newest_versions() -> None:
+    # (ListOffsets, OffsetsForLeaderEpoch): ApiKeys / the JSON's validVersions at each tag;
+    # 0.11–1.1 consumers send ListOffsets v2 where their brokers' followers still send v1.
+    assert {v: (consumer_list_offsets_version(v), consumer_epoch_version(v))
+            for v in ("0.10", "0.11", "1.1", "2.0", "2.1", "2.3", "2.8", "3.0", "3.5", "3.9",
+                      "4.0", "4.2")} == {
+        "0.10": (0, 0), "0.11": (2, 0), "1.1": (2, 0), "2.0": (3, 1), "2.1": (4, 2),
+        "2.3": (5, 3), "2.8": (6, 4), "3.0": (7, 4), "3.5": (8, 4), "3.9": (9, 4),
+        "4.0": (10, 4), "4.2": (11, 4)}

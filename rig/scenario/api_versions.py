@@ -1,0 +1,84 @@
+"""The versions sent for the APIs rig sizes exactly, besides a follower's Fetch
+(rig.scenario.profiles): a producer's Produce, and a follower's ListOffsets and
+OffsetsForLeaderEpoch.
+
+Client and brokers are the same release in rig, so ApiVersions (KIP-35) settles on a client's
+newest version: its table gives, per release that raised it, that newest version, read from the
+release's own schema list. A follower picks its versions by inter.broker.protocol.version, as
+its Fetch version.
+"""
+
+from __future__ import annotations
+
+from rig.scenario.version_rules import release_key
+
+# (first release, newest Produce version), newest first. Sources, at each release's tag:
+# 0.8.2.2, 0.9.0.1, 0.10.0.1 and 0.11.0.0 Protocol.java's PRODUCE_REQUEST array (v0; v1 adds
+# throttle_time_ms; v2 message format v1, KIP-32; v3 transactional_id and record batch v2,
+# KIP-98); 1.0.0 to 2.3.0 ProduceRequest.java's schemaVersions() (1.0: v5, KIP-112 / KIP-107;
+# 2.0: v6, KIP-219; 2.1: v7, zstd, KIP-110); from 2.4.0 ProduceRequest.json's validVersions
+# (2.4: "0-8", KIP-467; 2.8: "0-9", flexible; 3.7: "0-10", KIP-951; 3.8: "0-11", KIP-890;
+# 4.0: "3-12", transactions v2, KIP-890, and v0–v2 gone, KIP-896; 4.1: "3-13", topic ids,
+# KIP-516). 4.0–4.2 are not in rig's Kafka mirror: their JSON's comments say as much.
+PRODUCE_VERSION_BY_RELEASE = (("4.1", 13), ("4.0", 12), ("3.8", 11), ("3.7", 10), ("2.8", 9),
+                              ("2.4", 8), ("2.1", 7), ("2.0", 6), ("1.0", 5), ("0.11", 3),
+                              ("0.10", 2), ("0.9", 1), ("0.8.2", 0))
+
+
+def _newest(table: tuple[tuple[str, int], ...], release: str, what: str) -> int:
+    for since, version in table:
+        if release_key(release) >= release_key(since):
+            return version
+    raise ValueError(f"{what}: release {release} is older than rig models (0.8.2)")
+
+
+def produce_version(release: str) -> int:
+    """The Produce version a producer of Kafka `release` sends to brokers of that release."""
+    return _newest(PRODUCE_VERSION_BY_RELEASE, release, "Produce")
+
+
+# A follower's ListOffsets (on OFFSET_OUT_OF_RANGE) by inter.broker.protocol.version, for brokers
+# of 2.0 and later: ReplicaFetcherThread.listOffsetRequestVersion (2.0.0–2.8.x; KAFKA_0_11_0_IV0
+# → 2 first appears in 2.0's), then MetadataVersion.listOffsetRequestVersion (3.0–3.9: 3.0 → 7,
+# 3.5 → 8, 3.9 → 9; 4.0 → 10 at IBP_4_0_IV3, 4.2 → 11 at IBP_4_2_IV1: not in rig's Kafka mirror,
+# and v11's bytes are v10's). A release's IBP is its newest IV, as Kafka reads "X.Y".
+FOLLOWER_LIST_OFFSETS_VERSION_BY_IBP = (("4.2", 11), ("4.0", 10), ("3.9", 9), ("3.5", 8),
+                                        ("3.0", 7), ("2.8", 6), ("2.2", 5), ("2.1", 4),
+                                        ("2.0", 3), ("0.11", 2), ("0.10.1", 1), ("0.8.2", 0))
+# Brokers before 2.0 sent v1 from IBP 0.10.1 (ReplicaFetcherThread.earliestOrLatestOffset,
+# 0.10.1.0–1.1.x: ListOffsetRequest.Builder.forReplica(1, …)), else v0 (0.9–0.10.0 the same
+# thread; 0.8.2 SimpleConsumer.earliestOrLatestOffset, whose OffsetRequest is v0's bytes).
+# A follower's OffsetsForLeaderEpoch by IBP: ReplicaFetcherThread / MetadataVersion
+# .offsetForLeaderEpochRequestVersion (0.11 → 0, 2.0 → 1, 2.1 → 2, 2.3 → 3, 2.8 → 4; the same
+# through 4.x).
+FOLLOWER_EPOCH_VERSION_BY_IBP = (("2.8", 4), ("2.3", 3), ("2.1", 2), ("2.0", 1), ("0.8.2", 0))
+
+
+def follower_list_offsets_version(release: str, ibp: str) -> int:
+    """The ListOffsets version a follower of Kafka `release` sends at IBP `ibp`."""
+    if release_key(release) < release_key("2.0"):
+        return 1 if release_key(ibp) >= release_key("0.10.1") else 0
+    return _newest(FOLLOWER_LIST_OFFSETS_VERSION_BY_IBP, ibp, "ListOffsets")
+
+
+def follower_epoch_version(ibp: str) -> int:
+    """The OffsetsForLeaderEpoch version a follower sends at IBP `ibp`."""
+    return _newest(FOLLOWER_EPOCH_VERSION_BY_IBP, ibp, "OffsetsForLeaderEpoch")
+
+
+# A consumer sends each release's newest ListOffsets and OffsetsForLeaderEpoch (ApiVersions):
+# Protocol.java's LIST_OFFSET_REQUEST array at 0.10.0.1 (v0) and 0.10.1.1 (v1), then
+# ListOffsetRequest.java / OffsetsForLeaderEpochRequest.java schemaVersions() at 0.11.0.0–2.3.0
+# and the JSON's validVersions from 2.4.0: the same steps as a follower's tables above, release
+# for IBP (0.11: ListOffsets v2; OffsetsForLeaderEpoch v0 from 0.11, which only 2.3+ consumers
+# send: position validation needs v3, KIP-320).
+
+
+def consumer_list_offsets_version(release: str) -> int:
+    """The ListOffsets version a consumer of Kafka `release` sends (auto.offset.reset)."""
+    return _newest(FOLLOWER_LIST_OFFSETS_VERSION_BY_IBP, release, "ListOffsets")
+
+
+def consumer_epoch_version(release: str) -> int:
+    """The OffsetsForLeaderEpoch version a consumer of Kafka `release` sends (validation)."""
+    return _newest(FOLLOWER_EPOCH_VERSION_BY_IBP, release, "OffsetsForLeaderEpoch")
