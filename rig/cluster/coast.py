@@ -19,7 +19,8 @@ make a round differ:
 - a real message would wait for, or hold up, one of its messages on its two links, or a fault
   changes them (rig.cluster.network);
 - its messages would meet another coasting client's on a shared link (a wake-up timer, from the
-  arithmetic of two periodic streams: `first_meeting`);
+  arithmetic of two periodic streams: `first_meeting`), or a coast its messages waited behind
+  every round (two clients locked in step, below) wakes;
 - an entry is queued for the very instant (time and scheduling time) of one of its skipped
   rounds' entries that the full run had queued first (rig.cluster.coast_ties);
 - the run ends (`Cluster.finish_coasting`).
@@ -157,6 +158,14 @@ class Coast(IdleRounds):
         sim = self.host.sim
         rounds, phase = self._where(sim.now_us)
         self._restore(rounds, phase)
+        # A coast whose message waited for a link behind one of ours every round (two clients
+        # locked in step) would not wait once ours go their own way: it goes on for real too.
+        coasting = self.host.network.coasting
+        for link in self.links:
+            for other in list(cast("dict[Coast, None]", coasting.get(link, {}))):
+                if (other.request_queued_us if link == other.links[0]
+                        else other.response_queued_us):
+                    other.wake()
 
     def _restore(self, current: int, phase: str) -> None:
         fetcher, leader = self.fetcher, self.leader

@@ -155,6 +155,28 @@ def test_fetchers_locked_in_step_on_a_shared_link_coast_together(
     assert all(c.period_us == max(periods) for c in locked)  # the shorter waits behind
 
 
+def test_a_coast_locked_behind_another_goes_on_for_real_when_that_one_wakes(
+        tmp_path: Path) -> None:
+    """Broker 3's two fetchers from broker 2 lock in step after its restart: fetcher 0's
+    request waits 1 µs behind fetcher 1's every round, so its coast's period is 502,003 µs.
+    An append wakes fetcher 1 at 34.0 s and its rounds move; fetcher 0's request then waits
+    for nothing and its rounds are 502,002 µs. Its coast must end with the other's (it kept
+    its period and sent 2 µs late by 34.66 s; found by the property test below)."""
+    document = {**_cluster(4, 27, **{"num.replica.fetchers": 2,
+                                     "replica.lag.time.max.ms": "4s"}),
+                "seed": 1644, "duration": "40s",
+                "strategies": {"fetch_session": "sessionless", "isr": "lag-time"},
+                "protocol": {"fetch_version": 4},
+                "workload": {"producers": [{"topic": "t", "rate": 1.5, "acks": "all",
+                                            "keys": {"uniform": 20}}]},
+                "faults": [{"kind": "crash", "at": "21207ms", "broker": 3,
+                            "restart_after": "9938ms"},
+                           {"kind": "crash", "at": "500ms", "broker": 0,
+                            "restart_after": "100ms"}]}
+    assert_same_run(_run(tmp_path, document, "full"),
+                    _run(tmp_path, document, "fetch-aggregated"))
+
+
 _FAULTS = ["crash", "stall", "network-partition", "fetcher-stuck", "link",
            "controller-failover"]
 
