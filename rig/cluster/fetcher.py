@@ -24,11 +24,10 @@ from rig.cluster.partition import FetchState, TopicPartition
 from rig.events import names
 from rig.protocol import (
     OFFSETS_FOR_LEADER_EPOCH,
-    SIZE_PREFIX_BYTES,
-    api_request_header_size,
-    api_response_header_size,
     offsets_for_leader_epoch_request_body_size,
     offsets_for_leader_epoch_response_body_size,
+    request_wire_size,
+    response_wire_size,
 )
 from rig.protocol.errors import FENCED_LEADER_EPOCH, OFFSET_OUT_OF_RANGE
 from rig.strategies.fetch_session import SessionClient
@@ -164,14 +163,15 @@ class ReplicaFetcher(FollowerTruncation):
 
         def at_leader() -> None:
             answers = {key: leader.on_epoch_request(key, epoch) for key, epoch in asked.items()}
-            size = (SIZE_PREFIX_BYTES + api_response_header_size(OFFSETS_FOR_LEADER_EPOCH, version)
-                    + offsets_for_leader_epoch_response_body_size(version, topics.items()))
+            size = response_wire_size(OFFSETS_FOR_LEADER_EPOCH, version,
+                                      offsets_for_leader_epoch_response_body_size(version,
+                                                                                  topics.items()))
             cluster.send(self.leader_id, self.broker_id, size,
                          lambda: self._on_epochs(sent, asked, answers))
 
-        size = (SIZE_PREFIX_BYTES
-                + api_request_header_size(OFFSETS_FOR_LEADER_EPOCH, version, self.client_id)
-                + offsets_for_leader_epoch_request_body_size(version, topics.items()))
+        size = request_wire_size(OFFSETS_FOR_LEADER_EPOCH, version, self.client_id,
+                                 offsets_for_leader_epoch_request_body_size(version,
+                                                                            topics.items()))
         cluster.send(self.broker_id, self.leader_id, size, at_leader)
         self._arm_timeout(sent)
 

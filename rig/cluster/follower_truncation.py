@@ -16,11 +16,10 @@ from rig.cluster.replica import Role
 from rig.events import names
 from rig.protocol import (
     LIST_OFFSETS,
-    SIZE_PREFIX_BYTES,
-    api_request_header_size,
-    api_response_header_size,
     list_offsets_request_body_size,
     list_offsets_response_body_size,
+    request_wire_size,
+    response_wire_size,
 )
 from rig.strategies.replication import AskLeader
 from rig.strategies.replication.base import FollowerView
@@ -160,13 +159,13 @@ class FollowerTruncation(FetchClient):
             answer = None
             if replica is not None and replica.role is Role.LEADER:
                 answer = replica.leo if kind == LATEST else replica.log.log_start_offset
-            size = (SIZE_PREFIX_BYTES + api_response_header_size(LIST_OFFSETS, version)
-                    + list_offsets_response_body_size(version, asked, answer is not None))
+            size = response_wire_size(LIST_OFFSETS, version, list_offsets_response_body_size(
+                version, asked, answer is not None))
             cluster.send(self.leader_id, self.broker_id, size,
                          lambda: self._on_offset(sent, key, kind, answer))
 
-        size = (SIZE_PREFIX_BYTES + api_request_header_size(LIST_OFFSETS, version, self.client_id)
-                + list_offsets_request_body_size(version, asked))
+        size = request_wire_size(LIST_OFFSETS, version, self.client_id,
+                                 list_offsets_request_body_size(version, asked))
         cluster.send(self.broker_id, self.leader_id, size, at_leader)
         self._arm_timeout(sent)
 

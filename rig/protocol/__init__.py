@@ -52,7 +52,9 @@ from rig.protocol.header import (
     encode_response_header,
     frame,
     request_header_version,
+    request_wire_size,
     response_header_version,
+    response_wire_size,
     unframe,
     wire_size,
 )
@@ -135,9 +137,11 @@ __all__ = [
     "request_body_size",
     "request_header_size",
     "request_header_version",
+    "request_wire_size",
     "response_body_size",
     "response_header_size",
     "response_header_version",
+    "response_wire_size",
     "unframe",
     "wire_size",
 ]

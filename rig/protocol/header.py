@@ -61,6 +61,16 @@ def api_request_header_size(api: Api, api_version: int, client_id: str | None) -
     return 2 + 2 + 4 + string_size(client_id, False) + (1 if api.is_flexible(api_version) else 0)
 
 
+def request_wire_size(api: Api, api_version: int, client_id: str | None, body_bytes: int) -> int:
+    """A request on the wire: the size prefix, its header and a body of `body_bytes`."""
+    return SIZE_PREFIX_BYTES + api_request_header_size(api, api_version, client_id) + body_bytes
+
+
+def response_wire_size(api: Api, api_version: int, body_bytes: int) -> int:
+    """A response on the wire: the size prefix, its header and a body of `body_bytes`."""
+    return SIZE_PREFIX_BYTES + api_response_header_size(api, api_version) + body_bytes
+
+
 @cache
 def api_response_header_size(api: Api, api_version: int) -> int:
     """Bytes of the response header: correlation_id, and the tag section if flexible."""

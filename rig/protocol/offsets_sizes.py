@@ -41,7 +41,7 @@ from rig.protocol.offsets import (
     OffsetForLeaderTopic,
     OffsetForLeaderTopicResult,
 )
-from rig.protocol.primitives import INT64, array_prefix_size, string_size
+from rig.protocol.primitives import INT64, array_prefix_size, topic_array_size
 from rig.protocol.schema import Schema, carries, fixed_size
 
 _MESSAGES = {
@@ -68,12 +68,7 @@ def _constants(message: str, version: int) -> tuple[bool, int, int, int]:
 def _size(message: str, version: int, topics: Iterable[tuple[str, int]],
           per_partition: int = 0) -> int:
     flex, top, topic, partition = _constants(message, version)
-    topics = tuple(topics)
-    size = top + array_prefix_size(len(topics), flex)
-    for name, n in topics:
-        size += (topic + string_size(name, flex) + array_prefix_size(n, flex)
-                 + n * (partition + per_partition))
-    return size
+    return top + topic_array_size(topics, flex, topic, partition + per_partition)
 
 
 def list_offsets_request_body_size(version: int, topics: Iterable[tuple[str, int]]) -> int:

@@ -8,7 +8,7 @@ flexible versions unsigned varints of length + 1 (0 meaning null).
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -74,6 +74,21 @@ def array_prefix_size(count: int | None, flexible: bool) -> int:
     if not flexible:
         return 4
     return 1 if count is None else uvarint_size(count + 1)
+
+
+def topic_array_size(topics: Iterable[tuple[str, int]], flexible: bool, topic_bytes: int,
+                     partition_bytes: int, names: bool = True) -> int:
+    """Wire bytes of an array of topics given as (name, partitions): each its fixed part
+    `topic_bytes`, its name (when the version names topics, not ids) and an array of that many
+    partitions of `partition_bytes` each (the layout of Produce, ListOffsets and
+    OffsetsForLeaderEpoch messages and their answers)."""
+    topics = tuple(topics)
+    size = array_prefix_size(len(topics), flexible)
+    for name, n in topics:
+        size += topic_bytes + array_prefix_size(n, flexible) + n * partition_bytes
+        if names:
+            size += string_size(name, flexible)
+    return size
 
 
 def bytes_size(length: int | None, flexible: bool) -> int:

@@ -18,7 +18,13 @@ from functools import cache
 
 from rig.errors import ProtocolError
 from rig.protocol.apis import PRODUCE
-from rig.protocol.primitives import RecordsLength, array_prefix_size, bytes_size, string_size
+from rig.protocol.primitives import (
+    RecordsLength,
+    array_prefix_size,
+    bytes_size,
+    string_size,
+    topic_array_size,
+)
 from rig.protocol.produce import (
     PARTITION_PRODUCE_DATA,
     PARTITION_PRODUCE_RESPONSE,
@@ -104,14 +110,7 @@ def produce_request_body_size(version: int,
 def produce_response_body_size(version: int, topics: Iterable[tuple[str, int]]) -> int:
     """len(encode_produce_response(...)) answering `topics` (name, partitions). O(topics)."""
     c = _response_constants(version)
-    flex = c.flexible
-    topics = tuple(topics)
-    size = c.top + array_prefix_size(len(topics), flex)
-    for name, n in topics:
-        size += c.topic + array_prefix_size(n, flex) + n * c.partition
-        if c.names:
-            size += string_size(name, flex)
-    return size
+    return c.top + topic_array_size(topics, c.flexible, c.topic, c.partition, c.names)
 
 
 def request_shape_size(shape: ProduceRequestShape) -> int:

@@ -36,14 +36,13 @@ from rig.events import names
 from rig.protocol import (
     LIST_OFFSETS,
     OFFSETS_FOR_LEADER_EPOCH,
-    SIZE_PREFIX_BYTES,
     Api,
-    api_request_header_size,
-    api_response_header_size,
     list_offsets_request_body_size,
     list_offsets_response_body_size,
     offsets_for_leader_epoch_request_body_size,
     offsets_for_leader_epoch_response_body_size,
+    request_wire_size,
+    response_wire_size,
 )
 from rig.scenario.api_versions import consumer_epoch_version, consumer_list_offsets_version
 from rig.scenario.model import ConsumerSpec
@@ -140,8 +139,8 @@ class OffsetFetcher:
         else:
             request = offsets_for_leader_epoch_request_body_size(version, asked)
             response = offsets_for_leader_epoch_response_body_size(version, asked)
-        return (SIZE_PREFIX_BYTES + api_request_header_size(api, version, self.member.client_id)
-                + request, SIZE_PREFIX_BYTES + api_response_header_size(api, version) + response)
+        return (request_wire_size(api, version, self.member.client_id, request),
+                response_wire_size(api, version, response))
 
     def _ask(self, api: Api, key: TopicPartition, broker: int, leader_epoch: int | None,
              answer: Callable[[Any, Replica], Answer],

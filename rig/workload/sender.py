@@ -14,11 +14,10 @@ from rig.cluster.partition import TopicPartition
 from rig.events import names
 from rig.protocol import (
     PRODUCE,
-    SIZE_PREFIX_BYTES,
-    api_request_header_size,
-    api_response_header_size,
     produce_request_body_size,
     produce_response_body_size,
+    request_wire_size,
+    response_wire_size,
 )
 from rig.protocol.errors import (
     NETWORK_EXCEPTION,
@@ -51,10 +50,8 @@ class Sender:
         # Produce on the wire (rig.protocol.produce): the release's newest version, and the bytes
         # around each body: the size prefix and the header, whose client.id is the node's name.
         self.version = produce_version(cluster.variant.kafka)
-        self._request_framing = SIZE_PREFIX_BYTES + api_request_header_size(
-            PRODUCE, self.version, self.node)
-        self._response_framing = SIZE_PREFIX_BYTES + api_response_header_size(
-            PRODUCE, self.version)
+        self._request_framing = request_wire_size(PRODUCE, self.version, self.node, 0)
+        self._response_framing = response_wire_size(PRODUCE, self.version, 0)
         self.rng = rng  # the producer's stream: which live broker a metadata refresh asks
         self.queues = accumulator.queues
         self.metadata = {key: state.leader for key, state in cluster.partition_states.items()
