@@ -66,6 +66,7 @@ class Sender:
         # Queued partitions a drain found without a leader: the metadata answer (or the
         # refresh backoff's end) drains again, as Kafka's Sender loop wakes on it.
         self._leaderless: set[TopicPartition] = set()
+        self._drain_index: dict[int, int] = {}  # per leader: where its next drain starts
         self._open_requests: dict[int, list[tuple[dict[TopicPartition, OpenBatch], list[bool]]]]
         self._open_requests = {}
 
@@ -74,29 +75,47 @@ class Sender:
         MAX_IN_FLIGHT requests per connection; retried partitions wait out their backoff."""
         self._expire(now_ms)
         now_us = self.cluster.sim.now_us
-        by_leader: dict[int, list[TopicPartition]] = {}
+        by_leader: dict[int, set[TopicPartition]] = {}
         for key, queue in self.queues.items():
             if queue and self._backoff_until.get(key, 0) <= now_us:
-                by_leader.setdefault(self.metadata.get(key, -1), []).append(key)
-        for leader, keys in sorted(by_leader.items()):
+                by_leader.setdefault(self.metadata.get(key, -1), set()).add(key)
+        for leader, ready in sorted(by_leader.items()):
             if leader < 0:
-                self._leaderless.update(keys)
+                self._leaderless.update(ready)
                 self._refresh_metadata()
                 continue
             while self._in_flight.get(leader, 0) < MAX_IN_FLIGHT:
-                # max.request.size bounds the records a request carries, and the first batch
-                # goes whatever its size (RecordAccumulator.drainBatchesForOneNode).
-                group: dict[TopicPartition, OpenBatch] = {}
-                size = 0
-                for key in keys:
-                    queue = self.queues[key]
-                    if queue and key not in self.sending and (
-                            not group or size + queue[0].size <= MAX_REQUEST):
-                        group[key] = queue.popleft()
-                        size += group[key].size
+                group = self._drain_node(leader, ready)
                 if not group:
                     break
                 self._send(leader, group)
+
+    def _drain_node(self, leader: int, ready: set[TopicPartition]) -> dict[TopicPartition,
+                                                                             OpenBatch]:
+        """One request's batches for `leader` (RecordAccumulator.drainBatchesForOneNode): the
+        partitions it leads, from where the last drain stopped (its drainIndex, so no partition
+        starves), the head batch of each ready one, until max.request.size would be passed.
+        The first batch goes whatever its size; a later one that does not fit ends the drain
+        (it goes first in the next request). The request lists them in the accumulator's order
+        of its queues (Kafka's follows a HashMap's: the order is arbitrary in both)."""
+        parts = [key for key, led in self.metadata.items() if led == leader]
+        count = len(parts)
+        start = index = self._drain_index.get(leader, 0) % count
+        taken: dict[TopicPartition, OpenBatch] = {}
+        size = 0
+        while True:
+            key = parts[index]
+            self._drain_index[leader] = index
+            index = (index + 1) % count
+            queue = self.queues.get(key)
+            if key in ready and queue and key not in self.sending:
+                if taken and size + queue[0].size > MAX_REQUEST:
+                    break
+                taken[key] = queue.popleft()
+                size += taken[key].size
+            if index == start:
+                break
+        return {key: batch for key in self.queues if (batch := taken.get(key)) is not None}
 
     def _expire(self, now_ms: float) -> None:
         """delivery.timeout.ms: a queued batch older than that fails, and is not retried."""
