@@ -70,9 +70,10 @@ class Broker:
         self.storage.log_start_moved = self.replica_manager.log_start_moved
         self.fetch_server = FetchServer(self, ctx, self.replica_manager, self.fetch_purgatory,
                                         cache)
-        self.produces = ProduceHandler(self, ctx, self.replica_manager, self.produce_purgatory)
-        self.isr = IsrTasks(self, ctx, self.replica_manager)
         self.metadata_cache = MetadataCache(broker_id, ctx.emit)
+        self.produces = ProduceHandler(self, ctx, self.replica_manager, self.produce_purgatory,
+                                       self.metadata_cache)
+        self.isr = IsrTasks(self, ctx, self.replica_manager)
 
     @property
     def now_ms(self) -> float:
@@ -168,8 +169,9 @@ class Broker:
     def on_fetch(self, request: Any) -> None:
         self.fetch_server.on_fetch(request)
 
-    def on_produce(self, batches: Any, acks: int, timeout_ms: int, reply: Any) -> None:
-        self.produces.on_produce(batches, acks, timeout_ms, reply)
+    def on_produce(self, batches: Any, acks: int, timeout_ms: int, reply: Any,
+                   version: int = 0) -> None:
+        self.produces.on_produce(batches, acks, timeout_ms, reply, version)
 
     def on_epoch_request(self, key: TopicPartition, epoch: int) -> tuple[int, int] | None:
         """OffsetsForLeaderEpoch: the leader's (largest epoch ≤ `epoch`, its end offset), or

@@ -101,7 +101,7 @@ def handle_offset_commit(broker: Broker, store: OffsetStore, group: str,
         return
     batch = store.commit_batch(broker.id, group, offsets, broker.now_ms)
 
-    def answered(results: dict[TopicPartition, object]) -> None:
+    def answered(results: dict[TopicPartition, object], _: object) -> None:
         result = results.get(key)
         reply(result if isinstance(result, int) else 0)
 

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from rig.cluster.context import NodeContext, Process
 from rig.cluster.log import Batch
+from rig.cluster.metadata_cache import MetadataCache
 from rig.cluster.partition import TopicPartition
 from rig.cluster.purgatory import Purgatory
 from rig.cluster.replica import Role
@@ -87,15 +89,57 @@ class DelayedProduce:
         self.reply(self.errors)
 
 
+@dataclass(frozen=True, slots=True)
+class CurrentLeaders:
+    """What a v10+ produce response adds to NOT_LEADER_OR_FOLLOWER (KIP-951): each such
+    partition's leader and leader epoch as this broker knows them, and the live brokers among
+    those leaders (their NodeEndpoints)."""
+
+    leaders: dict[TopicPartition, tuple[int, int]] = field(default_factory=dict)
+    nodes: tuple[int, ...] = ()
+
+
+NO_LEADERS = CurrentLeaders()
+FIRST_CURRENT_LEADER_VERSION = 10  # ProduceResponse v10 (KIP-951, Kafka 3.7)
+
+
 class ProduceHandler:
     """A broker's produce requests and the acks=all produces waiting for the HW."""
 
     def __init__(self, broker: Process, ctx: NodeContext, replica_manager: ReplicaManager,
-                 purgatory: Purgatory[TopicPartition, DelayedProduce]):
+                 purgatory: Purgatory[TopicPartition, DelayedProduce],
+                 metadata_cache: MetadataCache):
         self.broker = broker
+        self.metadata_cache = metadata_cache
         self.ctx = ctx
         self.replica_manager = replica_manager
         self.purgatory = purgatory
+
+    def _with_current_leaders(self, reply: Callable[[dict[TopicPartition, Any], CurrentLeaders],
+                                                    None],
+                              results: dict[TopicPartition, Any], _: CurrentLeaders) -> None:
+        reply(results, self.current_leaders(results))
+
+    def current_leaders(self, results: dict[TopicPartition, Any]) -> CurrentLeaders:
+        """KafkaApis.getCurrentLeader for each partition refused NOT_LEADER_OR_FOLLOWER: the
+        leader and epoch of the replica here, if the broker hosts one, else of its metadata
+        cache (-1, -1 if it knows none, which the response leaves out); the leader's endpoint
+        if the cache has it alive."""
+        refused = [key for key, result in results.items() if result == NOT_LEADER_OR_FOLLOWER]
+        if not refused:
+            return NO_LEADERS
+        cache = self.metadata_cache
+        leaders: dict[TopicPartition, tuple[int, int]] = {}
+        for key in refused:
+            replica = self.replica_manager.replicas.get(key)
+            if replica is not None and replica.role is not Role.NONE:
+                leader = (replica.leader, replica.leader_epoch)
+            else:
+                leader = (cache.leaders.get(key, -1), cache.epochs.get(key, -1))
+            if leader != (-1, -1):
+                leaders[key] = leader
+        nodes = tuple(sorted({leader for leader, _ in leaders.values() if leader in cache.alive}))
+        return CurrentLeaders(leaders, nodes)
 
     def reset(self) -> None:
         """The process died: the waiting produces die with it, unanswered."""
@@ -104,8 +148,13 @@ class ProduceHandler:
                 produce.timer.cancel()
 
     def on_produce(self, batches: dict[TopicPartition, Batch], acks: int, timeout_ms: int,
-                   reply: Callable[[dict[TopicPartition, Any]], None]) -> None:
-        """Append each batch at its partition's leader; answer per partition per `acks`."""
+                   reply: Callable[[dict[TopicPartition, Any], CurrentLeaders], None],
+                   version: int = 0) -> None:
+        """Append each batch at its partition's leader; answer per partition per `acks`, and
+        from Produce v10 with the current leader of each partition refused
+        NOT_LEADER_OR_FOLLOWER (KIP-951)."""
+        if version >= FIRST_CURRENT_LEADER_VERSION:  # looked up as the answer goes
+            reply = partial(self._with_current_leaders, reply)
         replica_manager = self.replica_manager
         results: dict[TopicPartition, Any] = {}
         waiting: dict[TopicPartition, int] = {}
@@ -123,13 +172,13 @@ class ProduceHandler:
                 waiting[key] = placed.end_offset
             results[key] = placed
         if acks != -1 or not waiting:
-            reply(results)
+            reply(results, NO_LEADERS)
             return
 
         def answer(errors: dict[TopicPartition, int]) -> None:
             # A partition whose wait ended well answers with its placed batch (its offset).
             reply({**results, **{key: results[key] if error == NONE else error
-                                 for key, error in errors.items()}})
+                                 for key, error in errors.items()}}, NO_LEADERS)
 
         produce = DelayedProduce(self, answer, waiting)
         self.purgatory.watch(list(waiting), produce)

@@ -18,6 +18,7 @@ from functools import cache
 
 from rig.errors import ProtocolError
 from rig.protocol.apis import PRODUCE
+from rig.protocol.errors import NOT_LEADER_OR_FOLLOWER
 from rig.protocol.primitives import (
     RecordsLength,
     array_prefix_size,
@@ -28,10 +29,14 @@ from rig.protocol.primitives import (
 from rig.protocol.produce import (
     PARTITION_PRODUCE_DATA,
     PARTITION_PRODUCE_RESPONSE,
+    PRODUCE_LEADER_ID_AND_EPOCH,
+    PRODUCE_NODE_ENDPOINT,
     PRODUCE_REQUEST,
     PRODUCE_RESPONSE,
     TOPIC_PRODUCE_DATA,
     TOPIC_PRODUCE_RESPONSE,
+    LeaderIdAndEpoch,
+    NodeEndpoint,
     PartitionProduceData,
     PartitionProduceResponse,
     ProduceRequest,
@@ -41,6 +46,9 @@ from rig.protocol.produce import (
 )
 from rig.protocol.schema import carries, fixed_size
 from rig.protocol.sizes import topic_id
+from rig.protocol.tagged import field_tag, node_endpoints_size, tagged_struct_size
+
+_NODE_ENDPOINTS_TAG = field_tag(PRODUCE_RESPONSE, "node_endpoints")
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +61,8 @@ class ProduceRequestShape:
 class ProduceResponseShape:
     version: int
     topics: tuple[tuple[str, int], ...] = ()  # (topic, partitions answered)
+    current_leaders: int = 0  # partitions answered with a current leader (v10+, KIP-951)
+    node_endpoints: tuple[NodeEndpoint, ...] = ()  # (v10+, KIP-951)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +98,16 @@ def _response_constants(version: int) -> _Constants:
                       carries(TOPIC_PRODUCE_RESPONSE, "name", version), partition)
 
 
+@cache
+def _leader_constants(version: int) -> tuple[int, int, bool]:
+    """A partition's current_leader when sent, a node endpoint's fixed part, and whether the
+    version carries node_endpoints (v10+, both tagged: KIP-951)."""
+    return (tagged_struct_size(PARTITION_PRODUCE_RESPONSE, "current_leader",
+                               PRODUCE_LEADER_ID_AND_EPOCH, version),
+            fixed_size(PRODUCE_NODE_ENDPOINT, version),
+            carries(PRODUCE_RESPONSE, "node_endpoints", version))
+
+
 def produce_request_body_size(version: int,
                               topics: Iterable[tuple[str, Iterable[int]]]) -> int:
     """len(encode_produce_request(...)) of a request carrying, per topic, one batch per
@@ -107,10 +127,22 @@ def produce_request_body_size(version: int,
     return size
 
 
-def produce_response_body_size(version: int, topics: Iterable[tuple[str, int]]) -> int:
-    """len(encode_produce_response(...)) answering `topics` (name, partitions). O(topics)."""
+def produce_response_body_size(version: int, topics: Iterable[tuple[str, int]],
+                               current_leaders: int = 0,
+                               node_endpoints: Iterable[NodeEndpoint] = ()) -> int:
+    """len(encode_produce_response(...)) answering `topics` (name, partitions), of which
+    `current_leaders` name the partition's current leader, with `node_endpoints` (KIP-951: a
+    broker sends them with NOT_LEADER_OR_FOLLOWER from v10; an older version carries neither).
+    O(topics + endpoints)."""
     c = _response_constants(version)
-    return c.top + topic_array_size(topics, c.flexible, c.topic, c.partition, c.names)
+    size = c.top + topic_array_size(topics, c.flexible, c.topic, c.partition, c.names)
+    if current_leaders or node_endpoints:
+        leader, endpoint, endpoints = _leader_constants(version)
+        size += current_leaders * leader
+        node_endpoints = tuple(node_endpoints)
+        if endpoints and node_endpoints:
+            size += node_endpoints_size(_NODE_ENDPOINTS_TAG, endpoint, node_endpoints)
+    return size
 
 
 def request_shape_size(shape: ProduceRequestShape) -> int:
@@ -118,7 +150,8 @@ def request_shape_size(shape: ProduceRequestShape) -> int:
 
 
 def response_shape_size(shape: ProduceResponseShape) -> int:
-    return produce_response_body_size(shape.version, shape.topics)
+    return produce_response_body_size(shape.version, shape.topics, shape.current_leaders,
+                                      shape.node_endpoints)
 
 
 # -- materializing -------------------------------------------------------------------------------
@@ -141,8 +174,12 @@ def materialize_produce_response(shape: ProduceResponseShape) -> ProduceResponse
     PRODUCE.check_version(shape.version)
     if any(n < 0 for _, n in shape.topics):
         raise ProtocolError(f"ProduceResponseShape: partition counts must be ≥ 0: {shape}")
+    leaders = iter(range(shape.current_leaders))  # the first partitions carry one
     return ProduceResponse(responses=tuple(
         TopicProduceResponse(name=name, topic_id=topic_id(name), partition_responses=tuple(
             PartitionProduceResponse(index=i, base_offset=1000 * i, log_start_offset=0)
+            if next(leaders, None) is None else PartitionProduceResponse(
+                index=i, error_code=NOT_LEADER_OR_FOLLOWER, base_offset=-1,
+                current_leader=LeaderIdAndEpoch(3, 17))
             for i in range(n)))
-        for name, n in shape.topics))
+        for name, n in shape.topics), node_endpoints=shape.node_endpoints)

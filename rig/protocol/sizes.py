@@ -52,7 +52,8 @@ from rig.protocol.primitives import (
     string_size,
     tagged_field_size,
 )
-from rig.protocol.schema import Schema, carries, fixed_size
+from rig.protocol.schema import carries, fixed_size
+from rig.protocol.tagged import field_tag, node_endpoints_size, tagged_struct_size
 
 # -- shapes --------------------------------------------------------------------------------------
 
@@ -100,21 +101,6 @@ class ResponseShape:
 # -- per-version constants, all derived from the message description -----------------------------
 
 
-def _tagged_struct(schema: Schema, attr: str | None, struct: Schema, version: int) -> int:
-    """Bytes of a tagged struct field when sent, or 0 if `version` does not carry it."""
-    for f in schema.fields:
-        if f.attr == attr and f.type is struct and f.carried_by(version):
-            assert f.tag is not None
-            return tagged_field_size(f.tag, fixed_size(struct, version))
-    return 0
-
-
-def _tag(schema: Schema, attr: str) -> int:
-    (tag,) = (f.tag for f in schema.fields if f.attr == attr)
-    assert tag is not None
-    return tag
-
-
 @dataclass(frozen=True, slots=True)
 class _RequestConstants:
     flexible: bool
@@ -144,7 +130,7 @@ def _request_constants(version: int) -> _RequestConstants:
         forgotten_names=carries(FORGOTTEN_TOPIC, "topic", version),
         rack=carries(FETCH_REQUEST, "rack_id", version),
         cluster_id=carries(FETCH_REQUEST, "cluster_id", version),
-        replica_state=_tagged_struct(FETCH_REQUEST, None, REPLICA_STATE, version),
+        replica_state=tagged_struct_size(FETCH_REQUEST, None, REPLICA_STATE, version),
     )
 
 
@@ -181,21 +167,21 @@ def _response_constants(version: int) -> _ResponseConstants:
         idle_partition=(partition + (array_prefix_size(None, flexible) if aborted_list else 0)
                         + bytes_size(0, flexible)),
         aborted=fixed_size(ABORTED_TRANSACTION, version),
-        diverging_epoch=_tagged_struct(
+        diverging_epoch=tagged_struct_size(
             RESPONSE_PARTITION, "diverging_epoch", EPOCH_END_OFFSET, version
         ),
-        current_leader=_tagged_struct(
+        current_leader=tagged_struct_size(
             RESPONSE_PARTITION, "current_leader", LEADER_ID_AND_EPOCH, version
         ),
-        snapshot_id=_tagged_struct(RESPONSE_PARTITION, "snapshot_id", SNAPSHOT_ID, version),
+        snapshot_id=tagged_struct_size(RESPONSE_PARTITION, "snapshot_id", SNAPSHOT_ID, version),
         node_endpoints=carries(FETCH_RESPONSE, "node_endpoints", version),
         node_endpoint=fixed_size(NODE_ENDPOINT, version),
     )
 
 
 _FORGOTTEN_PARTITION = INT32.width or 0
-_CLUSTER_ID_TAG = _tag(FETCH_REQUEST, "cluster_id")
-_NODE_ENDPOINTS_TAG = _tag(FETCH_RESPONSE, "node_endpoints")
+_CLUSTER_ID_TAG = field_tag(FETCH_REQUEST, "cluster_id")
+_NODE_ENDPOINTS_TAG = field_tag(FETCH_RESPONSE, "node_endpoints")
 
 # A struct's tag count is one byte while fewer than 128 tagged fields are sent; Fetch structs
 # have at most three, so `fixed_size`'s one byte for the empty section stays exact.
@@ -249,11 +235,9 @@ def response_body_size(shape: ResponseShape) -> int:
             if p.snapshot_id:
                 size += c.snapshot_id
     if c.node_endpoints and shape.node_endpoints:
-        payload = array_prefix_size(len(shape.node_endpoints), True)
-        for e in shape.node_endpoints:
-            payload += c.node_endpoint + string_size(e.host, True) + string_size(e.rack, True)
-        size += tagged_field_size(_NODE_ENDPOINTS_TAG, payload)
+        size += node_endpoints_size(_NODE_ENDPOINTS_TAG, c.node_endpoint, shape.node_endpoints)
     return size
+
 
 
 @lru_cache(maxsize=1024)

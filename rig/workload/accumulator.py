@@ -33,6 +33,25 @@ class OpenBatch:
     created_ms: float
     attempts: int = 0
     keys: array = field(default_factory=lambda: array("i"))  # key id per keyed record
+    # When a retried batch may go again, in simulated µs (lastAttemptMs + retry.backoff.ms): an
+    # integer, so the drain scheduled for that instant finds it ready (in ms, 32727.755 + 100
+    # rounds above the 32827.755 the clock shows then, and the batch waited for ever).
+    retry_at_us: int = 0
+    # 3.7+ (KAFKA-15415): the leader epoch the batch last saw, and its attempts then.
+    leader_epoch: int = -1  # currentLeaderEpoch; -1: none yet
+    attempts_at_leader_change: int = 0  # attemptsWhenLeaderLastChanged
+
+    def maybe_update_leader_epoch(self, epoch: int) -> None:
+        """ProducerBatch.maybeUpdateLeaderEpoch: the metadata names a newer leader epoch."""
+        if epoch >= 0 and epoch > self.leader_epoch:
+            self.attempts_at_leader_change = self.attempts
+            self.leader_epoch = epoch
+
+    @property
+    def leader_changed_for_retry(self) -> bool:
+        """ProducerBatch.hasLeaderChangedForTheOngoingRetry: a retry whose partition got a
+        newer leader since its last attempt (it goes without the backoff)."""
+        return self.attempts >= 1 and self.attempts == self.attempts_at_leader_change
 
 
 class RecordAccumulator:

@@ -9,8 +9,10 @@ import random
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
+from rig.cluster.endpoints import node_endpoints
 from rig.cluster.log import Batch
 from rig.cluster.partition import TopicPartition
+from rig.cluster.produce import NO_LEADERS, CurrentLeaders
 from rig.events import names
 from rig.protocol import (
     PRODUCE,
@@ -26,7 +28,9 @@ from rig.protocol.errors import (
 )
 from rig.scenario.api_versions import produce_version
 from rig.scenario.model import ProducerSpec
+from rig.scenario.profiles import profile
 from rig.workload.accumulator import OpenBatch, RecordAccumulator
+from rig.workload.producer_metadata import ProducerMetadata
 
 if TYPE_CHECKING:
     from rig.cluster.cluster import Cluster
@@ -54,14 +58,12 @@ class Sender:
         self._response_framing = response_wire_size(PRODUCE, self.version, 0)
         self.rng = rng  # the producer's stream: which live broker a metadata refresh asks
         self.queues = accumulator.queues
-        self.metadata = {key: state.leader for key, state in cluster.partition_states.items()
-                         if key[0] == spec.topic}
+        self.metadata = ProducerMetadata(cluster, spec.topic)
+        # 3.7+: KIP-951 takes a newer leader from a refused produce, and KAFKA-15415 retries
+        # a batch to a newer leader at once.
+        self._discovery = profile(cluster.variant.kafka).producer_leader_discovery
         self.sending: dict[TopicPartition, OpenBatch] = {}
         self._in_flight: dict[int, int] = {}
-        # When each retried partition may go again, in simulated µs: an integer, so the drain
-        # scheduled for that instant finds it ready (in ms, 32727.755 + 100 rounds above the
-        # 32827.755 the clock shows then, and the batch waited for ever once nothing else drained).
-        self._backoff_until: dict[TopicPartition, int] = {}
         self._refreshing = False
         # Queued partitions a drain found without a leader: the metadata answer (or the
         # refresh backoff's end) drains again, as Kafka's Sender loop wakes on it.
@@ -77,8 +79,8 @@ class Sender:
         now_us = self.cluster.sim.now_us
         by_leader: dict[int, set[TopicPartition]] = {}
         for key, queue in self.queues.items():
-            if queue and self._backoff_until.get(key, 0) <= now_us:
-                by_leader.setdefault(self.metadata.get(key, -1), set()).add(key)
+            if queue and not self._backing_off(key, queue[0], now_us):
+                by_leader.setdefault(self.metadata.leaders.get(key, -1), set()).add(key)
         for leader, ready in sorted(by_leader.items()):
             if leader < 0:
                 self._leaderless.update(ready)
@@ -90,6 +92,15 @@ class Sender:
                     break
                 self._send(leader, group)
 
+    def _backing_off(self, key: TopicPartition, head: OpenBatch, now_us: int) -> bool:
+        """RecordAccumulator.shouldBackoff: a retried batch waits out retry.backoff.ms, unless
+        (3.7+) its partition has a newer leader epoch than at its last attempt."""
+        if self._discovery:
+            head.maybe_update_leader_epoch(self.metadata.epochs.get(key, -1))
+            if head.leader_changed_for_retry:
+                return False
+        return head.retry_at_us > now_us
+
     def _drain_node(self, leader: int, ready: set[TopicPartition]) -> dict[TopicPartition,
                                                                              OpenBatch]:
         """One request's batches for `leader` (RecordAccumulator.drainBatchesForOneNode): the
@@ -98,7 +109,7 @@ class Sender:
         The first batch goes whatever its size; a later one that does not fit ends the drain
         (it goes first in the next request). The request lists them in the accumulator's order
         of its queues (Kafka's follows a HashMap's: the order is arbitrary in both)."""
-        parts = [key for key, led in self.metadata.items() if led == leader]
+        parts = self.metadata.partitions_for_node(leader)
         count = len(parts)
         start = index = self._drain_index.get(leader, 0) % count
         taken: dict[TopicPartition, OpenBatch] = {}
@@ -145,7 +156,7 @@ class Sender:
             batch.attempts += 1
         if spec.acks == 0:
             cluster.send(self.node, leader, size, lambda: cluster.brokers[leader].on_produce(
-                wire, 0, spec.request_timeout_ms, lambda results: None), kind="produce")
+                wire, 0, spec.request_timeout_ms, lambda *_: None, self.version), kind="produce")
             return
         self._in_flight[leader] = self._in_flight.get(leader, 0) + 1
         self.sending.update(group)  # one batch in flight per partition keeps order
@@ -160,18 +171,19 @@ class Sender:
 
         self._open_requests.setdefault(leader, []).append((group, answered))
 
-        def reply(results: dict[TopicPartition, Any]) -> None:
+        def reply(results: dict[TopicPartition, Any], current: CurrentLeaders) -> None:
             answered_topics: dict[str, int] = {}
             for topic, _ in results:
                 answered_topics[topic] = answered_topics.get(topic, 0) + 1
             size = self._response_framing + produce_response_body_size(
-                self.version, answered_topics.items())
+                self.version, answered_topics.items(), len(current.leaders),
+                node_endpoints(current.nodes, cluster.node_context.racks))
             cluster.send(leader, self.node, size,
-                         lambda: self._on_response(leader, group, results, answered),
+                         lambda: self._on_response(leader, group, results, answered, current),
                          kind="produce")
 
         cluster.send(self.node, leader, size, lambda: cluster.brokers[leader].on_produce(
-            wire, spec.acks, spec.request_timeout_ms, reply), kind="produce")
+            wire, spec.acks, spec.request_timeout_ms, reply, self.version), kind="produce")
         cluster.sim.call_after(spec.request_timeout_ms * 1000, lambda: self._on_response(
             leader, group, dict.fromkeys(group, REQUEST_TIMED_OUT), answered))
 
@@ -181,7 +193,8 @@ class Sender:
             self._on_response(broker, group, dict.fromkeys(group, NETWORK_EXCEPTION), answered)
 
     def _on_response(self, leader: int, group: dict[TopicPartition, OpenBatch],
-                     results: dict[TopicPartition, Any], answered: list[bool]) -> None:
+                     results: dict[TopicPartition, Any], answered: list[bool],
+                     current: CurrentLeaders = NO_LEADERS) -> None:
         if answered[0]:
             return
         answered[0] = True
@@ -207,13 +220,15 @@ class Sender:
             if retrying:
                 # Back to the head of its partition's queue, after the retry backoff.
                 self.queues.setdefault(key, deque()).appendleft(batch)
-                self._backoff_until[key] = self.cluster.sim.now_us + RETRY_BACKOFF_MS * 1000
+                batch.retry_at_us = self.cluster.sim.now_us + RETRY_BACKOFF_MS * 1000
                 refresh = True
+        moved = self._discovery and self.metadata.update_partition_leadership(
+            current.leaders, current.nodes)
         if refresh:
             self._refresh_metadata()
             self.cluster.sim.after(RETRY_BACKOFF_MS * 1000, lambda: self.drain(
                 self.cluster.sim.now_us / 1000))
-        else:
+        if moved or not refresh:
             self.drain(now_ms)
 
     def _refresh_metadata(self) -> None:
@@ -228,16 +243,19 @@ class Sender:
         source = live[self.rng.randrange(len(live))]
 
         def learn() -> None:
-            leaders = dict(cluster.brokers[source].metadata_cache.leaders)
-            cluster.send(source, self.node, 200, lambda: update(leaders))
+            cache = cluster.brokers[source].metadata_cache
+            leaders, epochs = dict(cache.leaders), dict(cache.epochs)
+            alive = cache.alive
+            cluster.send(source, self.node, 200, lambda: update(leaders, epochs, alive))
 
-        def update(leaders: dict[TopicPartition, int]) -> None:
+        def update(leaders: dict[TopicPartition, int], epochs: dict[TopicPartition, int],
+                   alive: frozenset[int]) -> None:
             self._refreshing = False
-            for key in self.metadata:
-                if key in leaders:
-                    self.metadata[key] = leaders[key]
-            if any(self.metadata.get(key, -1) >= 0 for key in self._leaderless):
+            newer = self.metadata.update(leaders, epochs, alive)
+            if any(self.metadata.leaders.get(key, -1) >= 0 for key in self._leaderless):
                 self._drain_leaderless()
+            elif newer and self._discovery:  # a retry waiting out its backoff may go now
+                self.drain(cluster.sim.now_us / 1000)
 
         def backoff_over() -> None:
             self._refreshing = False

@@ -160,7 +160,7 @@ class Fixture:
     def produce(self, acks: int, records: int = 10, timeout_ms: int = 30_000) -> list[Any]:
         answers: list[Any] = []
         self.broker.on_produce({KEY: Batch(0, records, 0, 100 * records, 7, 0)}, acks,
-                               timeout_ms, answers.append)
+                               timeout_ms, lambda results, _: answers.append(results))
         return answers
 
     def emitted(self, name: str) -> list[dict[str, Any]]:

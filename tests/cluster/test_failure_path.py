@@ -156,7 +156,7 @@ def test_a_fetch_moves_only_the_high_watermarks_of_the_partitions_its_fetcher_se
     one.broker.on_leader_and_isr(1, {other: PartitionState(0, 1, (0, 1), 1)})
     _fetch(one, SecondFetcher(2), other, 0)  # caught up again at 1 s, now outside the ISR
     _at(one, 2000)
-    one.broker.on_produce({other: Batch(0, 10, 0, 1000, 7, 0)}, 1, 30_000, lambda _: None)
+    one.broker.on_produce({other: Batch(0, 10, 0, 1000, 7, 0)}, 1, 30_000, lambda *_: None)
     _fetch(one, SecondFetcher(1), other, 10)
     replica = one.broker.replicas[other]
     assert replica.high_watermark == 0  # broker 2 still counts

@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rig.protocol import PRODUCE, RequestHeader, encode_request_header, frame
+from rig.protocol.fetch_response import LeaderIdAndEpoch, NodeEndpoint
 from rig.protocol.produce import (
     BatchIndexAndErrorMessage,
     PartitionProduceData,
@@ -157,3 +158,38 @@ def test_golden_responses() -> None:
             "01 00 00 00 00000000 00")
     assert encode_produce_response(_response(), 9) == bytes.fromhex(flex)
     assert encode_produce_response(_response(), 12) == bytes.fromhex(flex)
+
+
+ENDPOINTS = st.lists(st.builds(NodeEndpoint, st.integers(0, 2**31 - 1), NAMES,
+                               st.integers(0, 65535), st.none() | NAMES), max_size=3)
+
+
+@given(version=st.sampled_from([v for v in VERSIONS if v >= 10]),
+       topics=st.lists(st.tuples(NAMES, st.integers(1, 50)), min_size=1, max_size=3),
+       leaders=st.integers(0, 150), endpoints=ENDPOINTS)
+def test_a_not_leader_answer_with_its_current_leader_and_endpoints_is_sized_exactly(
+        version: int, topics: list, leaders: int, endpoints: list) -> None:
+    leaders = min(leaders, sum(n for _, n in topics))
+    shape = ProduceResponseShape(version, tuple(topics), leaders, tuple(endpoints))
+    encoded = encode_produce_response(materialize_produce_response(shape), version)
+    assert response_shape_size(shape) == len(encoded)
+    assert produce_response_body_size(version, topics, leaders, iter(endpoints)) == len(encoded)
+
+
+def test_golden_v10_response_names_the_current_leader_and_its_endpoint() -> None:
+    # KIP-951: PartitionProduceResponse's tag 0 CurrentLeader (leader_id, leader_epoch, its own
+    # empty tag section) and the body's tag 0 NodeEndpoints (compact array of node_id, host,
+    # port, compact nullable rack, a tag section each)
+    resp = ProduceResponse(responses=(TopicProduceResponse("t", bytes(16), (
+        PartitionProduceResponse(index=0, error_code=6, base_offset=-1,
+                                 current_leader=LeaderIdAndEpoch(2, 9)),)),),
+        node_endpoints=(NodeEndpoint(2, "broker-2", 9092, "az-b"),))
+    partition = ("00000000 0006 ffffffffffffffff ffffffffffffffff ffffffffffffffff 01 00"
+                 "01 00 09 00000002 00000009 00")
+    endpoints = "02 00000002 0962726f6b65722d32 00002384 05617a2d62 00"
+    golden = bytes.fromhex("02 0274 02" + partition + "00 00000000 01 00 18" + endpoints)
+    assert len(bytes.fromhex(endpoints)) == 0x18
+    assert encode_produce_response(resp, 10) == golden
+    # before v10 neither is carried: the same answer is v9's bytes
+    assert produce_response_body_size(9, [("t", 1)], 1, resp.node_endpoints) == len(
+        encode_produce_response(resp, 9))

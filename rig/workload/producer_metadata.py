@@ -1,0 +1,53 @@
+"""What a producer knows of its topic's partitions (Kafka's ProducerMetadata): each partition's
+leader and leader epoch, and the brokers the last metadata answer listed. A metadata answer
+replaces them; from 3.7 a refused produce's current leader updates one partition (KIP-951)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
+
+from rig.cluster.partition import TopicPartition
+
+if TYPE_CHECKING:
+    from rig.cluster.cluster import Cluster
+
+
+class ProducerMetadata:
+    def __init__(self, cluster: Cluster, topic: str):
+        states = cluster.partition_states
+        self.leaders = {key: state.leader for key, state in states.items() if key[0] == topic}
+        self.epochs = {key: states[key].leader_epoch for key in self.leaders}
+        self.nodes = set(cluster.brokers)
+
+    def partitions_for_node(self, leader: int) -> list[TopicPartition]:
+        """Cluster.partitionsForNode: the partitions `leader` leads, in partition order."""
+        return [key for key, led in self.leaders.items() if led == leader]
+
+    def update(self, leaders: Mapping[TopicPartition, int], epochs: Mapping[TopicPartition, int],
+               alive: frozenset[int]) -> bool:
+        """A metadata answer: its leaders and epochs, its brokers. True if an epoch grew."""
+        newer = False
+        for key in self.leaders:
+            if key in leaders:
+                self.leaders[key] = leaders[key]
+                epoch = epochs.get(key, -1)
+                newer = newer or epoch > self.epochs.get(key, -1)
+                self.epochs[key] = epoch
+        if alive:
+            self.nodes = set(alive)
+        return newer
+
+    def update_partition_leadership(self, leaders: Mapping[TopicPartition, tuple[int, int]],
+                                    nodes: Iterable[int]) -> bool:
+        """Metadata.updatePartitionLeadership (KIP-951): take each partition's newer leader,
+        if its epoch passes the one known and its broker is among the known nodes or `nodes`.
+        True if one moved."""
+        self.nodes.update(nodes)
+        moved = False
+        for key, (leader, epoch) in leaders.items():
+            if key in self.leaders and epoch > self.epochs.get(key, -1) and leader in self.nodes:
+                self.leaders[key] = leader
+                self.epochs[key] = epoch
+                moved = True
+        return moved
