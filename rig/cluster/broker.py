@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rig.cluster.context import NodeContext
-from rig.cluster.fetch_server import SESSION_SAMPLE_MS, FetchServer
+from rig.cluster.fetch_server import FetchServer
 from rig.cluster.fetcher_manager import FetcherManager
 from rig.cluster.isr import ISR_CHANGE_PROPAGATION_INTERVAL_MS, IsrTasks
 from rig.cluster.log_manager import LogManager
@@ -27,6 +27,7 @@ from rig.cluster.produce import DelayedProduce, ProduceHandler
 from rig.cluster.purgatory import Purgatory
 from rig.cluster.replica import Replica, Role
 from rig.cluster.replica_manager import ReplicaManager, Slot
+from rig.cluster.session_gauges import SESSION_SAMPLE_MS
 from rig.cluster.storage import BrokerStorage
 from rig.engine import Timer
 from rig.scenario.broker_config import BrokerConfig
@@ -68,9 +69,9 @@ class Broker:
             log_manager=self.log_manager, cache=cache, touched=self.storage.touched,
             written=self.storage.written, replicas=self.replicas)
         self.storage.log_start_moved = self.replica_manager.log_start_moved
-        self.fetch_server = FetchServer(self, ctx, self.replica_manager, self.fetch_purgatory,
-                                        cache)
         self.metadata_cache = MetadataCache(broker_id, ctx.emit)
+        self.fetch_server = FetchServer(self, ctx, self.replica_manager, self.fetch_purgatory,
+                                        cache, self.metadata_cache)
         self.produces = ProduceHandler(self, ctx, self.replica_manager, self.produce_purgatory,
                                        self.metadata_cache)
         self.isr = IsrTasks(self, ctx, self.replica_manager)
@@ -97,7 +98,7 @@ class Broker:
         if ctx.os.dirty_expire_ms and ctx.os.writeback_interval_ms:
             self.every(ctx.os.writeback_interval_ms,
                        lambda: self.log_manager.os_writeback(self.now_ms))
-        self.every(SESSION_SAMPLE_MS, self.fetch_server.sample_session_cache)
+        self.every(SESSION_SAMPLE_MS, self.fetch_server.gauges.sample)
         self.storage.start()
 
     def schedule(self, delay_us: int, action: Callable[[], None]) -> None:
@@ -163,7 +164,7 @@ class Broker:
         self.start_tasks()
 
     def report_lost_sessions(self) -> None:
-        self.fetch_server.report_lost_sessions()
+        self.fetch_server.gauges.report_lost_sessions()
 
     # -- requests (KafkaApis) --------------------------------------------------------------
     def on_fetch(self, request: Any) -> None:

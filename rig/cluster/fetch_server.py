@@ -17,7 +17,9 @@ from typing import Any
 
 from rig.cluster import diverging_epoch
 from rig.cluster.context import NodeContext, Process
+from rig.cluster.current_leader import NO_LEADERS, fetch_current_leaders
 from rig.cluster.delayed_fetch import DelayedFetch
+from rig.cluster.endpoints import node_endpoints
 from rig.cluster.fetch_epochs import Verdicts
 from rig.cluster.fetch_progress import fetch_offset, mark_past_end, update_fetch_state
 from rig.cluster.log import Batch
@@ -27,33 +29,32 @@ from rig.cluster.messages import (
     listed_incremental,
     response_sizes,
 )
+from rig.cluster.metadata_cache import MetadataCache
 from rig.cluster.partition import TopicPartition
 from rig.cluster.purgatory import Purgatory
 from rig.cluster.read_replica import RACK_AWARE, answers, preferred_read_replicas
 from rig.cluster.replica_manager import ReplicaManager, Slot
+from rig.cluster.session_gauges import SessionCacheGauges
 from rig.errors import InternalError
 from rig.events import names
 from rig.protocol.errors import NOT_LEADER_OR_FOLLOWER, OFFSET_OUT_OF_RANGE
 from rig.strategies.fetch_session import FINAL_EPOCH, NONE, SessionContext
-
-SESSION_SAMPLE_MS = 1000  # how often the session-cache gauges are looked at
 
 
 class FetchServer:
     """A broker's Fetch requests: its session cache, reads, and the fetch purgatory."""
 
     def __init__(self, broker: Process, ctx: NodeContext, replica_manager: ReplicaManager,
-                 purgatory: Purgatory[Slot, Any], cache: Any):
+                 purgatory: Purgatory[Slot, Any], cache: Any, metadata_cache: MetadataCache):
         self.broker = broker
+        self.metadata_cache = metadata_cache
         self.ctx = ctx
         self.config = broker.config
         self.replica_manager = replica_manager
         self.purgatory = purgatory
         self.cache = cache
-        self._cache_sample: tuple[int, int | None] = (0, 0)
-        # The optional gauge, looked up once (a plugin's cache may not say).
-        partitions = getattr(cache, "partitions_cached", None)
-        self._partitions_cached = partitions if callable(partitions) else None
+        self.gauges = SessionCacheGauges(broker.id, ctx, cache,
+                                         self.config.max_incremental_fetch_session_cache_slots)
         # fetch.response's emitter per client slot, with the client it was made for.
         self._emitters: dict[Slot, tuple[Any, Callable[..., None]]] = {}
 
@@ -65,22 +66,6 @@ class FetchServer:
 
     def parked(self, slot: Slot) -> bool:  # something waits in purgatory on `slot`
         return slot in self.purgatory
-
-    # -- the session cache's gauges ------------------------------------------------------------
-    def sample_session_cache(self) -> None:
-        """Emit the fetch-session cache's gauges when they changed since the last sample."""
-        partitions = self._partitions_cached
-        sample = (self.cache.occupancy(), None if partitions is None else partitions())
-        if sample != self._cache_sample:
-            self._cache_sample = sample
-            self.ctx.emit(names.SESSION_CACHE, broker=self.broker.id, sessions=sample[0],
-                          partitions=sample[1],
-                          slots=self.config.max_incremental_fetch_session_cache_slots)
-
-    def report_lost_sessions(self) -> None:
-        """After a crash the gauge drops to the emptied cache (clients learn it from error 70)."""
-        if self._cache_sample[0]:
-            self.sample_session_cache()
 
     # -- a request arrives ---------------------------------------------------------------------
     def on_fetch(self, request: FetchRequestMsg) -> None:
@@ -267,8 +252,11 @@ class FetchServer:
                     errors[key] = NOT_LEADER_OR_FOLLOWER
         listed_changed = listed_incremental(self.cache, context, records, errors, preferred,
                                             diverging)
-        body, header, wire = response_sizes(self.ctx.meter, request, context, records,
-                                            listed_changed, diverging)
+        current = (fetch_current_leaders(request.version, errors, replicas, self.metadata_cache)
+                   if errors else NO_LEADERS)
+        body, header, wire = response_sizes(
+            self.ctx.meter, request, context, records, listed_changed, diverging, current.leaders,
+            node_endpoints(current.nodes, self.ctx.racks) if current.nodes else ())
         listed = (len(request.partitions) if context.full and context.error_code == NONE
                   else len(listed_changed))
         records_bytes = sum(size for _, size in records.values()) if records else 0
@@ -284,7 +272,7 @@ class FetchServer:
                                     records_bytes, records, hws, errors, body, header, wire,
                                     now_us, preferred, diverging,
                                     {key: epoch for key, (_error, epoch) in fenced.items()},
-                                    starts)
+                                    starts, current)
         self.ctx.send(broker.id, fetcher.node, wire,
                       partial(fetcher.on_response, request, response), kind="fetch")
 

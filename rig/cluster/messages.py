@@ -10,10 +10,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from rig.cluster.current_leader import NO_LEADERS, CurrentLeaders
 from rig.cluster.log import Batch
 from rig.cluster.network import Node
 from rig.cluster.partition import FetchState, TopicPartition
-from rig.protocol import ResponsePartitionShape, ResponseShape, ResponseTopicShape
+from rig.protocol import NodeEndpoint, ResponsePartitionShape, ResponseShape, ResponseTopicShape
 from rig.protocol.errors import NONE
 from rig.strategies.fetch_session import SessionContext, SessionRequest
 
@@ -88,6 +89,9 @@ class FetchResponseMsg:
     # Fetch v5+ (KIP-107): the leader's log start of each partition answered to a follower,
     # where it is above 0 (a consumer reads it only for a metric).
     log_starts: dict[TopicPartition, int] = field(default_factory=dict)
+    # Fetch v16+ (KIP-951): the leader and epoch the broker knows for each partition answered
+    # NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH, and which of those leaders it has alive.
+    current_leaders: CurrentLeaders = NO_LEADERS
 
 
 def topic_runs(keys: object) -> tuple[tuple[str, int], ...]:
@@ -144,39 +148,49 @@ def _errors_again(cache: Any, context: SessionContext,
 def response_sizes(meter: Meter, request: FetchRequestMsg, context: SessionContext,
                    records: dict[TopicPartition, tuple[list[Batch], int]],
                    listed: dict[TopicPartition, None],
-                   diverging: Mapping[TopicPartition, Any] | None = None) -> Sizes:
-    """The response's body, header and wire bytes. A full response without records or a
-    diverging epoch (an idle round's, the same round after round) is sized by its topic runs,
-    without its shape."""
-    if context.full and not records and not diverging and context.error_code == NONE:
+                   diverging: Mapping[TopicPartition, Any] | None = None,
+                   current: Mapping[TopicPartition, Any] | None = None,
+                   endpoints: tuple[NodeEndpoint, ...] = ()) -> Sizes:
+    """The response's body, header and wire bytes. A full response without records, a
+    diverging epoch or a current leader (an idle round's, the same round after round) is sized
+    by its topic runs, without its shape."""
+    if (context.full and not records and not diverging and not current
+            and context.error_code == NONE):
         return meter.idle_response(request.version, request.topic_runs)
-    return meter.response(response_shape(request, context, records, listed, diverging))
+    return meter.response(response_shape(request, context, records, listed, diverging, current,
+                                         endpoints))
 
 
 def response_shape(request: FetchRequestMsg, context: SessionContext,
                    records: dict[TopicPartition, tuple[list[Batch], int]],
                    listed: dict[TopicPartition, None],
-                   diverging: Mapping[TopicPartition, Any] | None = None) -> ResponseShape:
+                   diverging: Mapping[TopicPartition, Any] | None = None,
+                   current: Mapping[TopicPartition, Any] | None = None,
+                   endpoints: tuple[NodeEndpoint, ...] = ()) -> ResponseShape:
     """What the codec needs to size a response: its topics, in order, with the partitions that
-    carry records or a diverging epoch (its tagged field) and how many are idle."""
+    carry records or a tagged field (a diverging epoch, a current leader: KIP-951) and how many
+    are idle, and the NodeEndpoints of those leaders."""
     if context.error_code != NONE:
         return ResponseShape(request.version, ())
     busy = {key: ResponsePartitionShape(records=size) for key, (_, size) in records.items()}
     for key in diverging or ():
         busy[key] = ResponsePartitionShape(diverging_epoch=True)  # never with records
+    for key in current or ():
+        busy[key] = ResponsePartitionShape(current_leader=True)  # an error: no records
     if context.full:
         runs = request.topic_runs
         if len(runs) > 1 and len({topic for topic, _ in runs}) != len(runs):
             # A topic in several runs (partitions of two topics interleaved after
             # leadership moved): each run carries its own partitions, in request order.
-            return ResponseShape(request.version, _walk_runs(runs, request.partitions, busy))
+            return ResponseShape(request.version, _walk_runs(runs, request.partitions, busy),
+                                 endpoints)
         busy_by_topic: dict[str, list[ResponsePartitionShape]] = {}
         for (topic, _), shape in busy.items():
             busy_by_topic.setdefault(topic, []).append(shape)
         return ResponseShape(request.version, tuple(
-            _topic_shape(topic, n, busy_by_topic.pop(topic, [])) for topic, n in runs))
+            _topic_shape(topic, n, busy_by_topic.pop(topic, [])) for topic, n in runs), endpoints)
     # A topic may come back in a later run: walk the runs in order.
-    return ResponseShape(request.version, _walk_runs(topic_runs(listed), listed, busy))
+    return ResponseShape(request.version, _walk_runs(topic_runs(listed), listed, busy), endpoints)
 
 
 def _topic_shape(topic: str, listed: int,

@@ -14,6 +14,7 @@ from functools import partial
 from typing import Any
 
 from rig.cluster.context import NodeContext, Process
+from rig.cluster.current_leader import NO_LEADERS, CurrentLeaders, current_leaders
 from rig.cluster.log import Batch
 from rig.cluster.metadata_cache import MetadataCache
 from rig.cluster.partition import TopicPartition
@@ -89,17 +90,6 @@ class DelayedProduce:
         self.reply(self.errors)
 
 
-@dataclass(frozen=True, slots=True)
-class CurrentLeaders:
-    """What a v10+ produce response adds to NOT_LEADER_OR_FOLLOWER (KIP-951): each such
-    partition's leader and leader epoch as this broker knows them, and the live brokers among
-    those leaders (their NodeEndpoints)."""
-
-    leaders: dict[TopicPartition, tuple[int, int]] = field(default_factory=dict)
-    nodes: tuple[int, ...] = ()
-
-
-NO_LEADERS = CurrentLeaders()
 FIRST_CURRENT_LEADER_VERSION = 10  # ProduceResponse v10 (KIP-951, Kafka 3.7)
 
 
@@ -118,28 +108,9 @@ class ProduceHandler:
     def _with_current_leaders(self, reply: Callable[[dict[TopicPartition, Any], CurrentLeaders],
                                                     None],
                               results: dict[TopicPartition, Any], _: CurrentLeaders) -> None:
-        reply(results, self.current_leaders(results))
-
-    def current_leaders(self, results: dict[TopicPartition, Any]) -> CurrentLeaders:
-        """KafkaApis.getCurrentLeader for each partition refused NOT_LEADER_OR_FOLLOWER: the
-        leader and epoch of the replica here, if the broker hosts one, else of its metadata
-        cache (-1, -1 if it knows none, which the response leaves out); the leader's endpoint
-        if the cache has it alive."""
         refused = [key for key, result in results.items() if result == NOT_LEADER_OR_FOLLOWER]
-        if not refused:
-            return NO_LEADERS
-        cache = self.metadata_cache
-        leaders: dict[TopicPartition, tuple[int, int]] = {}
-        for key in refused:
-            replica = self.replica_manager.replicas.get(key)
-            if replica is not None and replica.role is not Role.NONE:
-                leader = (replica.leader, replica.leader_epoch)
-            else:
-                leader = (cache.leaders.get(key, -1), cache.epochs.get(key, -1))
-            if leader != (-1, -1):
-                leaders[key] = leader
-        nodes = tuple(sorted({leader for leader, _ in leaders.values() if leader in cache.alive}))
-        return CurrentLeaders(leaders, nodes)
+        reply(results, current_leaders(self.replica_manager.replicas, self.metadata_cache,
+                                       refused))
 
     def reset(self) -> None:
         """The process died: the waiting produces die with it, unanswered."""

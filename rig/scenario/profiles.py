@@ -84,7 +84,7 @@ class Profile:
     controller_detects_bounce: bool  # 2.2+ (KIP-380 broker epochs)
     registration_waits_for_old_session: bool  # 0.8.2 only
     rack_aware_assignment: bool  # 3.5+ clients (KIP-881)
-    producer_leader_discovery: bool  # 3.7+ clients (KIP-951, KAFKA-15415)
+    client_leader_discovery: bool  # 3.7+ clients (KIP-951, KAFKA-15415)
     hw_holds_below_min_isr: bool  # 3.7+
     effective_min_isr: bool  # 3.7+
     controller: str  # the default controller kind: zookeeper up to 3.9, kraft from 4.0

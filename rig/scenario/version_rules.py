@@ -182,13 +182,14 @@ RULES: tuple[VersionRule, ...] = (
                 "partitions with a replica in their client.rack",
                 (("0.8.2", False), ("3.5", True)),
                 "KIP-881 (RangeAssignor, AbstractPartitionAssignor.useRackAwareAssignment)"),
-    VersionRule("producer_leader_discovery", "a producer takes the new leader a "
-                "NOT_LEADER_OR_FOLLOWER answer names (Produce v10+), and retries a batch "
-                "without its backoff once its partition has a newer leader epoch",
+    VersionRule("client_leader_discovery", "a client takes the leader a refusal names "
+                "(NOT_LEADER_OR_FOLLOWER in Produce v10+, also FENCED_LEADER_EPOCH in Fetch "
+                "v16+): a producer retries to it at once, a consumer fetches from it; a retried "
+                "batch skips its backoff once its partition has a newer leader epoch",
                 (("0.8.2", False), ("3.7", True)),
-                "KIP-951 (KafkaApis.getCurrentLeader, Sender.completeBatch, "
-                "Metadata.updatePartitionLeadership); KAFKA-15415 (RecordAccumulator"
-                ".shouldBackoff, ProducerBatch.hasLeaderChangedForTheOngoingRetry)"),
+                "KIP-951 (KafkaApis.getCurrentLeader, Sender.completeBatch, AbstractFetch"
+                ".handleFetchSuccess, Metadata.updatePartitionLeadership); KAFKA-15415 "
+                "(RecordAccumulator.shouldBackoff)"),
     VersionRule("hw_holds_below_min_isr", "the HW does not advance while the ISR is smaller than "
                 "min.insync.replicas", (("0.8.2", False), ("3.7", True)), "KAFKA-15583"),
     VersionRule("effective_min_isr", "acks=all and the HW count min.insync.replicas as at most "

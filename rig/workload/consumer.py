@@ -1,4 +1,5 @@
-"""Consumer groups: members, partition assignment, and their fetches from partition leaders.
+"""A consumer group's members (rig.workload.consumer_group holds the group) and their fetches
+from partition leaders.
 
 A member keeps one fetch in flight per broker it reads from (Kafka's consumer fetches from every
 node at once), reads only below the high watermark, uses fetch sessions like a follower (but its
@@ -29,7 +30,7 @@ from rig.protocol.errors import (
     UNKNOWN_LEADER_EPOCH,
 )
 from rig.scenario.model import ConsumerSpec
-from rig.workload.assignor import assign
+from rig.scenario.profiles import profile
 from rig.workload.offset_fetcher import OffsetFetcher
 from rig.workload.offsets import Committer
 
@@ -100,6 +101,9 @@ class ConsumerFetcher(FetchClient):
                 # An error from the preferred read replica (it is no longer a replica, or it
                 # lacks the offset): back to the leader (Kafka's clearPreferredReadReplica).
                 member.back_to_leader(key)
+            elif key in response.current_leaders.leaders and member.take_leader(
+                    key, *response.current_leaders.leaders[key], response.current_leaders.nodes):
+                continue
             elif error == NOT_LEADER_OR_FOLLOWER:
                 member.relocate(key)
             elif error == OFFSET_OUT_OF_RANGE:
@@ -128,6 +132,7 @@ class ConsumerMember:
         self.read_from: dict[TopicPartition, ReadReplica] = {}  # KIP-392
         cluster.place_client(self.node, "consumer", self.rack)
         self.version = spec.fetch_version or cluster.config.fetch_version
+        self.leader_discovery = profile(cluster.variant.kafka).client_leader_discovery
         self.assigned = [(spec.topic, p) for p in partitions]
         self.positions: dict[TopicPartition, int] = {}
         # The leader epoch of the batch each position was read from (None: not known), and the
@@ -196,6 +201,26 @@ class ConsumerMember:
             entry.expiry.cancel()
         return entry
 
+    def take_leader(self, key: TopicPartition, leader: int, epoch: int,
+                    alive: tuple[int, ...]) -> bool:
+        """KIP-951 (3.7+ consumers; Fetch v16+ answers): a refusal named `leader` at `epoch`.
+        If that epoch is newer than the metadata's and the broker answered with its endpoint
+        (rig's member keeps no node list of its own), the partition goes there now
+        (Metadata.updatePartitionLeadership), its position validated against it first
+        (SubscriptionState.maybeValidatePositionForCurrentLeader); metadata is asked for all
+        the same (FetchCollector.requestMetadataUpdate). False if the refusal is kept."""
+        if (not self.leader_discovery or epoch <= self.leader_epochs.get(key, -1)
+                or leader not in alive):
+            return False
+        self._forget_replica(key)
+        for fetcher in self.fetchers.values():
+            fetcher.remove_partition(key)
+        self.leader_epochs[key] = epoch
+        if not self.offsets.validate(key, leader, epoch):
+            self.fetch_from(leader, key)
+        self._refresh()
+        return True
+
     def relocate(self, key: TopicPartition, backoff: bool = False) -> None:
         """The partition's leader moved: drop it here and ask a live broker who leads now
         (after retry.backoff.ms when the old leader's connection failed: no busy loop while
@@ -254,38 +279,3 @@ class ConsumerMember:
             if leader is not None and leader.alive:
                 total += max(0, leader.replicas[key].high_watermark - self.positions.get(key, 0))
         return total
-
-
-class ConsumerGroup:
-    def __init__(self, cluster: Cluster, spec: ConsumerSpec):
-        self.cluster = cluster
-        self.spec = spec
-        topic = next(t for t in cluster.variant.topics if t.name == spec.topic)
-        member_racks: list[str | None] = []
-        partition_racks: list[frozenset[str]] = []
-        if spec.rack_aware_assignment:  # KIP-881: match member racks with the replicas' racks
-            rack_of = {b.id: b.rack for b in cluster.variant.brokers}
-            member_racks = [spec.rack_of(i) for i in range(spec.members)]
-            partition_racks = [frozenset(rack for b in replicas if (rack := rack_of[b]))
-                               for replicas in cluster.assignments[topic.name]]
-        assigned = assign(spec.members, topic.partitions, spec.assignment,
-                          member_racks=member_racks, partition_racks=partition_racks)
-        self.members = [ConsumerMember(cluster, spec, i, partitions)
-                        for i, partitions in enumerate(assigned)]
-
-    def start(self) -> None:
-        self.cluster.sim.at(self.spec.start_ms * 1000, self._start)
-
-    def _start(self) -> None:
-        for member in self.members:
-            member.start()
-        if self.spec.lag_sample_ms > 0:
-            self._sample()
-
-    def _sample(self) -> None:
-        """Once a second: the group's lag and records consumed so far."""
-        cluster = self.cluster
-        cluster.log.emit(names.CONSUMER_LAG, group=self.spec.group,
-                         lag=sum(m.lag() for m in self.members),
-                         consumed=sum(m.consumed for m in self.members))
-        cluster.sim.after(self.spec.lag_sample_ms * 1000, self._sample)

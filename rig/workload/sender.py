@@ -9,10 +9,10 @@ import random
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
+from rig.cluster.current_leader import NO_LEADERS, CurrentLeaders
 from rig.cluster.endpoints import node_endpoints
 from rig.cluster.log import Batch
 from rig.cluster.partition import TopicPartition
-from rig.cluster.produce import NO_LEADERS, CurrentLeaders
 from rig.events import names
 from rig.protocol import (
     PRODUCE,
@@ -61,7 +61,7 @@ class Sender:
         self.metadata = ProducerMetadata(cluster, spec.topic)
         # 3.7+: KIP-951 takes a newer leader from a refused produce, and KAFKA-15415 retries
         # a batch to a newer leader at once.
-        self._discovery = profile(cluster.variant.kafka).producer_leader_discovery
+        self._discovery = profile(cluster.variant.kafka).client_leader_discovery
         self.sending: dict[TopicPartition, OpenBatch] = {}
         self._in_flight: dict[int, int] = {}
         self._refreshing = False

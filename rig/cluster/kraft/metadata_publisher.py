@@ -150,6 +150,9 @@ class BrokerMetadataPublisher:
                 if record.in_controlled_shutdown:
                     self.shutting_down.add(record.broker)
         self.applied = max(self.applied, start + len(records))
+        # KRaftMetadataCache.getAliveBrokerNode: registered and not fenced (KIP-951's endpoints)
+        self.broker.metadata_cache.alive = frozenset(b for b in self.epochs
+                                                     if b not in self.fenced)
         if self.epoch < 0:
             return  # not registered yet: the replicas wait for the first publication
         if self._published != self.broker.incarnation:
