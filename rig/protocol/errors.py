@@ -19,3 +19,7 @@ UNKNOWN_LEADER_EPOCH: Final = 76  # KIP-320: newer than the broker's (it has not
 # What a producer retries (Kafka's RetriableException subclasses among the above).
 RETRIABLE: Final = frozenset({NOT_LEADER_OR_FOLLOWER, REQUEST_TIMED_OUT, NETWORK_EXCEPTION,
                               NOT_ENOUGH_REPLICAS, NOT_ENOUGH_REPLICAS_AFTER_APPEND})
+# After which a producer asks for metadata (Sender.completeBatch: an InvalidMetadataException;
+# a request without an answer closes its connection, and NetworkClient.handleServerDisconnect
+# asks too). NOT_ENOUGH_REPLICAS does not.
+STALE_METADATA: Final = frozenset({NOT_LEADER_OR_FOLLOWER, NETWORK_EXCEPTION, REQUEST_TIMED_OUT})

@@ -85,6 +85,7 @@ class Profile:
     registration_waits_for_old_session: bool  # 0.8.2 only
     rack_aware_assignment: bool  # 3.5+ clients (KIP-881)
     client_leader_discovery: bool  # 3.7+ clients (KIP-951, KAFKA-15415)
+    retry_backoff_max_ms: int  # 3.7+: 1000 (KIP-580); before, the constant 100
     hw_holds_below_min_isr: bool  # 3.7+
     effective_min_isr: bool  # 3.7+
     controller: str  # the default controller kind: zookeeper up to 3.9, kraft from 4.0

@@ -190,6 +190,10 @@ RULES: tuple[VersionRule, ...] = (
                 "KIP-951 (KafkaApis.getCurrentLeader, Sender.completeBatch, AbstractFetch"
                 ".handleFetchSuccess, Metadata.updatePartitionLeadership); KAFKA-15415 "
                 "(RecordAccumulator.shouldBackoff)"),
+    VersionRule("retry_backoff_max_ms", "retry.backoff.max.ms: a producer's retry waits "
+                "retry.backoff.ms × 2^(attempt − 1) up to it, ±20 % drawn at each look (before: "
+                "retry.backoff.ms)", (("0.8.2", 100), ("3.7", 1000)),
+                "KIP-580 (RecordAccumulator's ExponentialBackoff, 3.7)"),
     VersionRule("hw_holds_below_min_isr", "the HW does not advance while the ISR is smaller than "
                 "min.insync.replicas", (("0.8.2", False), ("3.7", True)), "KAFKA-15583"),
     VersionRule("effective_min_isr", "acks=all and the HW count min.insync.replicas as at most "

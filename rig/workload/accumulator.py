@@ -33,10 +33,10 @@ class OpenBatch:
     created_ms: float
     attempts: int = 0
     keys: array = field(default_factory=lambda: array("i"))  # key id per keyed record
-    # When a retried batch may go again, in simulated µs (lastAttemptMs + retry.backoff.ms): an
-    # integer, so the drain scheduled for that instant finds it ready (in ms, 32727.755 + 100
-    # rounds above the 32827.755 the clock shows then, and the batch waited for ever).
-    retry_at_us: int = 0
+    # When a retried batch last went (ProducerBatch.lastAttemptMs), in simulated µs: integer,
+    # so a look at that instant plus the backoff finds it ready (in ms, 32727.755 + 100 rounds
+    # above the 32827.755 the clock shows then, and the batch waited for ever).
+    last_attempt_us: int = 0
     # 3.7+ (KAFKA-15415): the leader epoch the batch last saw, and its attempts then.
     leader_epoch: int = -1  # currentLeaderEpoch; -1: none yet
     attempts_at_leader_change: int = 0  # attemptsWhenLeaderLastChanged

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from rig.scenario.model import ProducerSpec
 from rig.workload.accumulator import RecordAccumulator
+from rig.workload.producer_metadata import ProducerMetadata
 from rig.workload.sender import Sender
 
 if TYPE_CHECKING:
@@ -49,7 +50,13 @@ class Producer:
 
     # -- scheduling ----------------------------------------------------------------------------
     def start(self) -> None:
-        self.cluster.sim.at(self.spec.start_ms * 1000, self._tick)
+        self.cluster.sim.at(self.spec.start_ms * 1000, self._begin)
+
+    def _begin(self) -> None:
+        # The first send waits on metadata (KafkaProducer.waitOnMetadata): a producer knows the
+        # leaders and epochs of when it starts, not of the cluster's start.
+        self.sender.metadata = ProducerMetadata(self.cluster, self.spec.topic)
+        self._tick()
 
     def stop(self) -> None:
         """No new records; what is queued is still delivered (or expires)."""

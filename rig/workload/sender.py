@@ -13,6 +13,7 @@ from rig.cluster.current_leader import NO_LEADERS, CurrentLeaders
 from rig.cluster.endpoints import node_endpoints
 from rig.cluster.log import Batch
 from rig.cluster.partition import TopicPartition
+from rig.engine import Timer
 from rig.events import names
 from rig.protocol import (
     PRODUCE,
@@ -21,16 +22,13 @@ from rig.protocol import (
     request_wire_size,
     response_wire_size,
 )
-from rig.protocol.errors import (
-    NETWORK_EXCEPTION,
-    REQUEST_TIMED_OUT,
-    RETRIABLE,
-)
+from rig.protocol.errors import NETWORK_EXCEPTION, REQUEST_TIMED_OUT, RETRIABLE, STALE_METADATA
 from rig.scenario.api_versions import produce_version
 from rig.scenario.model import ProducerSpec
 from rig.scenario.profiles import profile
 from rig.workload.accumulator import OpenBatch, RecordAccumulator
 from rig.workload.producer_metadata import ProducerMetadata
+from rig.workload.retry_backoff import ExponentialBackoff
 
 if TYPE_CHECKING:
     from rig.cluster.cluster import Cluster
@@ -61,7 +59,13 @@ class Sender:
         self.metadata = ProducerMetadata(cluster, spec.topic)
         # 3.7+: KIP-951 takes a newer leader from a refused produce, and KAFKA-15415 retries
         # a batch to a newer leader at once.
-        self._discovery = profile(cluster.variant.kafka).client_leader_discovery
+        release = profile(cluster.variant.kafka)
+        self._discovery = release.client_leader_discovery
+        # Its own stream: the jitter's draws (3.7+) leave the records' draws alone.
+        self._backoff = ExponentialBackoff(RETRY_BACKOFF_MS, release.retry_backoff_max_ms,
+                                           cluster.streams.get(f"workload/producer/{producer_id}"
+                                                               "/retry-backoff"))
+        self._wake: tuple[int, Timer] | None = None  # the next look at a batch backing off
         self.sending: dict[TopicPartition, OpenBatch] = {}
         self._in_flight: dict[int, int] = {}
         self._refreshing = False
@@ -93,13 +97,32 @@ class Sender:
                 self._send(leader, group)
 
     def _backing_off(self, key: TopicPartition, head: OpenBatch, now_us: int) -> bool:
-        """RecordAccumulator.shouldBackoff: a retried batch waits out retry.backoff.ms, unless
-        (3.7+) its partition has a newer leader epoch than at its last attempt."""
+        """RecordAccumulator.shouldBackoff: a retried batch waits out its backoff, unless (3.7+)
+        its partition has a newer leader epoch than at its last attempt; the Sender looks again
+        when its backoff says."""
         if self._discovery:
             head.maybe_update_leader_epoch(self.metadata.epochs.get(key, -1))
             if head.leader_changed_for_retry:
                 return False
-        return head.retry_at_us > now_us
+        if head.attempts == 0:
+            return False
+        look = self._backoff.next_look_us(head.attempts, head.last_attempt_us, now_us)
+        if look is not None:
+            self._look_at(look)
+        return look is not None
+
+    def _look_at(self, time_us: int) -> None:
+        """Wake the Sender at `time_us` (its poll timeout), unless it wakes sooner already."""
+        if self._wake is not None:
+            if self._wake[0] <= time_us:
+                return
+            self._wake[1].cancel()
+
+        def wake() -> None:
+            self._wake = None
+            self.drain(self.cluster.sim.now_us / 1000)
+
+        self._wake = (time_us, self.cluster.sim.at(time_us, wake))
 
     def _drain_node(self, leader: int, ready: set[TopicPartition]) -> dict[TopicPartition,
                                                                              OpenBatch]:
@@ -220,16 +243,14 @@ class Sender:
             if retrying:
                 # Back to the head of its partition's queue, after the retry backoff.
                 self.queues.setdefault(key, deque()).appendleft(batch)
-                batch.retry_at_us = self.cluster.sim.now_us + RETRY_BACKOFF_MS * 1000
-                refresh = True
-        moved = self._discovery and self.metadata.update_partition_leadership(
-            current.leaders, current.nodes)
+                batch.last_attempt_us = self.cluster.sim.now_us
+            refresh = refresh or result in STALE_METADATA
+        if self._discovery:
+            self.metadata.update_partition_leadership(current.leaders, current.nodes)
         if refresh:
             self._refresh_metadata()
-            self.cluster.sim.after(RETRY_BACKOFF_MS * 1000, lambda: self.drain(
-                self.cluster.sim.now_us / 1000))
-        if moved or not refresh:
-            self.drain(now_ms)
+        # The Sender's loop runs again: what is ready goes, a retried batch backs off.
+        self.drain(now_ms)
 
     def _refresh_metadata(self) -> None:
         """Ask a live broker for the partition leaders (one request at a time)."""

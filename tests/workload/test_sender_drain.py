@@ -9,6 +9,7 @@ from collections import deque
 from types import SimpleNamespace
 from typing import Any
 
+from rig.engine.rng import Streams
 from rig.workload.accumulator import OpenBatch
 from rig.workload.sender import MAX_REQUEST, Sender
 
@@ -19,6 +20,7 @@ def _sender(sizes: list[int], leaders: list[int]) -> tuple[Sender, list[list[int
     keys = [(TOPIC, p) for p in range(len(sizes))]
     cluster: Any = SimpleNamespace(
         variant=SimpleNamespace(kafka="3.9"), sim=SimpleNamespace(now_us=0), brokers={0: 0, 1: 1},
+        streams=Streams(0),
         partition_states={key: SimpleNamespace(leader=leader, leader_epoch=0)
                           for key, leader in zip(keys, leaders, strict=True)})
     spec: Any = SimpleNamespace(node="producer-p", topic=TOPIC, delivery_timeout_ms=120_000)
