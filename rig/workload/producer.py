@@ -22,7 +22,8 @@ if TYPE_CHECKING:
 
 class Producer:
     """The clock of a producer's records (rate, bursts, count, stop) over its accumulator and
-    sender, which share its stream (`rng`): the order of their draws is the run's."""
+    sender. The accumulator draws the records from the producer's stream (`rng`); the sender's
+    draws (a metadata refresh's broker, the retry backoff's jitter) have streams of their own."""
 
     def __init__(self, cluster: Cluster, spec: ProducerSpec, index: int, rng: random.Random):
         self.cluster = cluster
@@ -37,7 +38,7 @@ class Producer:
                                              cluster.config.message_format, "compact" in policy)
         self.stopped = False
         self._carry = 1.0  # the first record goes out at `start`
-        self.sender = Sender(cluster, spec, index, self.accumulator, rng)
+        self.sender = Sender(cluster, spec, index, self.accumulator)
 
     @property
     def busy(self) -> bool:

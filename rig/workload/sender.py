@@ -5,7 +5,6 @@ after a backoff with a metadata refresh, and batches that outlive delivery.timeo
 
 from __future__ import annotations
 
-import random
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
@@ -44,7 +43,7 @@ class Sender:
     flight per partition (`sending`), a partition's batches reach its log in order."""
 
     def __init__(self, cluster: Cluster, spec: ProducerSpec, producer_id: int,
-                 accumulator: RecordAccumulator, rng: random.Random):
+                 accumulator: RecordAccumulator):
         self.cluster = cluster
         self.spec = spec
         self.producer_id = producer_id
@@ -54,14 +53,15 @@ class Sender:
         self.version = produce_version(cluster.variant.kafka)
         self._request_framing = request_wire_size(PRODUCE, self.version, self.node, 0)
         self._response_framing = response_wire_size(PRODUCE, self.version, 0)
-        self.rng = rng  # the producer's stream: which live broker a metadata refresh asks
+        # Streams of its own, so that how often it retries or asks for metadata leaves the
+        # records' draws (the accumulator's) alone: which live broker a refresh asks.
+        self.rng = cluster.streams.get(f"workload/producer/{producer_id}/metadata")
         self.queues = accumulator.queues
         self.metadata = ProducerMetadata(cluster, spec.topic)
         # 3.7+: KIP-951 takes a newer leader from a refused produce, and KAFKA-15415 retries
         # a batch to a newer leader at once.
         release = profile(cluster.variant.kafka)
         self._discovery = release.client_leader_discovery
-        # Its own stream: the jitter's draws (3.7+) leave the records' draws alone.
         self._backoff = ExponentialBackoff(RETRY_BACKOFF_MS, release.retry_backoff_max_ms,
                                            cluster.streams.get(f"workload/producer/{producer_id}"
                                                                "/retry-backoff"))

@@ -3,6 +3,7 @@ jitter drawn at each look (Kafka's ExponentialBackoff); before 3.7 it is retry.b
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Callable
 from pathlib import Path
@@ -75,7 +76,7 @@ def test_a_refused_batch_retries_sooner_before_3_7_and_less_often_after(
     refusals = [e for e in named(events, names.PRODUCE_ERROR)
                 if e["error_code"] == NOT_ENOUGH_REPLICAS]
     first = [e["t_ms"] for e in refusals if e["id"] == refusals[0]["id"]]
-    gaps = [b - a for a, b in zip(first, first[1:], strict=False)]
+    gaps = [b - a for a, b in itertools.pairwise(first)]
     assert len(gaps) >= 3
     if variant == "k3.6":  # each retry retry.backoff.ms after the refusal, plus a round trip
         assert all(100 <= gap < 110 for gap in gaps)

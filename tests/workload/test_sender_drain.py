@@ -4,7 +4,6 @@ that request (it goes first in the next one); it is not skipped for a smaller on
 
 from __future__ import annotations
 
-import random
 from collections import deque
 from types import SimpleNamespace
 from typing import Any
@@ -27,7 +26,7 @@ def _sender(sizes: list[int], leaders: list[int]) -> tuple[Sender, list[list[int
     queues = {key: deque([OpenBatch(1, size, p, 0.0)]) for p, (key, size)
               in enumerate(zip(keys, sizes, strict=True))}
     accumulator: Any = SimpleNamespace(queues=queues)
-    sender = Sender(cluster, spec, 7, accumulator, random.Random(0))
+    sender = Sender(cluster, spec, 7, accumulator)
     requests: list[list[int]] = []
 
     def send(leader: int, group: dict[Any, OpenBatch]) -> None:
