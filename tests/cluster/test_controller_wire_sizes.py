@@ -8,6 +8,7 @@ here against a message built field by field from the cluster's state and encoded
 from __future__ import annotations
 
 from collections.abc import Callable
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -20,6 +21,10 @@ from rig.cluster.controller_wire import (
     controlled_shutdown_bytes,
     controlled_shutdown_response_bytes,
 )
+from rig.cluster.kraft.alter_partition_manager import AlterPartitionManager
+from rig.cluster.kraft.metadata_publisher import BrokerMetadataPublisher
+from rig.cluster.log import Log
+from rig.cluster.replica import Replica, Role
 from rig.cluster.zookeeper import PartitionState
 from rig.protocol import (
     ALTER_PARTITION,
@@ -79,6 +84,7 @@ from rig.scenario.profiles import VERSIONS
 from tests.cluster.test_alter_isr import _leader_with_manager
 from tests.cluster.test_broker_unit import KEY
 from tests.cluster.test_failure_path import Host
+from tests.cluster.test_kraft_broker_epochs import _Plane
 
 A, B, C = ("t", 0), ("t", 1), ("topic-b", 0)
 RACKS = {0: "az-a", 1: "az-b", 2: None}
@@ -315,3 +321,47 @@ def test_the_versions_follow_the_release_and_the_inter_broker_protocol() -> None
                      "3.6": 3, "3.7": 3, "3.8": 3, "3.9": 3, "4.0": 3, "4.1": 3, "4.2": 3}
     # Below IBP 2.8 no topic ids: at most v1 (AlterPartitionRequest.Builder).
     assert api_versions.alter_partition_version("3.9", "2.7") == 1
+
+
+class _AnsweringPlane(_Plane):
+    """A KRaft plane whose controller accepts the change at once; the wire keeps the bytes."""
+
+    def __init__(self, image: BrokerMetadataPublisher) -> None:
+        super().__init__(image)
+        self.sizes: list[tuple[Any, Any, int]] = []
+
+    def at_controller(self, node: Any) -> Any:
+        def alter_partition(request: Any, answer: Any) -> None:
+            answer(0, SimpleNamespace(leader_epoch=request.leader_epoch, isr=request.new_isr,
+                                      partition_epoch=request.partition_epoch + 1))
+        return SimpleNamespace(alter_partition=alter_partition)
+
+    def send(self, src: Any, dst: Any, nbytes: int, deliver: Any, **kwargs: Any) -> None:
+        self.sizes.append((src, dst, nbytes))
+        deliver()
+
+
+def test_a_kraft_leaders_alter_partition_on_the_wire_has_its_bytes() -> None:
+    image = BrokerMetadataPublisher(None, None)
+    image.epoch, image.epochs, image.known = 3, {0: 3, 1: 5, 2: 4}, 0
+    plane = _AnsweringPlane(image)
+    replica = Replica(KEY, 0, (0, 1, 2), Log(), 0, role=Role.LEADER)
+    replica.isr = (0, 1, 2)
+    broker = SimpleNamespace(id=0, incarnation=1, now_ms=0.0, schedule=lambda *args: None,
+                             replicas={KEY: replica}, replica_manager=SimpleNamespace(
+                                 set_isr=lambda r, isr: setattr(r, "isr", isr)),
+                             config=SimpleNamespace(inter_broker_protocol_version="3.9",
+                                                    alter_isr_takes_same_version=True,
+                                                    hw_on_alter_isr_response=False))
+    AlterPartitionManager(plane).change_isr(broker, replica, (0, 1), shrink=[2])
+    assert replica.isr == (0, 1)
+    # AlterPartition v3 (3.9): the ISR with each member's broker epoch (its own, 3; broker 1's
+    # as its fetches told, none: -1), by topic id; controller node "controller" answers.
+    request = AlterPartitionRequest(0, 3, (AlterPartitionTopicData(topic_id=ID, partitions=(
+        AlterPartitionPartitionData(KEY[1], 0, (), (BrokerState(0, 3), BrokerState(1, -1)), 0,
+                                    0),)),))
+    response = AlterPartitionResponse(0, 0, (AlterPartitionTopicResult(topic_id=ID, partitions=(
+        AlterPartitionPartitionResult(KEY[1], 0, 0, 0, (0, 1), 0, 1),)),))
+    assert [n for _, _, n in plane.sizes] == [
+        _request(ALTER_PARTITION, 3, "0", encode_alter_partition_request(request, 3)),
+        _response(ALTER_PARTITION, 3, encode_alter_partition_response(response, 3))]
