@@ -100,6 +100,7 @@ class Wire(Host):
         super().__init__({A: (0, 1, 2), B: (1, 2, 0), C: (2, 0)}, live=live)
         config = self.variant.broker_config(0)
         config.inter_broker_protocol_version = kafka
+        config.isr_update = "alter-isr"
         self.variant.kafka = kafka
         self.variant.broker_config = lambda b: config
         for b, broker in self.brokers.items():
@@ -365,3 +366,20 @@ def test_a_kraft_leaders_alter_partition_on_the_wire_has_its_bytes() -> None:
     assert [n for _, _, n in plane.sizes] == [
         _request(ALTER_PARTITION, 3, "0", encode_alter_partition_request(request, 3)),
         _response(ALTER_PARTITION, 3, encode_alter_partition_response(response, 3))]
+
+
+def test_a_reassignments_leader_and_isr_carries_the_adding_replicas() -> None:
+    # topic-b-0 moves from [2, 0] to [2, 0, 1] (KIP-455, Kafka 3.9: LeaderAndIsr v7): phase A
+    # bumps the leader epoch and sends RS = [2, 0, 1] with AR = [1] to every replica of RS.
+    host = Wire("3.9", live=[0, 1, 2])
+    host.zk.partitions = {C: PartitionState(2, 6, (2, 0), 8)}
+    host.assignments = {C: (2, 0)}
+    controller = Controller(host, 1, 2)  # type: ignore[arg-type]
+    host.controller = controller
+    assert controller.reassignment.alter(C, (2, 0, 1)) == 0
+    state = LeaderAndIsrPartitionState("", 0, 2, 2, 7, (2, 0), 9, (2, 0, 1), (1,), ())
+    request = LeaderAndIsrRequest(1, controller_epoch=2, broker_epoch=0, live_leaders=(
+        LeaderAndIsrLiveLeader(2, "broker-2", 9092),), topic_states=(
+        LeaderAndIsrTopicState("topic-b", ID, (state,)),))
+    expected = _request(LEADER_AND_ISR, 7, "1", encode_leader_and_isr_request(request, 7))
+    assert host.to_brokers()[:3] == [(0, expected), (1, expected), (2, expected)]
