@@ -11,7 +11,8 @@ rig names no hosts: a broker's endpoint here is host "broker-<id>", port 9092, l
 "PLAINTEXT://:9092"). Every client here is a broker, whose NetworkClient's client id is its
 broker id (ControllerChannelManager, KafkaServer.controlledShutdown, the channel to the
 controller: config.brokerId.toString), but 0.8.2's controller, whose Scala requests carry
-"id_<id>-host_<host>-port_<port>" (KafkaController.clientId). The brokers do answer LeaderAndIsr,
+"id_<id>-host_<host>-port_<port>" (KafkaController.clientId; host.name taken as set to the same
+"broker-<id>"). The brokers do answer LeaderAndIsr,
 UpdateMetadata and StopReplica; rig does not send those answers (nothing in the model waits on
 them), so only the requests are counted.
 """
