@@ -46,7 +46,6 @@ from rig.cluster.replica import PendingIsr, Replica, Role
 from rig.events import names
 
 OPERATION_NOT_ATTEMPTED = 55
-REQUEST_BYTES, PARTITION_BYTES = 64, 24  # header, broker id and epoch; each partition
 # Partition.handleAlterPartitionError: what a rejected change does next.
 _RESET = frozenset({INELIGIBLE_REPLICA, OPERATION_NOT_ATTEMPTED})  # back to the committed ISR
 _GIVE_UP = frozenset({UNKNOWN_TOPIC_OR_PARTITION, FENCED_LEADER_EPOCH, INVALID_UPDATE_VERSION,

@@ -23,14 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from rig.cluster.alter_isr import (
-    PARTITION_BYTES,
-    REQUEST_BYTES,
-    Answer,
-    handle_response,
-    process_alter_isr,
-    propose,
-)
+from rig.cluster.alter_isr import Answer, handle_response, process_alter_isr, propose
+from rig.cluster.controller_wire import alter_partition_bytes, alter_partition_response_bytes
 from rig.cluster.kraft.replication_control import NONE, NOT_CONTROLLER, AlterPartitionRequest
 from rig.cluster.partition import TopicPartition
 from rig.cluster.replica import PendingIsr, Replica
@@ -202,7 +196,10 @@ class AlterIsrManager:
                 top = NOT_CONTROLLER
             else:
                 top, results = process_alter_isr(controller, broker.id, epoch, requests)
-            plane.send(target, broker.id, REQUEST_BYTES + PARTITION_BYTES * len(results),
+            answers = [(key, len(answer[1]) if answer else 0)
+                       for key, (_, answer) in results.items()]
+            plane.send(target, broker.id,
+                       alter_partition_response_bytes(plane.variant, broker, answers),
                        lambda: self._answered(broker, channel, items, token, top, results),
                        reliable=True)
             if controller is not None and not top:
@@ -218,7 +215,8 @@ class AlterIsrManager:
             broker.schedule(max(1, round(delay_ms * 1000)),
                             lambda: self._disconnected(broker, channel, token))
             return
-        plane.send(broker.id, target, REQUEST_BYTES + PARTITION_BYTES * len(items),
+        proposed = [(r.key, len(r.new_isr)) for r in requests]
+        plane.send(broker.id, target, alter_partition_bytes(plane.variant, broker, proposed),
                    at_target, reliable=True)
         # No answer (a network partition, a stalled or powered-off controller): the request
         # times out and its connection is dropped (InterBrokerSendThread, requestTimeoutMs =

@@ -26,7 +26,12 @@ from __future__ import annotations
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from rig.cluster.controller import CONTROL_MESSAGE_BYTES, Controller
+from rig.cluster.controller import Controller
+from rig.cluster.controller_wire import (
+    controlled_shutdown_bytes,
+    controlled_shutdown_response_bytes,
+    stop_replica_bytes,
+)
 from rig.cluster.replica import TopicPartition
 from rig.cluster.zookeeper import NODE as ZK
 from rig.cluster.zookeeper import ZK_MESSAGE_BYTES, PartitionState
@@ -36,7 +41,6 @@ if TYPE_CHECKING:
     from rig.cluster.shutdown import ShutdownHandle
 
 CONTROLLER_SOCKET_TIMEOUT_MS = 30_000  # controller.socket.timeout.ms, the request's timeout
-REQUEST_BYTES = 64
 
 
 def do_controlled_shutdown(controller: Controller, broker: int) -> list[TopicPartition] | None:
@@ -69,7 +73,7 @@ def do_controlled_shutdown(controller: Controller, broker: int) -> list[TopicPar
     controller.send_leader_and_isr(moved, controller.live)
     if followed:
         target = cluster.brokers[broker]
-        cluster.send(controller.broker, broker, CONTROL_MESSAGE_BYTES + 30 * len(followed),
+        cluster.send(controller.broker, broker, stop_replica_bytes(controller, followed, False),
                      partial(target.on_stop_replica, controller.epoch, followed), reliable=True)
     changed = controller.replicas_offline([broker], only=set(followed))
     controller.send_leader_and_isr({k: zk.partitions[k] for k in changed},
@@ -111,7 +115,8 @@ class ControlledShutdown:
         cluster.log.emit(names.CONTROLLED_SHUTDOWN_REQUEST, broker=self.broker.id,
                          controller=controller.broker if controller else None, attempt=attempt)
         if controller is not None:
-            cluster.send(self.broker.id, controller.broker, REQUEST_BYTES,
+            cluster.send(self.broker.id, controller.broker,
+                         controlled_shutdown_bytes(cluster.variant, self.broker),
                          partial(self._at_controller, controller, attempt))
         cluster.sim.after(CONTROLLER_SOCKET_TIMEOUT_MS * 1000 if controller else 0,
                           partial(self._reply, attempt, controller, None, "no-answer"))
@@ -119,7 +124,7 @@ class ControlledShutdown:
     def _at_controller(self, controller: Controller, attempt: int) -> None:
         cluster = self.cluster
         led = do_controlled_shutdown(controller, self.broker.id)
-        size = CONTROL_MESSAGE_BYTES + 30 * len(led or ())
+        size = controlled_shutdown_response_bytes(cluster.variant, self.broker, led or ())
         cluster.send(controller.broker, self.broker.id, size,
                      partial(self._reply, attempt, controller, led,
                              None if led is not None else "refused"))

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from typing import Any, Protocol
 
+from rig.cluster.controller_wire import leader_and_isr_bytes, update_metadata_bytes
 from rig.cluster.network import Node
 from rig.cluster.rebalance import AutoLeaderRebalance
 from rig.cluster.replica import TopicPartition
@@ -28,7 +29,6 @@ from rig.engine import Simulation
 from rig.events import EventLog, names
 from rig.scenario.model import VariantSpec
 
-CONTROL_MESSAGE_BYTES = 200
 NO_LEADER = -1
 
 
@@ -252,9 +252,9 @@ class Controller:
                     per_broker.setdefault(b, {})[key] = PartitionState(
                         state.leader, state.leader_epoch, state.isr, state.version)
         for b, batch in sorted(per_broker.items()):
-            cluster.send(self.broker, b, CONTROL_MESSAGE_BYTES + 30 * len(batch),
-                         partial(cluster.deliver_leader_and_isr, b, self.epoch, batch,
-                                 {key: assigned[key] for key in batch}),
+            sent = {key: assigned[key] for key in batch}
+            cluster.send(self.broker, b, leader_and_isr_bytes(self, batch, sent),
+                         partial(cluster.deliver_leader_and_isr, b, self.epoch, batch, sent),
                          reliable=True)
 
     def update_metadata(self, keys: Iterable[TopicPartition] | None = None) -> None:
@@ -268,9 +268,9 @@ class Controller:
         # Every UpdateMetadata names the live brokers (liveOrShuttingDownBrokers) and the
         # controller (ControllerBrokerRequestBatch.sendUpdateMetadataRequests).
         alive = frozenset(self.live)
+        size = update_metadata_bytes(self, chosen)
         for b in sorted(self.live):
-            cluster.send(self.broker, b, CONTROL_MESSAGE_BYTES + (0 if keys is None else
-                                                                  30 * len(chosen)),
+            cluster.send(self.broker, b, size,
                          partial(cluster.brokers[b].on_update_metadata, self.epoch, leaders,
                                  isrs, alive=alive, controller=self.broker, epochs=epochs),
                          reliable=True)

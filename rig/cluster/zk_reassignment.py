@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from rig.cluster.controller_wire import stop_replica_bytes
 from rig.cluster.kraft.replication_control import (
     INVALID_REPLICA_ASSIGNMENT,
     NONE,
@@ -37,8 +38,6 @@ from rig.cluster.kraft.replication_control import (
 from rig.cluster.partition import TopicPartition
 from rig.cluster.zookeeper import PartitionState, ReplicaAssignment
 from rig.events import names
-
-STOP_REPLICA_BYTES = 200  # controller.CONTROL_MESSAGE_BYTES (which imports this module)
 
 
 class PartitionReassignments:
@@ -191,6 +190,6 @@ class PartitionReassignments:
         if broker_id not in controller.live:
             return  # the channel manager sends nothing to a broker that is gone
         cluster = controller.cluster
-        cluster.send(controller.broker, broker_id, STOP_REPLICA_BYTES,
+        cluster.send(controller.broker, broker_id, stop_replica_bytes(controller, [key], delete),
                      lambda: cluster.stop_replica(broker_id, controller.epoch, key, delete),
                      reliable=True)

@@ -1,5 +1,7 @@
 """Kafka's APIs on the wire: Fetch (v0–v18), Produce (v0–v13), ListOffsets (v0–v11) and
-OffsetsForLeaderEpoch (v0–v4): messages, codec, headers and fast sizes (rig.protocol.apis).
+OffsetsForLeaderEpoch (v0–v4); the controller's LeaderAndIsr (v0–v7), UpdateMetadata (v0–v8) and
+StopReplica (v0–v4), ControlledShutdown (v0–v3) and AlterPartition (v0–v3): messages, codec,
+headers and fast sizes (rig.protocol.apis).
 
 Encode and decode real bytes with `encode_fetch_request` & co.; in the simulation's hot loop
 size messages from a shape with `request_body_size` / `response_body_size` instead.
@@ -7,11 +9,16 @@ size messages from a shape with `request_body_size` / `response_body_size` inste
 
 from rig.errors import ProtocolError
 from rig.protocol.apis import (
+    ALTER_PARTITION,
     APIS,
+    CONTROLLED_SHUTDOWN,
     FETCH,
+    LEADER_AND_ISR,
     LIST_OFFSETS,
     OFFSETS_FOR_LEADER_EPOCH,
     PRODUCE,
+    STOP_REPLICA,
+    UPDATE_METADATA,
     Api,
     api_of,
 )
@@ -80,15 +87,20 @@ from rig.protocol.sizes import (
 )
 
 __all__ = [
+    "ALTER_PARTITION",
     "APIS",
+    "CONTROLLED_SHUTDOWN",
     "FETCH",
     "FETCH_API_KEY",
     "FETCH_VERSIONS",
     "FIRST_FLEXIBLE_VERSION",
+    "LEADER_AND_ISR",
     "LIST_OFFSETS",
     "OFFSETS_FOR_LEADER_EPOCH",
     "PRODUCE",
     "SIZE_PREFIX_BYTES",
+    "STOP_REPLICA",
+    "UPDATE_METADATA",
     "ZERO_UUID",
     "AbortedTransaction",
     "Api",

@@ -43,7 +43,23 @@ LIST_OFFSETS = Api("ListOffsets", 2, range(0, 12), 6)
 # OffsetForLeaderEpochRequest.json: "0-4", "flexibleVersions": "4+" (0.11 to 4.x).
 OFFSETS_FOR_LEADER_EPOCH = Api("OffsetsForLeaderEpoch", 23, range(0, 5), 4)
 
-APIS = {api.key: api for api in (PRODUCE, FETCH, LIST_OFFSETS, OFFSETS_FOR_LEADER_EPOCH)}
+# The ZooKeeper-era controller's requests to brokers, and a broker's ControlledShutdown to it:
+# LeaderAndIsrRequest.json "0-7", "flexibleVersions": "4+"; StopReplicaRequest.json "0-4", "2+";
+# UpdateMetadataRequest.json "0-8", "6+"; ControlledShutdownRequest.json "0-3", "3+" (all at
+# 3.9; ZooKeeper mode, and these four with it, are gone in 4.0, KIP-833). Before 2.4 the same
+# versions are in Protocol.java / the requests' Java classes (0.8.2: Scala kafka.api classes).
+LEADER_AND_ISR = Api("LeaderAndIsr", 4, range(0, 8), 4)
+STOP_REPLICA = Api("StopReplica", 5, range(0, 5), 2)
+UPDATE_METADATA = Api("UpdateMetadata", 6, range(0, 9), 6)
+CONTROLLED_SHUTDOWN = Api("ControlledShutdown", 7, range(0, 4), 3)
+# A leader's ISR change to the controller: AlterIsrRequest.json "0" (2.7–3.1), renamed
+# AlterPartitionRequest.json at 3.2 ("0-1"; 3.3 "0-2"; 3.5 "0-3", through 3.9); flexible from v0.
+# It continues in 4.x (KRaft), which is not in rig's Kafka mirror.
+ALTER_PARTITION = Api("AlterPartition", 56, range(0, 4), 0)
+
+APIS = {api.key: api for api in (PRODUCE, FETCH, LIST_OFFSETS, OFFSETS_FOR_LEADER_EPOCH,
+                                 LEADER_AND_ISR, STOP_REPLICA, UPDATE_METADATA,
+                                 CONTROLLED_SHUTDOWN, ALTER_PARTITION)}
 
 
 def api_of(key: int) -> Api:

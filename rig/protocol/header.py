@@ -3,7 +3,9 @@
 A version before its API's first flexible one uses request header v1 / response header v0; a
 flexible one adds an (empty) tag section to each: request header v2 / response header v1
 (Fetch from v12, Produce from v9, ListOffsets from v6, OffsetsForLeaderEpoch from v4; KIP-482).
-client_id keeps its int16 length even in v2. (ApiVersions' own exceptions are not spoken here.)
+client_id keeps its int16 length even in v2. ControlledShutdown v0 alone uses request header v0,
+without client_id (ControlledShutdownRequest.json; ApiMessageType.requestHeaderVersion).
+(ApiVersions' own exceptions are not spoken here.)
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 
 from rig.errors import ProtocolError
-from rig.protocol.apis import FETCH, Api, api_of
+from rig.protocol.apis import CONTROLLED_SHUTDOWN, FETCH, Api, api_of
 from rig.protocol.primitives import (
     NULLABLE_STRING,
     CodecFailure,
@@ -42,8 +44,11 @@ class ResponseHeader:
 
 
 def request_header_version(api_version: int, api: Api = FETCH) -> int:
-    """RequestHeader version `api`'s `api_version` uses: 2 when flexible, else 1."""
+    """RequestHeader version `api`'s `api_version` uses: 2 when flexible, else 1 (0 for
+    ControlledShutdown v0)."""
     api.check_version(api_version)
+    if api is CONTROLLED_SHUTDOWN and api_version == 0:
+        return 0
     return 2 if api.is_flexible(api_version) else 1
 
 
@@ -56,8 +61,10 @@ def response_header_version(api_version: int, api: Api = FETCH) -> int:
 @lru_cache(maxsize=1024)
 def api_request_header_size(api: Api, api_version: int, client_id: str | None) -> int:
     """Bytes of the request header of `api`'s `api_version`: api_key, api_version,
-    correlation_id, client_id (always an int16-length string), and the tag section if flexible."""
-    api.check_version(api_version)
+    correlation_id, client_id (always an int16-length string; none in header v0), and the tag
+    section if flexible."""
+    if request_header_version(api_version, api) == 0:
+        return 2 + 2 + 4
     return 2 + 2 + 4 + string_size(client_id, False) + (1 if api.is_flexible(api_version) else 0)
 
 
@@ -84,7 +91,8 @@ def encode_request_header(header: RequestHeader) -> bytes:
     buf = bytearray()
     try:
         buf += _I16_PAIR_I32.pack(header.api_key, header.api_version, header.correlation_id)
-        NULLABLE_STRING.write(buf, header.client_id, False)  # never compact: see module doc
+        if request_header_version(header.api_version, api):
+            NULLABLE_STRING.write(buf, header.client_id, False)  # never compact: module doc
     except (struct.error, CodecFailure) as exc:
         raise ProtocolError(f"RequestHeader: {exc}") from None
     if api.is_flexible(header.api_version):
@@ -103,7 +111,8 @@ def decode_request_header(data: bytes | bytearray | memoryview) -> tuple[Request
         api = _api(api_key)
         api.check_version(api_version)
         correlation_id = r.fixed(_I32)
-        client_id = NULLABLE_STRING.read(r, False)
+        client_id = (NULLABLE_STRING.read(r, False) if request_header_version(api_version, api)
+                     else None)
         if api.is_flexible(api_version):
             _skip_tags(r)
     except CodecFailure as exc:

@@ -1,6 +1,7 @@
 """The versions sent for the APIs rig sizes exactly, besides a follower's Fetch
-(rig.scenario.profiles): a producer's Produce, and a follower's ListOffsets and
-OffsetsForLeaderEpoch.
+(rig.scenario.profiles): a producer's Produce, a follower's ListOffsets and
+OffsetsForLeaderEpoch, the ZooKeeper-era controller's LeaderAndIsr, UpdateMetadata and
+StopReplica, and a broker's ControlledShutdown and AlterIsr / AlterPartition.
 
 Client and brokers are the same release in rig, so ApiVersions (KIP-35) settles on a client's
 newest version: its table gives, per release that raised it, that newest version, read from the
@@ -82,3 +83,62 @@ def consumer_list_offsets_version(release: str) -> int:
 def consumer_epoch_version(release: str) -> int:
     """The OffsetsForLeaderEpoch version a consumer of Kafka `release` sends (validation)."""
     return _newest(FOLLOWER_EPOCH_VERSION_BY_IBP, release, "OffsetsForLeaderEpoch")
+
+
+# -- the ZooKeeper-era controller's requests, and a broker's to it -------------------------------
+# The controller picks its versions by its inter.broker.protocol.version
+# (ControllerChannelManager's ControllerBrokerRequestBatch, 0.9–1.1 sendRequestsToBrokers, 2.x–3.9
+# AbstractControllerBrokerRequestBatch.sendLeaderAndIsrRequest / sendUpdateMetadataRequests /
+# sendStopReplicaRequests), each step first seen at the tag named: LeaderAndIsr v1 at IBP 1.0-IV0
+# (1.0.0), v2 2.2-IV0 (2.2.0), v3 2.4-IV0 and v4 2.4-IV1 (2.4.0; v3 is no release's newest IV, so
+# rig never sends it), v5 2.8-IV1 (2.8.0), v6 3.2-IV0 (3.2.0), v7 3.4-IV0 (3.4.0); before 1.0 v0.
+LEADER_AND_ISR_VERSION_BY_IBP = (("3.4", 7), ("3.2", 6), ("2.8", 5), ("2.4", 4), ("2.2", 2),
+                                 ("1.0", 1), ("0.8.2", 0))
+# UpdateMetadata v1 at IBP 0.9 (0.9.0.1), v2 0.10.0-IV1 (0.10.0.1), v3 0.10.2-IV0 (0.10.2.0), v4
+# 1.0-IV0 (1.0.0), v5 2.2-IV0 (2.2.0), v6 2.4-IV1 (2.4.0), v7 2.8-IV1 (2.8.0), v8 3.4-IV0 (3.4.0);
+# 0.8.2's Scala kafka.api.UpdateMetadataRequest writes v0.
+UPDATE_METADATA_VERSION_BY_IBP = (("3.4", 8), ("2.8", 7), ("2.4", 6), ("2.2", 5), ("1.0", 4),
+                                  ("0.10.2", 3), ("0.10", 2), ("0.9", 1), ("0.8.2", 0))
+# StopReplica v1 at IBP 2.2-IV0 (2.2.0), v2 2.4-IV1 (2.4.0), v3 2.6-IV0 (2.6.0), v4 3.4-IV0
+# (3.4.0); before 2.2 v0.
+STOP_REPLICA_VERSION_BY_IBP = (("3.4", 4), ("2.6", 3), ("2.4", 2), ("2.2", 1), ("0.8.2", 0))
+# A broker's ControlledShutdown (KafkaServer.controlledShutdown): from 1.0.0 by IBP, v0 below
+# 0.9, v1 below 2.2-IV0, v2 below 2.4-IV1 (2.2.0), else v3 (2.4.0); 0.9.0.1–0.11.0.x send their
+# newest, v1, whatever the IBP (nextRequestHeader / ControlledShutdownRequest.Builder); 0.8.2's
+# Scala kafka.api.ControlledShutdownRequest is v0, with v0's header (no client_id).
+CONTROLLED_SHUTDOWN_VERSION_BY_IBP = (("2.4", 3), ("2.2", 2), ("0.9", 1), ("0.8.2", 0))
+# AlterIsr / AlterPartition: the broker's channel to the controller asks the controller's newest
+# (ApiVersions), the release's: AlterIsrRequest.json "0" (2.7.0–3.1.x), AlterPartitionRequest.json
+# "0-1" (3.2.0), "0-2" (3.3.1), "0-3" (3.5.0–3.9; 4.x not in rig's Kafka mirror keeps v3). Below
+# IBP 2.8 (MetadataVersion.isTopicIdsSupported) the builder stops at v1
+# (AlterPartitionRequest.Builder: canUseTopicIds; DefaultAlterPartitionManager.buildRequest).
+ALTER_PARTITION_VERSION_BY_RELEASE = (("3.5", 3), ("3.3", 2), ("3.2", 1), ("2.7", 0))
+
+
+def leader_and_isr_version(ibp: str) -> int:
+    """The LeaderAndIsr version a controller at IBP `ibp` sends."""
+    return _newest(LEADER_AND_ISR_VERSION_BY_IBP, ibp, "LeaderAndIsr")
+
+
+def update_metadata_version(ibp: str) -> int:
+    """The UpdateMetadata version a controller at IBP `ibp` sends."""
+    return _newest(UPDATE_METADATA_VERSION_BY_IBP, ibp, "UpdateMetadata")
+
+
+def stop_replica_version(ibp: str) -> int:
+    """The StopReplica version a controller at IBP `ibp` sends."""
+    return _newest(STOP_REPLICA_VERSION_BY_IBP, ibp, "StopReplica")
+
+
+def controlled_shutdown_version(release: str, ibp: str) -> int:
+    """The ControlledShutdown version a broker of Kafka `release` sends at IBP `ibp`."""
+    if release_key("0.9") <= release_key(release) < release_key("1.0"):
+        return 1
+    return _newest(CONTROLLED_SHUTDOWN_VERSION_BY_IBP, ibp, "ControlledShutdown")
+
+
+def alter_partition_version(release: str, ibp: str) -> int:
+    """The AlterIsr / AlterPartition version a leader of Kafka `release` sends at IBP `ibp`
+    (2.7+: ZooKeeper mode's AlterIsr starts at IBP 2.7-IV2; KRaft's always has topic ids)."""
+    newest = _newest(ALTER_PARTITION_VERSION_BY_RELEASE, release, "AlterPartition")
+    return newest if release_key(ibp) >= release_key("2.8") else min(newest, 1)

@@ -225,7 +225,8 @@ def test_an_isr_already_in_place_is_answered_with_the_current_state() -> None:
 @pytest.mark.parametrize("kip_841", [False, True])
 def test_from_3_3_a_member_not_live_or_shutting_down_is_ineligible(kip_841: bool) -> None:
     host, controller, _ = _controller()
-    host.variant.broker_config = lambda b: SimpleNamespace(alter_partition_ineligible=kip_841)
+    host.variant.broker_config = lambda b: SimpleNamespace(
+        alter_partition_ineligible=kip_841, inter_broker_protocol_version="3.9")
     controller.shutting_down.add(2)  # in controlled shutdown: not in liveBrokerIds
     top, results = process_alter_isr(controller, 0, 0, [
         AlterPartitionRequest(A, 0, 0, 3, 5, (0, 2))])
@@ -312,6 +313,7 @@ class Plane:
 
     def __init__(self, host: Host, controller: Controller) -> None:
         self.host = host
+        self.variant = host.variant
         self.zk = host.zk
         self.log = host.log
         self.controller: Controller | None = controller
@@ -462,7 +464,8 @@ def test_from_3_3_the_leader_proposes_no_follower_its_metadata_cache_has_not_ali
     host.zk.partitions = {KEY: PartitionState(0, 1, (0, 1), 1)}
     controller = Controller(host, 1, 2)  # type: ignore[arg-type]
     host.controller = controller
-    host.variant.broker_config = lambda b: SimpleNamespace(alter_partition_ineligible=kip_841)
+    host.variant.broker_config = lambda b: SimpleNamespace(
+        alter_partition_ineligible=kip_841, inter_broker_protocol_version="3.9")
     plane = Plane(host, controller)
     manager = AlterIsrManager(plane)
     config = BrokerConfig(version, 12, alter_partition_ineligible=kip_841)

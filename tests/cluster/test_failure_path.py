@@ -227,10 +227,10 @@ class Host:
 
     def __init__(self, assignments: dict[Any, tuple[int, ...]], live: list[int],
                  election_order: str = "assignment-order") -> None:
-        self.variant = SimpleNamespace(broker_config=lambda b: SimpleNamespace(
+        self.variant = SimpleNamespace(kafka="3.9", broker_config=lambda b: SimpleNamespace(
             auto_leader_rebalance_enable=False, leader_imbalance_check_interval_ms=300_000,
             leader_imbalance_per_broker_percentage=10, zookeeper_session_timeout_ms=6000,
-            election_order=election_order,
+            election_order=election_order, inter_broker_protocol_version="3.9",
             alter_partition_ineligible=True))
         self.sim = Simulation()
         self.events: list[tuple[str, dict[str, Any]]] = []
@@ -243,7 +243,8 @@ class Host:
         self.leader_and_isr: list[tuple[int, dict[Any, PartitionState]]] = []
         self.brokers = {b: SimpleNamespace(
             on_leader_and_isr=lambda epoch, states, b=b: self.leader_and_isr.append((b, states)),
-            on_update_metadata=lambda *args, **kwargs: None, alive=True, stalled=False, id=b)
+            on_update_metadata=lambda *args, **kwargs: None, alive=True, stalled=False, id=b,
+            rack=None)
             for b in range(3)}
 
     def assignment(self, key: Any) -> tuple[int, ...]:

@@ -118,6 +118,7 @@ class _Plane:
         self.quorum = False
         self.asked: list[AlterPartitionRequest] = []
         self.log = SimpleNamespace(emit=lambda event, **fields: None)
+        self.variant = SimpleNamespace(kafka="3.9")
 
     def at_controller(self, node: Any) -> Any:
         return SimpleNamespace(alter_partition=lambda request, answer: self.asked.append(request))
@@ -140,8 +141,8 @@ def test_from_3_5_the_leader_proposes_no_follower_whose_fetch_epoch_is_not_its_i
     # ReplicaState, KIP-903) before the leader's image has the new registration. 3.3–3.4
     # fetch with v13–v14: no epoch (-1), which passes.
     replica.followers[2] = FollowerProgress(broker_epoch=fetched_epoch)
-    broker = SimpleNamespace(id=0, incarnation=1, now_ms=0.0,
-                             schedule=lambda *args: None)
+    broker = SimpleNamespace(id=0, incarnation=1, now_ms=0.0, schedule=lambda *args: None,
+                             config=SimpleNamespace(inter_broker_protocol_version="3.9"))
     AlterPartitionManager(plane).change_isr(broker, replica, (0, 1, 2), expand=[2])
     # Partition.isReplicaIsrEligible → isBrokerEpochIsrEligible (KAFKA-14617, 3.5): the
     # fetched epoch must be -1 or the image's.

@@ -27,18 +27,27 @@ from rig.protocol import (
     response_header_version,
 )
 
-ALL = [(api, v) for api in APIS.values() for v in api.versions]
+# ControlledShutdown v0's header has no client_id (test_controller_codec checks it).
+ALL = [(api, v) for api in APIS.values() for v in api.versions
+       if (api.name, v) != ("ControlledShutdown", 0)]
 
 
 def test_keys_versions_and_first_flexible_versions_are_kafkas() -> None:
     # apiKey, the union of validVersions over 0.8.2–4.2, and "flexibleVersions" of
     # ProduceRequest.json, FetchRequest.json, ListOffsetsRequest.json and
-    # OffsetForLeaderEpochRequest.json.
+    # OffsetForLeaderEpochRequest.json; LeaderAndIsrRequest.json, StopReplicaRequest.json,
+    # UpdateMetadataRequest.json, ControlledShutdownRequest.json (3.9) and
+    # AlterPartitionRequest.json (3.5–3.9; AlterIsrRequest.json before 3.2).
     assert [(a.name, a.key, a.versions, a.first_flexible) for a in APIS.values()] == [
         ("Produce", 0, range(0, 14), 9),
         ("Fetch", 1, range(0, 19), 12),
         ("ListOffsets", 2, range(0, 12), 6),
         ("OffsetsForLeaderEpoch", 23, range(0, 5), 4),
+        ("LeaderAndIsr", 4, range(0, 8), 4),
+        ("StopReplica", 5, range(0, 5), 2),
+        ("UpdateMetadata", 6, range(0, 9), 6),
+        ("ControlledShutdown", 7, range(0, 4), 3),
+        ("AlterPartition", 56, range(0, 4), 0),
     ]
     assert api_of(0) is PRODUCE and api_of(2) is LIST_OFFSETS
     assert api_of(23) is OFFSETS_FOR_LEADER_EPOCH and api_of(1) is FETCH

@@ -22,13 +22,20 @@ from __future__ import annotations
 from typing import Any
 
 from rig.cluster.alter_isr import handle_response, log_rejected, propose
+from rig.cluster.controller_wire import alter_partition_bytes, alter_partition_response_bytes
 from rig.cluster.kraft.broker_lifecycle import REQUEST_TIMEOUT_MS
 from rig.cluster.kraft.partition_change_builder import RECOVERED, RECOVERING
-from rig.cluster.kraft.replication_control import NOT_CONTROLLER, AlterPartitionRequest
+from rig.cluster.kraft.replication_control import (
+    NOT_CONTROLLER,
+    STALE_BROKER_EPOCH,
+    AlterPartitionRequest,
+)
 from rig.cluster.partition import TopicPartition
 from rig.cluster.replica import Replica
 
-REQUEST_BYTES = 120
+# Errors the controller answers for the whole request (ControllerApis: NOT_CONTROLLER;
+# ReplicationControlManager.alterPartition: a stale broker epoch): no partitions in the answer.
+_TOP_LEVEL = frozenset({NOT_CONTROLLER, STALE_BROKER_EPOCH})
 
 
 class AlterPartitionManager:
@@ -78,7 +85,8 @@ class AlterPartitionManager:
 
         def at_controller() -> None:
             plane.at_controller(node).alter_partition(request, lambda error, part: plane.send(
-                node, broker.id, REQUEST_BYTES, lambda: answered(error, part), reliable=True))
+                node, broker.id, _answer_bytes(plane, broker, key, error, part),
+                lambda: answered(error, part), reliable=True))
 
         def answered(error: int, part: Any) -> None:
             if broker.incarnation != incarnation:
@@ -114,7 +122,16 @@ class AlterPartitionManager:
         assert recovery in (RECOVERED, RECOVERING)
         if plane.quorum:
             broker.schedule(REQUEST_TIMEOUT_MS * 1000, timed_out)
-        plane.send(broker.id, node, REQUEST_BYTES, at_controller, reliable=True)
+        plane.send(broker.id, node, alter_partition_bytes(plane.variant, broker, [(key, len(isr))]),
+                   at_controller, reliable=True)
+
+
+def _answer_bytes(plane: Any, broker: Any, key: TopicPartition, error: int, part: Any) -> int:
+    """The answer on the wire: the partition with its ISR, or without one (an error for the
+    partition), or none (an error for the request)."""
+    answers = [] if error in _TOP_LEVEL else [
+        (key, len(part.isr) if part is not None and not error else 0)]
+    return alter_partition_response_bytes(plane.variant, broker, answers)
 
 
 def _isr_epochs(leader: int, own_epoch: int, replica: Replica,
