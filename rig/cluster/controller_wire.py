@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from rig.cluster.endpoints import PORT, broker_host
 from rig.cluster.partition import TopicPartition
 from rig.protocol import (
     ALTER_PARTITION,
@@ -48,13 +49,7 @@ from rig.protocol.controller_sizes import (
 from rig.scenario import api_versions
 from rig.scenario.version_rules import release_key
 
-PORT = 9092
 LISTENER = "PLAINTEXT"
-
-
-def host(broker: int) -> str:
-    """The host name rig gives broker `broker` (see the module doc)."""
-    return f"broker-{broker}"
 
 
 def _controller(controller: Any) -> tuple[str, str]:
@@ -63,7 +58,7 @@ def _controller(controller: Any) -> tuple[str, str]:
     ibp = variant.broker_config(controller.broker).inter_broker_protocol_version
     b = controller.broker
     old = release_key(variant.kafka) < release_key("0.9")
-    return ibp, f"id_{b}-host_{host(b)}-port_{PORT}" if old else str(b)
+    return ibp, f"id_{b}-host_{broker_host(b)}-port_{PORT}" if old else str(b)
 
 
 def leader_and_isr_bytes(controller: Any, batch: Mapping[TopicPartition, Any],
@@ -83,7 +78,7 @@ def leader_and_isr_bytes(controller: Any, batch: Mapping[TopicPartition, Any],
         partitions.append((key[0], len(state.isr), len(assigned[key]),
                            len(full.adding) if moving else 0, len(full.removing) if moving else 0))
     leaders = sorted({s.leader for s in batch.values()} & controller.live)
-    body = leader_and_isr_request_body_size(version, partitions, [host(b) for b in leaders])
+    body = leader_and_isr_request_body_size(version, partitions, [broker_host(b) for b in leaders])
     return request_wire_size(LEADER_AND_ISR, version, client, body)
 
 
@@ -101,7 +96,7 @@ def update_metadata_bytes(controller: Any, keys: Iterable[TopicPartition]) -> in
         replicas = cluster.assignment(key)
         shapes.append((key[0], len(partitions[key].isr), len(replicas),
                        sum(1 for b in replicas if b not in online)))
-    brokers = [(host(b), LISTENER, cluster.brokers[b].rack) for b in sorted(controller.live)]
+    brokers = [(broker_host(b), LISTENER, cluster.brokers[b].rack) for b in sorted(controller.live)]
     body = update_metadata_request_body_size(version, shapes, brokers)
     return request_wire_size(UPDATE_METADATA, version, client, body)
 

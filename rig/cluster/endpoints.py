@@ -1,5 +1,7 @@
-"""Where clients reach a broker, as responses carry it (NodeEndpoint, KIP-951): rig names broker
-N's host `broker-N` and gives every broker Kafka's default port, 9092, and its scenario rack."""
+"""Where a broker is reached, as messages carry it (UpdateMetadata's and LeaderAndIsr's brokers,
+Metadata's, KIP-951's NodeEndpoints): rig names no hosts, so broker N's host is `broker-N` (the
+name its fetchers' client ids start with), on Kafka's default listener, PLAINTEXT on port 9092,
+in its scenario rack."""
 
 from __future__ import annotations
 
