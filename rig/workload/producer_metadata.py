@@ -19,10 +19,14 @@ class ProducerMetadata:
         self.leaders = {key: state.leader for key, state in states.items() if key[0] == topic}
         self.epochs = {key: states[key].leader_epoch for key in self.leaders}
         self.nodes = set(cluster.brokers)
+        self._by_node: dict[int, list[TopicPartition]] = {}  # (kept until a leader moves)
 
     def partitions_for_node(self, leader: int) -> list[TopicPartition]:
         """Cluster.partitionsForNode: the partitions `leader` leads, in partition order."""
-        return [key for key, led in self.leaders.items() if led == leader]
+        parts = self._by_node.get(leader)
+        if parts is None:
+            parts = self._by_node[leader] = [k for k, led in self.leaders.items() if led == leader]
+        return parts
 
     def update(self, leaders: Mapping[TopicPartition, int], epochs: Mapping[TopicPartition, int],
                alive: frozenset[int]) -> bool:
@@ -31,6 +35,7 @@ class ProducerMetadata:
         for key in self.leaders:
             if key in leaders:
                 self.leaders[key] = leaders[key]
+                self._by_node.clear()
                 epoch = epochs.get(key, -1)
                 newer = newer or epoch > self.epochs.get(key, -1)
                 self.epochs[key] = epoch
@@ -48,6 +53,7 @@ class ProducerMetadata:
         for key, (leader, epoch) in leaders.items():
             if key in self.leaders and epoch > self.epochs.get(key, -1) and leader in self.nodes:
                 self.leaders[key] = leader
+                self._by_node.clear()
                 self.epochs[key] = epoch
                 moved = True
         return moved

@@ -82,19 +82,23 @@ class Sender:
         self._expire(now_ms)
         now_us = self.cluster.sim.now_us
         by_leader: dict[int, set[TopicPartition]] = {}
+        looks = self._discovery  # (3.7+: every head batch notes its partition's leader epoch)
         for key, queue in self.queues.items():
-            if queue and not self._backing_off(key, queue[0], now_us):
+            if queue and not ((looks or queue[0].attempts)
+                              and self._backing_off(key, queue[0], now_us)):
                 by_leader.setdefault(self.metadata.leaders.get(key, -1), set()).add(key)
         for leader, ready in sorted(by_leader.items()):
             if leader < 0:
                 self._leaderless.update(ready)
                 self._refresh_metadata()
                 continue
-            while self._in_flight.get(leader, 0) < MAX_IN_FLIGHT:
+            ready.difference_update(self.sending)
+            while ready and self._in_flight.get(leader, 0) < MAX_IN_FLIGHT:
                 group = self._drain_node(leader, ready)
                 if not group:
                     break
                 self._send(leader, group)
+                ready.difference_update(group)
 
     def _backing_off(self, key: TopicPartition, head: OpenBatch, now_us: int) -> bool:
         """RecordAccumulator.shouldBackoff: a retried batch waits out its backoff, unless (3.7+)
@@ -142,13 +146,15 @@ class Sender:
             self._drain_index[leader] = index
             index = (index + 1) % count
             queue = self.queues.get(key)
-            if key in ready and queue and key not in self.sending:
+            if key in ready and queue:
                 if taken and size + queue[0].size > MAX_REQUEST:
                     break
                 taken[key] = queue.popleft()
                 size += taken[key].size
             if index == start:
                 break
+        if len(taken) < 2:
+            return taken
         return {key: batch for key in self.queues if (batch := taken.get(key)) is not None}
 
     def _expire(self, now_ms: float) -> None:
