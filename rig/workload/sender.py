@@ -10,6 +10,7 @@ from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from rig.cluster.log import Batch
+from rig.cluster.metadata_response import metadata_request_bytes, metadata_response_bytes
 from rig.cluster.partition import TopicPartition
 from rig.events import names
 from rig.protocol import (
@@ -24,7 +25,7 @@ from rig.protocol.errors import (
     REQUEST_TIMED_OUT,
     RETRIABLE,
 )
-from rig.scenario.api_versions import produce_version
+from rig.scenario.api_versions import metadata_version, produce_version
 from rig.scenario.model import ProducerSpec
 from rig.workload.accumulator import OpenBatch, RecordAccumulator
 
@@ -52,6 +53,11 @@ class Sender:
         self.version = produce_version(cluster.variant.kafka)
         self._request_framing = request_wire_size(PRODUCE, self.version, self.node, 0)
         self._response_framing = response_wire_size(PRODUCE, self.version, 0)
+        # Metadata on the wire (rig.cluster.metadata_response): the release's newest version,
+        # naming the producer's topic.
+        self._metadata_version = metadata_version(cluster.variant.kafka)
+        self._metadata_request = metadata_request_bytes(self._metadata_version, self.node,
+                                                        (spec.topic,))
         self.rng = rng  # the producer's stream: which live broker a metadata refresh asks
         self.queues = accumulator.queues
         self.metadata = {key: state.leader for key, state in cluster.partition_states.items()
@@ -229,7 +235,9 @@ class Sender:
 
         def learn() -> None:
             leaders = dict(cluster.brokers[source].metadata_cache.leaders)
-            cluster.send(source, self.node, 200, lambda: update(leaders))
+            size = metadata_response_bytes(cluster, source, self._metadata_version,
+                                           (self.spec.topic,))
+            cluster.send(source, self.node, size, lambda: update(leaders))
 
         def update(leaders: dict[TopicPartition, int]) -> None:
             self._refreshing = False
@@ -244,7 +252,7 @@ class Sender:
             if self._leaderless:  # still none: ask again (the drain refreshes)
                 self._drain_leaderless()
 
-        cluster.send(self.node, source, 60, learn)
+        cluster.send(self.node, source, self._metadata_request, learn)
         cluster.sim.after(RETRY_BACKOFF_MS * 1000, backoff_over)
 
     def _drain_leaderless(self) -> None:
