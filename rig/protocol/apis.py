@@ -42,6 +42,17 @@ FETCH = Api("Fetch", 1, range(0, 19), 12)
 LIST_OFFSETS = Api("ListOffsets", 2, range(0, 12), 6)
 # OffsetForLeaderEpochRequest.json: "0-4", "flexibleVersions": "4+" (0.11 to 4.x).
 OFFSETS_FOR_LEADER_EPOCH = Api("OffsetsForLeaderEpoch", 23, range(0, 5), 4)
+# Metadata: MetadataRequest.json "0-12" at 3.1–3.9, "0-13" at 4.0 (v13: the response's top-level
+# ErrorCode, KIP-1102; 4.x is not in rig's Kafka mirror); "flexibleVersions": "9+" (2.4).
+METADATA = Api("Metadata", 3, range(0, 14), 9)
+# OffsetCommit: OffsetCommitRequest.json "0-9" at 3.6–3.9 (v9: KIP-848's); "flexibleVersions": "8+".
+OFFSET_COMMIT = Api("OffsetCommit", 8, range(0, 10), 8)
+# OffsetFetch: OffsetFetchRequest.json "0-9" at 3.7–3.9 (v9: KIP-848's); "flexibleVersions": "6+".
+OFFSET_FETCH = Api("OffsetFetch", 9, range(0, 10), 6)
+# FindCoordinator: FindCoordinatorRequest.json "0-6" at 3.9 (v6: KIP-932's share groups);
+# "flexibleVersions": "3+". Before 0.9 the same key was ConsumerMetadata (Protocol.java), v0's
+# bytes both ways.
+FIND_COORDINATOR = Api("FindCoordinator", 10, range(0, 7), 3)
 
 # The ZooKeeper-era controller's requests to brokers, and a broker's ControlledShutdown to it:
 # LeaderAndIsrRequest.json "0-7", "flexibleVersions": "4+"; StopReplicaRequest.json "0-4", "2+";
@@ -57,7 +68,8 @@ CONTROLLED_SHUTDOWN = Api("ControlledShutdown", 7, range(0, 4), 3)
 # It continues in 4.x (KRaft), which is not in rig's Kafka mirror.
 ALTER_PARTITION = Api("AlterPartition", 56, range(0, 4), 0)
 
-APIS = {api.key: api for api in (PRODUCE, FETCH, LIST_OFFSETS, OFFSETS_FOR_LEADER_EPOCH,
+APIS = {api.key: api for api in (PRODUCE, FETCH, LIST_OFFSETS, METADATA, OFFSET_COMMIT,
+                                 OFFSET_FETCH, FIND_COORDINATOR, OFFSETS_FOR_LEADER_EPOCH,
                                  LEADER_AND_ISR, STOP_REPLICA, UPDATE_METADATA,
                                  CONTROLLED_SHUTDOWN, ALTER_PARTITION)}
 

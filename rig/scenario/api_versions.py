@@ -2,6 +2,9 @@
 (rig.scenario.profiles): a producer's Produce, a follower's ListOffsets and
 OffsetsForLeaderEpoch, the ZooKeeper-era controller's LeaderAndIsr, UpdateMetadata and
 StopReplica, and a broker's ControlledShutdown and AlterIsr / AlterPartition.
+(rig.scenario.profiles): a producer's Produce, a producer's and a consumer's Metadata, a
+consumer's FindCoordinator, OffsetCommit and OffsetFetch, and a follower's ListOffsets and
+OffsetsForLeaderEpoch.
 
 Client and brokers are the same release in rig, so ApiVersions (KIP-35) settles on a client's
 newest version: its table gives, per release that raised it, that newest version, read from the
@@ -142,3 +145,59 @@ def alter_partition_version(release: str, ibp: str) -> int:
     (2.7+: ZooKeeper mode's AlterIsr starts at IBP 2.7-IV2; KRaft's always has topic ids)."""
     newest = _newest(ALTER_PARTITION_VERSION_BY_RELEASE, release, "AlterPartition")
     return newest if release_key(ibp) >= release_key("2.8") else min(newest, 1)
+# A producer's and a consumer's Metadata: the release's newest version (ApiVersions; before
+# 0.10 a client sends its own newest). Sources, at each release's tag: Protocol.java's
+# METADATA_REQUEST array at 0.8.2.2 and 0.9.0.1 (v0), 0.10.0.1 (v1: rack, controller_id,
+# is_internal, KIP-4) and 0.11.0.0 (v4: v3 throttle_time_ms, v4 allow_auto_topic_creation,
+# KIP-107 / KIP-124); MetadataRequest.java's schemaVersions() at 1.0.0 (v5: offline_replicas,
+# KIP-112), 2.0.0 (v6) and 2.1.0 (v7: leader_epoch, KIP-320); MetadataRequest.json's
+# validVersions at 2.3.0 ("0-8": authorized operations, KIP-430), 2.4.0 ("0-9", flexible),
+# 2.8.0 ("0-11": v10 topic ids, KIP-516; v11 KIP-700), 3.1.0 ("0-12") to 3.9.0; 4.0 "0-13"
+# (the response's top-level error_code, KIP-1102: 4.x is not in rig's Kafka mirror).
+METADATA_VERSION_BY_RELEASE = (("4.0", 13), ("3.1", 12), ("2.8", 11), ("2.4", 9), ("2.3", 8),
+                               ("2.1", 7), ("2.0", 6), ("1.0", 5), ("0.11", 4), ("0.10", 1),
+                               ("0.8.2", 0))
+
+# A consumer's FindCoordinator: Protocol.java's CONSUMER_METADATA_REQUEST (0.8.2.2) and
+# GROUP_COORDINATOR_REQUEST (0.9.0.1, 0.10.0.1) arrays, v0 (the same bytes as FindCoordinator
+# v0); FIND_COORDINATOR_REQUEST at 0.11.0.0 (v1: key_type, KIP-98); FindCoordinatorRequest.java
+# at 2.0.0 (v2); the JSON's validVersions at 2.4.0 ("0-3", flexible), 3.0.0 ("0-4": batched
+# coordinator_keys, KIP-699), 3.8.0 ("0-5", KIP-890) and 3.9.0 ("0-6", KIP-932). 4.x: taken
+# as 3.9's (not in rig's Kafka mirror).
+FIND_COORDINATOR_VERSION_BY_RELEASE = (("3.9", 6), ("3.8", 5), ("3.0", 4), ("2.4", 3),
+                                       ("2.0", 2), ("0.11", 1), ("0.8.2", 0))
+# OffsetCommit: Protocol.java's OFFSET_COMMIT_REQUEST at 0.8.2.2 (v1: the __consumer_offsets
+# commit, with generation and consumer id; rig commits there, never to ZooKeeper's v0), 0.9.0.1
+# (v2: retention_time_ms) and 0.11.0.0 (v3: throttle_time_ms); OffsetCommitRequest.java at
+# 2.0.0 (v4) and 2.1.0 (v6: v5 drops retention_time_ms, v6 committed_leader_epoch, KIP-320);
+# the JSON's validVersions at 2.3.0 ("0-7": group_instance_id, KIP-345), 2.4.0 ("0-8",
+# flexible), 3.6.0 ("0-9", but "latestVersionUnstable": a 3.6 client sends v8) and 3.7.0
+# ("0-9", stable). 4.x: taken as 3.9's (not in rig's Kafka mirror; a v10 naming topics by id,
+# should a 4.1+ classic consumer send it, is not modelled).
+OFFSET_COMMIT_VERSION_BY_RELEASE = (("3.7", 9), ("2.4", 8), ("2.3", 7), ("2.1", 6), ("2.0", 4),
+                                    ("0.11", 3), ("0.9", 2), ("0.8.2", 1))
+# OffsetFetch: Protocol.java's OFFSET_FETCH_REQUEST at 0.8.2.2, 0.9.0.1 and 0.10.0.1 (v1: from
+# __consumer_offsets) and 0.11.0.0 (v3: v2 top-level error_code, v3 throttle_time_ms);
+# OffsetFetchRequest.java at 2.0.0 (v4) and 2.1.0 (v5: committed_leader_epoch, KIP-320); the
+# JSON's validVersions at 2.4.0 ("0-6", flexible), 2.5.0 ("0-7": require_stable, KIP-447),
+# 3.0.0 ("0-8": groups, KIP-709) and 3.7.0 ("0-9": member id and epoch, KIP-848; a classic
+# consumer sends null and -1). 4.x: taken as 3.9's, as OffsetCommit's.
+OFFSET_FETCH_VERSION_BY_RELEASE = (("3.7", 9), ("3.0", 8), ("2.5", 7), ("2.4", 6), ("2.1", 5),
+                                   ("2.0", 4), ("0.11", 3), ("0.8.2", 1))
+
+
+def metadata_version(release: str) -> int:
+    """The Metadata version a producer or consumer of Kafka `release` sends."""
+    return _newest(METADATA_VERSION_BY_RELEASE, release, "Metadata")
+
+
+def find_coordinator_version(release: str) -> int:
+    return _newest(FIND_COORDINATOR_VERSION_BY_RELEASE, release, "FindCoordinator")
+
+
+def offset_commit_version(release: str) -> int:
+    return _newest(OFFSET_COMMIT_VERSION_BY_RELEASE, release, "OffsetCommit")
+
+
+def offset_fetch_version(release: str) -> int:
+    return _newest(OFFSET_FETCH_VERSION_BY_RELEASE, release, "OffsetFetch")

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, ClassVar, NamedTuple
 
 from rig.cluster.fetch_client import FetchClient
 from rig.cluster.messages import FetchResponseMsg
+from rig.cluster.metadata_response import metadata_request_bytes, metadata_response_bytes
 from rig.cluster.partition import FetchState, TopicPartition
 from rig.engine import Timer
 from rig.events import names
@@ -29,6 +30,7 @@ from rig.protocol.errors import (
     OFFSET_OUT_OF_RANGE,
     UNKNOWN_LEADER_EPOCH,
 )
+from rig.scenario.api_versions import metadata_version
 from rig.scenario.model import ConsumerSpec
 from rig.scenario.profiles import profile
 from rig.workload.offset_fetcher import OffsetFetcher
@@ -36,8 +38,6 @@ from rig.workload.offsets import Committer
 
 if TYPE_CHECKING:
     from rig.cluster.cluster import Cluster
-
-METADATA_BYTES = 200
 
 
 class ReadReplica(NamedTuple):
@@ -144,6 +144,11 @@ class ConsumerMember:
         self._refreshing = False
         self.committer = Committer(self) if spec.commit != "none" else None
         self.offsets = OffsetFetcher(self)
+        # Metadata on the wire (rig.cluster.metadata_response): the release's newest version,
+        # naming the subscribed topic.
+        self._metadata_version = metadata_version(cluster.variant.kafka)
+        self._metadata_request = metadata_request_bytes(self._metadata_version, self.client_id,
+                                                        (spec.topic,))
 
     def start(self) -> None:
         cluster = self.cluster
@@ -248,7 +253,9 @@ class ConsumerMember:
             cache = cluster.brokers[source].metadata_cache
             leaders = {key: (cache.leaders.get(key, -1), cache.epochs.get(key, -1))
                        for key in self.assigned}
-            cluster.send(source, self.node, METADATA_BYTES, lambda: update(leaders))
+            size = metadata_response_bytes(cluster, source, self._metadata_version,
+                                           (self.spec.topic,))
+            cluster.send(source, self.node, size, lambda: update(leaders))
 
         def update(leaders: dict[TopicPartition, tuple[int, int]]) -> None:
             self._refreshing = False
@@ -266,7 +273,7 @@ class ConsumerMember:
             if any(leaders[key][0] < 0 for key in orphans):
                 cluster.sim.after(self.spec.retry_backoff_ms * 1000, self._refresh)
 
-        cluster.send(self.node, source, METADATA_BYTES, learn)
+        cluster.send(self.node, source, self._metadata_request, learn)
         cluster.sim.after(self.spec.request_timeout_ms * 1000,
                           lambda: setattr(self, "_refreshing", False))
 

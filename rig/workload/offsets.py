@@ -29,6 +29,7 @@ from rig.cluster.partition import TopicPartition
 from rig.events import names
 from rig.hashing import offsets_partition
 from rig.scenario.model import ConsumerSpec
+from rig.workload.coordinator_wire import CoordinatorWire
 
 
 class Member(Protocol):
@@ -46,8 +47,6 @@ class Member(Protocol):
 
     def relocate(self, key: TopicPartition, backoff: bool = False) -> None: ...
 
-REQUEST_BYTES = 120  # FindCoordinator / OffsetFetch / a small OffsetCommit on the wire
-PER_PARTITION_BYTES = 30
 COMMITS_EPOCH_FETCH_VERSION = 9  # a 2.1+ client: OffsetCommit v6+ carries the leader epoch
 
 
@@ -66,6 +65,8 @@ class Committer:
         self.again = False
         self.request = 0  # the current commit's number (a late answer is ignored)
         self.stopped = False  # as a client the cluster tells of connection resets
+        # FindCoordinator, OffsetCommit and OffsetFetch at their bytes on the wire
+        self.wire = CoordinatorWire(self.cluster.variant.kafka, member.client_id, self.group)
 
     # -- discovery ------------------------------------------------------------------------
     def start(self) -> None:
@@ -99,7 +100,7 @@ class Committer:
 
         def at_broker() -> None:
             leader = cluster.brokers[source].metadata_cache.leaders.get(key, -1)
-            cluster.send(source, self.node, REQUEST_BYTES, lambda: answer(leader))
+            cluster.send(source, self.node, self.wire.find_response(leader), lambda: answer(leader))
 
         def answer(leader: int) -> None:
             # A dead coordinator refuses the connection at once: ask again after the backoff.
@@ -116,7 +117,7 @@ class Committer:
             if changed:
                 self._resume()
 
-        cluster.send(self.node, source, REQUEST_BYTES, at_broker)
+        cluster.send(self.node, source, self.wire.find_request(), at_broker)
         cluster.sim.after(self.member.spec.request_timeout_ms * 1000,
                           lambda: self._retry_find() if self.finding else None)
 
@@ -152,12 +153,12 @@ class Committer:
         self.in_flight = True
         self.request += 1
         number = self.request
-        size = REQUEST_BYTES + PER_PARTITION_BYTES * len(offsets)
+        size, answer_size = self.wire.commit(offsets)
 
         def at_coordinator() -> None:
             handle_offset_commit(cluster.brokers[coordinator], cluster.offset_store, self.group,
                                  offsets, lambda error: cluster.send(
-                                     coordinator, self.node, REQUEST_BYTES,
+                                     coordinator, self.node, answer_size,
                                      lambda: answered(error)))
 
         def answered(error: int) -> None:
@@ -195,7 +196,7 @@ class Committer:
         def at_coordinator() -> None:
             error, committed = handle_offset_fetch(cluster.brokers[coordinator],
                                                    cluster.offset_store, self.group)
-            cluster.send(coordinator, self.node, REQUEST_BYTES,
+            cluster.send(coordinator, self.node, self.wire.fetch(member.assigned, not error)[1],
                          lambda: answered(error, committed))
 
         def answered(error: int, committed: dict[TopicPartition, Committed]) -> None:
@@ -220,7 +221,8 @@ class Committer:
                     member.leader_epochs.pop(key, None)
                 member.relocate(key)
 
-        cluster.send(self.node, coordinator, REQUEST_BYTES, at_coordinator)
+        cluster.send(self.node, coordinator, self.wire.fetch(member.assigned)[0],
+                     at_coordinator)
 
 
 def _epoch(member: Member, key: TopicPartition) -> int:

@@ -4,9 +4,10 @@ replaces them; from 3.7 a refused produce's current leader updates one partition
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING
 
+from rig.cluster.metadata_response import metadata_response_bytes
 from rig.cluster.partition import TopicPartition
 
 if TYPE_CHECKING:
@@ -57,3 +58,21 @@ class ProducerMetadata:
                 self.epochs[key] = epoch
                 moved = True
         return moved
+
+
+Answered = Callable[[dict[TopicPartition, int], dict[TopicPartition, int], frozenset[int]], None]
+
+
+def ask_for_metadata(cluster: Cluster, node: str, source: int, version: int, request_bytes: int,
+                     topic: str, answered: Answered) -> None:
+    """A Metadata request from `node` to broker `source` about `topic` and its answer, at their
+    bytes on the wire: `answered` gets the leaders, leader epochs and live brokers of the
+    broker's metadata cache as it answered."""
+
+    def at_source() -> None:
+        cache = cluster.brokers[source].metadata_cache
+        leaders, epochs, alive = dict(cache.leaders), dict(cache.epochs), cache.alive
+        size = metadata_response_bytes(cluster, source, version, (topic,))
+        cluster.send(source, node, size, lambda: answered(leaders, epochs, alive))
+
+    cluster.send(node, source, request_bytes, at_source)

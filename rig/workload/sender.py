@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from rig.cluster.current_leader import NO_LEADERS, CurrentLeaders
 from rig.cluster.endpoints import node_endpoints
 from rig.cluster.log import Batch
+from rig.cluster.metadata_response import metadata_request_bytes
 from rig.cluster.partition import TopicPartition
 from rig.engine import Timer
 from rig.events import names
@@ -22,11 +23,11 @@ from rig.protocol import (
     response_wire_size,
 )
 from rig.protocol.errors import NETWORK_EXCEPTION, REQUEST_TIMED_OUT, RETRIABLE, STALE_METADATA
-from rig.scenario.api_versions import produce_version
+from rig.scenario.api_versions import metadata_version, produce_version
 from rig.scenario.model import ProducerSpec
 from rig.scenario.profiles import profile
 from rig.workload.accumulator import OpenBatch, RecordAccumulator
-from rig.workload.producer_metadata import ProducerMetadata
+from rig.workload.producer_metadata import ProducerMetadata, ask_for_metadata
 from rig.workload.retry_backoff import ExponentialBackoff
 
 if TYPE_CHECKING:
@@ -53,13 +54,17 @@ class Sender:
         self.version = produce_version(cluster.variant.kafka)
         self._request_framing = request_wire_size(PRODUCE, self.version, self.node, 0)
         self._response_framing = response_wire_size(PRODUCE, self.version, 0)
+        # Metadata on the wire (rig.cluster.metadata_response): the release's newest version,
+        # naming the producer's topic.
+        self._metadata_version = metadata_version(cluster.variant.kafka)
+        self._metadata_request = metadata_request_bytes(self._metadata_version, self.node,
+                                                        (spec.topic,))
         # Streams of its own, so that how often it retries or asks for metadata leaves the
         # records' draws (the accumulator's) alone: which live broker a refresh asks.
         self.rng = cluster.streams.get(f"workload/producer/{producer_id}/metadata")
         self.queues = accumulator.queues
         self.metadata = ProducerMetadata(cluster, spec.topic)
-        # 3.7+: KIP-951 takes a newer leader from a refused produce, and KAFKA-15415 retries
-        # a batch to a newer leader at once.
+        # 3.7+: a refusal's current leader (KIP-951), a retry to a newer leader (KAFKA-15415)
         release = profile(cluster.variant.kafka)
         self._discovery = release.client_leader_discovery
         self._backoff = ExponentialBackoff(RETRY_BACKOFF_MS, release.retry_backoff_max_ms,
@@ -269,12 +274,6 @@ class Sender:
         self._refreshing = True
         source = live[self.rng.randrange(len(live))]
 
-        def learn() -> None:
-            cache = cluster.brokers[source].metadata_cache
-            leaders, epochs = dict(cache.leaders), dict(cache.epochs)
-            alive = cache.alive
-            cluster.send(source, self.node, 200, lambda: update(leaders, epochs, alive))
-
         def update(leaders: dict[TopicPartition, int], epochs: dict[TopicPartition, int],
                    alive: frozenset[int]) -> None:
             self._refreshing = False
@@ -289,7 +288,8 @@ class Sender:
             if self._leaderless:  # still none: ask again (the drain refreshes)
                 self._drain_leaderless()
 
-        cluster.send(self.node, source, 60, learn)
+        ask_for_metadata(cluster, self.node, source, self._metadata_version,
+                         self._metadata_request, self.spec.topic, update)
         cluster.sim.after(RETRY_BACKOFF_MS * 1000, backoff_over)
 
     def _drain_leaderless(self) -> None:

@@ -34,7 +34,8 @@ ALL = [(api, v) for api in APIS.values() for v in api.versions
 
 def test_keys_versions_and_first_flexible_versions_are_kafkas() -> None:
     # apiKey, the union of validVersions over 0.8.2–4.2, and "flexibleVersions" of
-    # ProduceRequest.json, FetchRequest.json, ListOffsetsRequest.json and
+    # ProduceRequest.json, FetchRequest.json, ListOffsetsRequest.json, MetadataRequest.json,
+    # OffsetCommitRequest.json, OffsetFetchRequest.json, FindCoordinatorRequest.json and
     # OffsetForLeaderEpochRequest.json; LeaderAndIsrRequest.json, StopReplicaRequest.json,
     # UpdateMetadataRequest.json, ControlledShutdownRequest.json (3.9) and
     # AlterPartitionRequest.json (3.5–3.9; AlterIsrRequest.json before 3.2).
@@ -42,6 +43,10 @@ def test_keys_versions_and_first_flexible_versions_are_kafkas() -> None:
         ("Produce", 0, range(0, 14), 9),
         ("Fetch", 1, range(0, 19), 12),
         ("ListOffsets", 2, range(0, 12), 6),
+        ("Metadata", 3, range(0, 14), 9),
+        ("OffsetCommit", 8, range(0, 10), 8),
+        ("OffsetFetch", 9, range(0, 10), 6),
+        ("FindCoordinator", 10, range(0, 7), 3),
         ("OffsetsForLeaderEpoch", 23, range(0, 5), 4),
         ("LeaderAndIsr", 4, range(0, 8), 4),
         ("StopReplica", 5, range(0, 5), 2),
@@ -51,8 +56,8 @@ def test_keys_versions_and_first_flexible_versions_are_kafkas() -> None:
     ]
     assert api_of(0) is PRODUCE and api_of(2) is LIST_OFFSETS
     assert api_of(23) is OFFSETS_FOR_LEADER_EPOCH and api_of(1) is FETCH
-    with pytest.raises(ProtocolError, match="api_key 3 is not one rig speaks"):
-        api_of(3)
+    with pytest.raises(ProtocolError, match="api_key 4 is not one rig speaks"):
+        api_of(4)
 
 
 @pytest.mark.parametrize(("api", "version"), ALL, ids=[f"{a.name}-v{v}" for a, v in ALL])

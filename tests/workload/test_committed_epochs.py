@@ -20,6 +20,7 @@ from rig.workload import offsets as offsets_module
 from rig.workload.offsets import Committer
 
 KEY = ("t", 0)
+RELEASE = {8: "2.0", 9: "2.1", 11: "2.3"}  # the release whose consumer sends Fetch v8, v9, v11
 
 
 class _Member:
@@ -28,7 +29,8 @@ class _Member:
             config=SimpleNamespace(offsets_topic_num_partitions=50), brokers={2: None},
             offset_store=None, sim=SimpleNamespace(after=lambda _us, _fn: None),
             send=lambda _src, _dst, _nbytes, deliver: deliver(),
-            log=SimpleNamespace(emit=lambda *_a, **_k: None))
+            log=SimpleNamespace(emit=lambda *_a, **_k: None),
+            variant=SimpleNamespace(kafka=RELEASE[version]))
         self.spec = ConsumerSpec(group="g", topic="t", commit="poll")
         self.node = self.client_id = "consumer-g-0"
         self.version = version
