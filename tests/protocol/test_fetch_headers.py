@@ -86,12 +86,12 @@ def test_headers_round_trip_and_match_the_size_path(
 
 
 def test_bad_headers_are_protocol_errors() -> None:
-    # api_key 4 (LeaderAndIsr) is not one rig speaks; 0 (Produce), 3 (Metadata) and the others
+    # api_key 11 (JoinGroup) is not one rig speaks; 0 (Produce), 3 (Metadata) and the others
     # of rig.protocol.apis are.
-    with pytest.raises(ProtocolError, match="api_key 4 is not one rig speaks"):
-        decode_request_header(struct.pack(">hhih", 4, 7, 1, -1))
-    with pytest.raises(ProtocolError, match="api_key 4 is not one rig speaks"):
-        encode_request_header(RequestHeader(7, api_key=4))
+    with pytest.raises(ProtocolError, match="api_key 11 is not one rig speaks"):
+        decode_request_header(struct.pack(">hhih", 11, 7, 1, -1))
+    with pytest.raises(ProtocolError, match="api_key 11 is not one rig speaks"):
+        encode_request_header(RequestHeader(7, api_key=11))
     with pytest.raises(ProtocolError, match="Produce version 14 is not supported"):
         decode_request_header(struct.pack(">hhih", 0, 14, 1, -1))
     with pytest.raises(ProtocolError, match="not supported"):
