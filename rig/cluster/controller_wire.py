@@ -112,16 +112,19 @@ def stop_replica_bytes(controller: Any, keys: Iterable[TopicPartition], delete: 
 # -- a broker's requests to the controller -------------------------------------------------------
 
 
-def _broker_version(variant: Any, broker: Any, which: str) -> int:
-    """The version `broker` sends: by the variant's release and the broker's own IBP."""
-    ibp = broker.config.inter_broker_protocol_version
-    if which == "shutdown":
-        return api_versions.controlled_shutdown_version(variant.kafka, ibp)
-    return api_versions.alter_partition_version(variant.kafka, ibp)
+# A broker's version: by the variant's release and the broker's own IBP.
+def _shutdown_version(variant: Any, broker: Any) -> int:
+    return api_versions.controlled_shutdown_version(
+        variant.kafka, broker.config.inter_broker_protocol_version)
+
+
+def _alter_version(variant: Any, broker: Any) -> int:
+    return api_versions.alter_partition_version(
+        variant.kafka, broker.config.inter_broker_protocol_version)
 
 
 def controlled_shutdown_bytes(variant: Any, broker: Any) -> int:
-    version = _broker_version(variant, broker, "shutdown")
+    version = _shutdown_version(variant, broker)
     return request_wire_size(CONTROLLED_SHUTDOWN, version, str(broker.id),
                              controlled_shutdown_request_body_size(version))
 
@@ -129,7 +132,7 @@ def controlled_shutdown_bytes(variant: Any, broker: Any) -> int:
 def controlled_shutdown_response_bytes(variant: Any, broker: Any,
                                        remaining: Iterable[TopicPartition]) -> int:
     """The answer: the partitions the broker still leads (none with an error)."""
-    version = _broker_version(variant, broker, "shutdown")
+    version = _shutdown_version(variant, broker)
     body = controlled_shutdown_response_body_size(version, [key[0] for key in remaining])
     return response_wire_size(CONTROLLED_SHUTDOWN, version, body)
 
@@ -137,7 +140,7 @@ def controlled_shutdown_response_bytes(variant: Any, broker: Any,
 def alter_partition_bytes(variant: Any, broker: Any,
                           proposals: Iterable[tuple[TopicPartition, int]]) -> int:
     """AlterIsr / AlterPartition proposing, per partition, an ISR of that many members."""
-    version = _broker_version(variant, broker, "alter")
+    version = _alter_version(variant, broker)
     body = alter_partition_request_body_size(version, [(k[0], n) for k, n in proposals])
     return request_wire_size(ALTER_PARTITION, version, str(broker.id), body)
 
@@ -146,6 +149,6 @@ def alter_partition_response_bytes(variant: Any, broker: Any,
                                    answers: Iterable[tuple[TopicPartition, int]]) -> int:
     """The answer, per partition the ISR's length (0 for a partition answered with an error);
     no partitions for a top-level error."""
-    version = _broker_version(variant, broker, "alter")
+    version = _alter_version(variant, broker)
     body = alter_partition_response_body_size(version, [(k[0], n) for k, n in answers])
     return response_wire_size(ALTER_PARTITION, version, body)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, ClassVar
 from rig.cluster.fetch_client import ClientHost
 from rig.cluster.follower_truncation import LATEST, FollowerTruncation
 from rig.cluster.messages import FetchResponseMsg
-from rig.cluster.partition import FetchState, TopicPartition
+from rig.cluster.partition import FetchState, TopicPartition, partitions_by_topic
 from rig.events import names
 from rig.protocol import (
     OFFSETS_FOR_LEADER_EPOCH,
@@ -157,9 +157,7 @@ class ReplicaFetcher(FollowerTruncation):
         # On the wire: every partition asked about, by topic, at the version
         # inter.broker.protocol.version gives; an answer per partition, errors included.
         version = self.broker.config.offsets_for_leader_epoch_version
-        topics: dict[str, int] = {}
-        for topic, _ in asked:
-            topics[topic] = topics.get(topic, 0) + 1
+        topics = partitions_by_topic(asked)
 
         def at_leader() -> None:
             answers = {key: leader.on_epoch_request(key, epoch) for key, epoch in asked.items()}

@@ -11,8 +11,8 @@ taken from the cluster (approximations, each stated where it is used):
   KRaft's image carry them; rig's cache does not keep them);
 - an ISR the cache lacks (a restarted broker before its first UpdateMetadata): the control
   plane's;
-- the live brokers when the cache names none (KRaft brokers, whose image rig does not keep as a
-  set; a restarted ZooKeeper broker before its first UpdateMetadata): the brokers alive now.
+- the live brokers when the cache names none (a restarted broker before its first
+  UpdateMetadata or metadata record): the brokers alive now.
 Offline replicas are the replicas on brokers not in that live set (the controller's
 isReplicaOnline / KRaft's fenced and absent brokers).
 """

@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 TopicPartition = tuple[str, int]
+
+
+def partitions_by_topic(keys: Iterable[TopicPartition]) -> dict[str, int]:
+    """How many of `keys` each topic has, topics in first-seen order: the per-topic arrays of
+    a request or answer that names partitions."""
+    counts: dict[str, int] = {}
+    for topic, _ in keys:
+        counts[topic] = counts.get(topic, 0) + 1
+    return counts
 
 
 @dataclass(eq=False, slots=True)

@@ -16,6 +16,7 @@ import uuid
 from collections.abc import Iterable
 
 from rig.cluster.endpoints import broker_host
+from rig.cluster.partition import partitions_by_topic
 from rig.protocol import request_wire_size, response_wire_size
 from rig.protocol.apis import FIND_COORDINATOR, OFFSET_COMMIT, OFFSET_FETCH
 from rig.protocol.coordinator_sizes import (
@@ -37,13 +38,6 @@ from rig.scenario.api_versions import (
 # null): found, or COORDINATOR_NOT_AVAILABLE's.
 FOUND_MESSAGE = "NONE"
 NOT_AVAILABLE_MESSAGE = "The coordinator is not available."
-
-
-def _by_topic(keys: Iterable[tuple[str, int]]) -> list[tuple[str, int]]:
-    counts: dict[str, int] = {}
-    for topic, _ in keys:
-        counts[topic] = counts.get(topic, 0) + 1
-    return list(counts.items())
 
 
 class CoordinatorWire:
@@ -75,7 +69,7 @@ class CoordinatorWire:
     def commit(self, keys: Iterable[tuple[str, int]]) -> tuple[int, int]:
         """OffsetCommit of the partitions `keys`, and its answer (one error code each)."""
         version = self.commit_version
-        topics = _by_topic(keys)
+        topics = list(partitions_by_topic(keys).items())
         request = offset_commit_request_body_size(version, self.group, self.member_id, topics)
         response = offset_commit_response_body_size(version, topics)
         return (request_wire_size(OFFSET_COMMIT, version, self.client_id, request),
@@ -84,7 +78,7 @@ class CoordinatorWire:
     def fetch(self, keys: Iterable[tuple[str, int]], answered: bool = True) -> tuple[int, int]:
         """OffsetFetch of the partitions `keys`, and its answer (not `answered`: an error)."""
         version = self.fetch_version
-        topics = _by_topic(keys)
+        topics = list(partitions_by_topic(keys).items())
         request = offset_fetch_request_body_size(version, self.group, topics)
         response = offset_fetch_response_body_size(version, self.group, topics, answered)
         return (request_wire_size(OFFSET_FETCH, version, self.client_id, request),

@@ -35,8 +35,9 @@ class ProducerMetadata:
         newer = False
         for key in self.leaders:
             if key in leaders:
-                self.leaders[key] = leaders[key]
-                self._by_node.clear()
+                if leaders[key] != self.leaders[key]:
+                    self.leaders[key] = leaders[key]
+                    self._by_node.clear()
                 epoch = epochs.get(key, -1)
                 newer = newer or epoch > self.epochs.get(key, -1)
                 self.epochs[key] = epoch
@@ -45,33 +46,31 @@ class ProducerMetadata:
         return newer
 
     def update_partition_leadership(self, leaders: Mapping[TopicPartition, tuple[int, int]],
-                                    nodes: Iterable[int]) -> bool:
+                                    nodes: Iterable[int]) -> None:
         """Metadata.updatePartitionLeadership (KIP-951): take each partition's newer leader,
-        if its epoch passes the one known and its broker is among the known nodes or `nodes`.
-        True if one moved."""
+        if its epoch passes the one known and its broker is among the known nodes or `nodes`."""
         self.nodes.update(nodes)
-        moved = False
         for key, (leader, epoch) in leaders.items():
             if key in self.leaders and epoch > self.epochs.get(key, -1) and leader in self.nodes:
                 self.leaders[key] = leader
                 self._by_node.clear()
                 self.epochs[key] = epoch
-                moved = True
-        return moved
 
 
 Answered = Callable[[dict[TopicPartition, int], dict[TopicPartition, int], frozenset[int]], None]
 
 
 def ask_for_metadata(cluster: Cluster, node: str, source: int, version: int, request_bytes: int,
-                     topic: str, answered: Answered) -> None:
+                     topic: str, keys: Iterable[TopicPartition], answered: Answered) -> None:
     """A Metadata request from `node` to broker `source` about `topic` and its answer, at their
-    bytes on the wire: `answered` gets the leaders, leader epochs and live brokers of the
-    broker's metadata cache as it answered."""
+    bytes on the wire: `answered` gets the leaders and leader epochs of `keys` (the topic's
+    partitions), and the live brokers, of the broker's metadata cache as it answered."""
 
     def at_source() -> None:
         cache = cluster.brokers[source].metadata_cache
-        leaders, epochs, alive = dict(cache.leaders), dict(cache.epochs), cache.alive
+        leaders = {key: cache.leaders[key] for key in keys if key in cache.leaders}
+        epochs = {key: cache.epochs[key] for key in keys if key in cache.epochs}
+        alive = cache.alive
         size = metadata_response_bytes(cluster, source, version, (topic,))
         cluster.send(source, node, size, lambda: answered(leaders, epochs, alive))
 

@@ -12,7 +12,7 @@ from rig.cluster.current_leader import NO_LEADERS, CurrentLeaders
 from rig.cluster.endpoints import node_endpoints
 from rig.cluster.log import Batch
 from rig.cluster.metadata_response import metadata_request_bytes
-from rig.cluster.partition import TopicPartition
+from rig.cluster.partition import TopicPartition, partitions_by_topic
 from rig.engine import Timer
 from rig.events import names
 from rig.protocol import (
@@ -206,11 +206,8 @@ class Sender:
         self._open_requests.setdefault(leader, []).append((group, answered))
 
         def reply(results: dict[TopicPartition, Any], current: CurrentLeaders) -> None:
-            answered_topics: dict[str, int] = {}
-            for topic, _ in results:
-                answered_topics[topic] = answered_topics.get(topic, 0) + 1
             size = self._response_framing + produce_response_body_size(
-                self.version, answered_topics.items(), len(current.leaders),
+                self.version, partitions_by_topic(results).items(), len(current.leaders),
                 node_endpoints(current.nodes, cluster.node_context.racks))
             cluster.send(leader, self.node, size,
                          lambda: self._on_response(leader, group, results, answered, current),
@@ -289,7 +286,7 @@ class Sender:
                 self._drain_leaderless()
 
         ask_for_metadata(cluster, self.node, source, self._metadata_version,
-                         self._metadata_request, self.spec.topic, update)
+                         self._metadata_request, self.spec.topic, self.metadata.leaders, update)
         cluster.sim.after(RETRY_BACKOFF_MS * 1000, backoff_over)
 
     def _drain_leaderless(self) -> None:

@@ -136,23 +136,28 @@ class BrokerMetadataPublisher:
 
     def _apply(self, start: int, records: tuple[Record, ...]) -> None:
         changed: dict[TopicPartition, None] = {}
+        brokers_changed = False
         for record in records[self.applied - start:]:
             if isinstance(record, PartitionChangeRecord):
                 self.image[record.key] = record.registration
                 changed[record.key] = None
             elif isinstance(record, RegisterBrokerRecord):
+                brokers_changed = True
                 self.epochs[record.broker] = record.broker_epoch
                 (self.fenced.add if record.fenced else self.fenced.discard)(record.broker)
                 self.shutting_down.discard(record.broker)
             elif isinstance(record, BrokerRegistrationChangeRecord):
+                brokers_changed = True
                 if record.fenced is not None:
                     (self.fenced.add if record.fenced else self.fenced.discard)(record.broker)
                 if record.in_controlled_shutdown:
                     self.shutting_down.add(record.broker)
         self.applied = max(self.applied, start + len(records))
-        # KRaftMetadataCache.getAliveBrokerNode: registered and not fenced (KIP-951's endpoints)
-        self.broker.metadata_cache.alive = frozenset(b for b in self.epochs
-                                                     if b not in self.fenced)
+        # KRaftMetadataCache.getAliveBrokerNode: registered and not fenced (KIP-951's endpoints);
+        # again after a restart emptied the cache
+        cache = self.broker.metadata_cache
+        if brokers_changed or not cache.alive:
+            cache.alive = frozenset(b for b in self.epochs if b not in self.fenced)
         if self.epoch < 0:
             return  # not registered yet: the replicas wait for the first publication
         if self._published != self.broker.incarnation:
