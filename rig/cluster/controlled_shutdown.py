@@ -33,6 +33,7 @@ from rig.cluster.controller_wire import (
     stop_replica_bytes,
 )
 from rig.cluster.replica import TopicPartition
+from rig.cluster.replica_state_machine import replicas_offline
 from rig.cluster.zookeeper import NODE as ZK
 from rig.cluster.zookeeper import ZK_MESSAGE_BYTES, PartitionState
 from rig.events import names
@@ -75,7 +76,7 @@ def do_controlled_shutdown(controller: Controller, broker: int) -> list[TopicPar
         target = cluster.brokers[broker]
         cluster.send(controller.broker, broker, stop_replica_bytes(controller, followed, False),
                      partial(target.on_stop_replica, controller.epoch, followed), reliable=True)
-    changed = controller.replicas_offline([broker], only=set(followed))
+    changed = replicas_offline(controller, [broker], only=set(followed))
     controller.send_leader_and_isr({k: zk.partitions[k] for k in changed},
                                     controller.live - {broker})
     controller.update_metadata()

@@ -22,14 +22,13 @@ from rig.cluster.controller_wire import leader_and_isr_bytes, update_metadata_by
 from rig.cluster.network import Node
 from rig.cluster.rebalance import AutoLeaderRebalance
 from rig.cluster.replica import TopicPartition
+from rig.cluster.replica_state_machine import NO_LEADER, replicas_offline
 from rig.cluster.zk_reassignment import PartitionReassignments
 from rig.cluster.zookeeper import NODE as ZK
 from rig.cluster.zookeeper import ZK_MESSAGE_BYTES, PartitionState, ZooKeeper
 from rig.engine import Simulation
 from rig.events import EventLog, names
 from rig.scenario.model import VariantSpec
-
-NO_LEADER = -1
 
 
 class ControllerHost(Protocol):
@@ -90,7 +89,7 @@ class Controller:
         # which takes them out of the ISRs (their LeaderAndIsr is covered by the full one
         # below); then PartitionStateMachine.startup elects where no live leader is left.
         dead = sorted({b for key in partitions for b in cluster.assignment(key)} - self.live)
-        self.replicas_offline(dead)
+        replicas_offline(self, dead)
         changed = [key for key, state in partitions.items() if state.leader not in self.live]
         offline = self._elect(changed, "controller-failover")
         self._emit_offline([k for k in offline if led_before[k] != NO_LEADER],
@@ -147,37 +146,11 @@ class Controller:
         zk = cluster.zk
         lost_leader = [k for k, s in zk.partitions.items() if s.leader in dead]
         offline = self._elect(lost_leader, "broker-failure")
-        changed = self.replicas_offline(dead)
+        changed = replicas_offline(self, dead)
         self._emit_offline(offline, "broker-failure")
         self.send_leader_and_isr({k: zk.partitions[k] for k in dict.fromkeys(
             [*lost_leader, *changed])}, self.live)
         self.update_metadata()
-
-    def replicas_offline(self, dead: Iterable[int],
-                          only: set[TopicPartition] | None = None) -> list[TopicPartition]:
-        """The OfflineReplica transition of each dead broker's replicas (of the partitions
-        `only` names, if given), one broker at a time (ZkReplicaStateMachine
-        .doRemoveReplicasFromIsr): each partition whose ISR holds it gets a new epoch, without
-        it in the ISR unless it is the last member, and without a leader if it led. Returns the
-        partitions written."""
-        cluster = self.cluster
-        partitions = cluster.zk.partitions
-        written: list[TopicPartition] = []
-        for replica in dead:
-            for key, state in partitions.items():
-                if replica not in state.isr or (only is not None and key not in only):
-                    continue
-                leader = NO_LEADER if state.leader == replica else state.leader
-                isr = state.isr if len(state.isr) == 1 else tuple(
-                    b for b in state.isr if b != replica)
-                self.write_state(key, PartitionState(leader, state.leader_epoch + 1, isr,
-                                                state.version + 1))
-                if isr != state.isr:
-                    cluster.log.emit(names.ISR_SHRINK, topic=key[0], partition=key[1],
-                                     leader=leader, isr=list(isr), removed=[replica],
-                                     by="controller")
-                written.append(key)
-        return list(dict.fromkeys(written))
 
     def _emit_offline(self, keys: Iterable[TopicPartition], reason: str) -> None:
         """Partitions left without a leader (no live replica may lead): their ISR is as the

@@ -36,6 +36,7 @@ from rig.cluster.kraft.replication_control import (
     UNKNOWN_TOPIC_OR_PARTITION,
 )
 from rig.cluster.partition import TopicPartition
+from rig.cluster.replica_state_machine import replicas_offline
 from rig.cluster.zookeeper import PartitionState, ReplicaAssignment
 from rig.events import names
 
@@ -170,7 +171,7 @@ class PartitionReassignments:
         controller = self.controller
         for replica in removed:
             self._stop_replica(replica, key, delete=False)
-            controller.replicas_offline([replica], only={key})
+            replicas_offline(controller, [replica], only={key})
             self._leader_and_isr(key, set(remaining) - {replica}, remaining)
         for replica in removed:
             self._stop_replica(replica, key, delete=True)
