@@ -31,6 +31,7 @@ from rig.cluster.controller_wire import (
     controlled_shutdown_bytes,
     controlled_shutdown_response_bytes,
     stop_replica_bytes,
+    stop_replica_response_bytes,
 )
 from rig.cluster.replica import TopicPartition
 from rig.cluster.replica_state_machine import replicas_offline
@@ -74,8 +75,10 @@ def do_controlled_shutdown(controller: Controller, broker: int) -> list[TopicPar
     controller.send_leader_and_isr(moved, controller.live)
     if followed:
         target = cluster.brokers[broker]
-        cluster.send(controller.broker, broker, stop_replica_bytes(controller, followed, False),
-                     partial(target.on_stop_replica, controller.epoch, followed), reliable=True)
+        controller.channels.send(
+            broker, stop_replica_bytes(controller, followed, False),
+            partial(target.on_stop_replica, controller.epoch, followed),
+            stop_replica_response_bytes(controller, followed, False))
     changed = replicas_offline(controller, [broker], only=set(followed))
     controller.send_leader_and_isr({k: zk.partitions[k] for k in changed},
                                     controller.live - {broker})

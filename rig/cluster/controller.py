@@ -18,7 +18,13 @@ from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from typing import Any, Protocol
 
-from rig.cluster.controller_wire import leader_and_isr_bytes, update_metadata_bytes
+from rig.cluster.controller_channel import ControllerChannelManager
+from rig.cluster.controller_wire import (
+    leader_and_isr_bytes,
+    leader_and_isr_response_bytes,
+    update_metadata_bytes,
+    update_metadata_response_bytes,
+)
 from rig.cluster.network import Node
 from rig.cluster.rebalance import AutoLeaderRebalance
 from rig.cluster.replica import TopicPartition
@@ -69,6 +75,7 @@ class Controller:
         self.broker_epochs = dict(cluster.zk.broker_epochs)  # as it last read /brokers/ids
         self.shutting_down: set[int] = set()  # in controlled shutdown (controlled_shutdown.py)
         self.active = True
+        self.channels = ControllerChannelManager(self)  # one request in flight per broker
         self.rebalance = AutoLeaderRebalance(self)  # preferred leader election, periodic
         self.reassignment = PartitionReassignments(self)  # KIP-455, resumed from ZooKeeper
 
@@ -131,6 +138,8 @@ class Controller:
             return
         failed, started = list(failed), list(started)
         self.live -= set(failed)
+        for b in failed:
+            self.channels.remove_broker(b)  # (a bounced broker's is new: addBroker)
         self.shutting_down -= {*failed, *started}
         if failed:
             self._on_failure(failed)
@@ -226,9 +235,9 @@ class Controller:
                         state.leader, state.leader_epoch, state.isr, state.version)
         for b, batch in sorted(per_broker.items()):
             sent = {key: assigned[key] for key in batch}
-            cluster.send(self.broker, b, leader_and_isr_bytes(self, batch, sent),
-                         partial(cluster.deliver_leader_and_isr, b, self.epoch, batch, sent),
-                         reliable=True)
+            self.channels.send(b, leader_and_isr_bytes(self, batch, sent), partial(
+                cluster.deliver_leader_and_isr, b, self.epoch, batch, sent),
+                leader_and_isr_response_bytes(self, batch))
 
     def update_metadata(self, keys: Iterable[TopicPartition] | None = None) -> None:
         """UpdateMetadata to every live broker: the state of `keys` (default: every partition)."""
@@ -241,12 +250,11 @@ class Controller:
         # Every UpdateMetadata names the live brokers (liveOrShuttingDownBrokers) and the
         # controller (ControllerBrokerRequestBatch.sendUpdateMetadataRequests).
         alive = frozenset(self.live)
-        size = update_metadata_bytes(self, chosen)
+        size, answer = update_metadata_bytes(self, chosen), update_metadata_response_bytes(self)
         for b in sorted(self.live):
-            cluster.send(self.broker, b, size,
-                         partial(cluster.brokers[b].on_update_metadata, self.epoch, leaders,
-                                 isrs, alive=alive, controller=self.broker, epochs=epochs),
-                         reliable=True)
+            self.channels.send(b, size, partial(
+                cluster.brokers[b].on_update_metadata, self.epoch, leaders, isrs, alive=alive,
+                controller=self.broker, epochs=epochs), answer)
 
     # -- ISR change notifications (the leaders' /isr_change_notification children) -------------
     def on_isr_change_notification(self) -> None:

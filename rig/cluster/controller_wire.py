@@ -12,9 +12,8 @@ rig names no hosts: a broker's endpoint here is host "broker-<id>", port 9092, l
 broker id (ControllerChannelManager, KafkaServer.controlledShutdown, the channel to the
 controller: config.brokerId.toString), but 0.8.2's controller, whose Scala requests carry
 "id_<id>-host_<host>-port_<port>" (KafkaController.clientId; host.name taken as set to the same
-"broker-<id>"). The brokers do answer LeaderAndIsr,
-UpdateMetadata and StopReplica; rig does not send those answers (nothing in the model waits on
-them), so only the requests are counted.
+"broker-<id>"). Each of the controller's requests has its answer sized here too: the
+controller's channel waits for it (rig.cluster.controller_channel).
 """
 
 from __future__ import annotations
@@ -23,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from rig.cluster.endpoints import PORT, broker_host
-from rig.cluster.partition import TopicPartition
+from rig.cluster.partition import TopicPartition, partitions_by_topic
 from rig.protocol import (
     ALTER_PARTITION,
     CONTROLLED_SHUTDOWN,
@@ -43,8 +42,11 @@ from rig.protocol.controlled_shutdown import (
 )
 from rig.protocol.controller_sizes import (
     leader_and_isr_request_body_size,
+    leader_and_isr_response_body_size,
     stop_replica_request_body_size,
+    stop_replica_response_body_size,
     update_metadata_request_body_size,
+    update_metadata_response_body_size,
 )
 from rig.scenario import api_versions
 from rig.scenario.version_rules import release_key
@@ -107,6 +109,27 @@ def stop_replica_bytes(controller: Any, keys: Iterable[TopicPartition], delete: 
     version = api_versions.stop_replica_version(ibp)
     body = stop_replica_request_body_size(version, [(key[0], delete) for key in keys])
     return request_wire_size(STOP_REPLICA, version, client, body)
+
+
+# -- the brokers' answers (each partition of the request named, with its error) -----------------
+
+
+def leader_and_isr_response_bytes(controller: Any, keys: Iterable[TopicPartition]) -> int:
+    version = api_versions.leader_and_isr_version(_controller(controller)[0])
+    body = leader_and_isr_response_body_size(version, partitions_by_topic(keys).items())
+    return response_wire_size(LEADER_AND_ISR, version, body)
+
+
+def update_metadata_response_bytes(controller: Any) -> int:
+    version = api_versions.update_metadata_version(_controller(controller)[0])
+    return response_wire_size(UPDATE_METADATA, version, update_metadata_response_body_size(version))
+
+
+def stop_replica_response_bytes(controller: Any, keys: Iterable[TopicPartition],
+                                delete: bool) -> int:
+    version = api_versions.stop_replica_version(_controller(controller)[0])
+    body = stop_replica_response_body_size(version, [(key[0], delete) for key in keys])
+    return response_wire_size(STOP_REPLICA, version, body)
 
 
 # -- a broker's requests to the controller -------------------------------------------------------

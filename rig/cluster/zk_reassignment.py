@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from rig.cluster.controller_wire import stop_replica_bytes
+from rig.cluster.controller_wire import stop_replica_bytes, stop_replica_response_bytes
 from rig.cluster.kraft.replication_control import (
     INVALID_REPLICA_ASSIGNMENT,
     NONE,
@@ -191,6 +191,7 @@ class PartitionReassignments:
         if broker_id not in controller.live:
             return  # the channel manager sends nothing to a broker that is gone
         cluster = controller.cluster
-        cluster.send(controller.broker, broker_id, stop_replica_bytes(controller, [key], delete),
-                     lambda: cluster.stop_replica(broker_id, controller.epoch, key, delete),
-                     reliable=True)
+        controller.channels.send(
+            broker_id, stop_replica_bytes(controller, [key], delete),
+            lambda: cluster.stop_replica(broker_id, controller.epoch, key, delete),
+            stop_replica_response_bytes(controller, [key], delete))

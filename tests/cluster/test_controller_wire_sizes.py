@@ -8,6 +8,7 @@ here against a message built field by field from the cluster's state and encoded
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from types import SimpleNamespace
 from typing import Any
 
@@ -58,26 +59,35 @@ from rig.protocol.controlled_shutdown import (
 )
 from rig.protocol.leader_and_isr import (
     LeaderAndIsrLiveLeader,
+    LeaderAndIsrPartitionError,
     LeaderAndIsrPartitionState,
     LeaderAndIsrRequest,
+    LeaderAndIsrResponse,
+    LeaderAndIsrTopicError,
     LeaderAndIsrTopicState,
     encode_leader_and_isr_request,
+    encode_leader_and_isr_response,
 )
 from rig.protocol.stop_replica import (
+    StopReplicaPartitionError,
     StopReplicaPartitionState,
     StopReplicaPartitionV0,
     StopReplicaRequest,
+    StopReplicaResponse,
     StopReplicaTopicState,
     StopReplicaTopicV1,
     encode_stop_replica_request,
+    encode_stop_replica_response,
 )
 from rig.protocol.update_metadata import (
     UpdateMetadataBroker,
     UpdateMetadataEndpoint,
     UpdateMetadataPartitionState,
     UpdateMetadataRequest,
+    UpdateMetadataResponse,
     UpdateMetadataTopicState,
     encode_update_metadata_request,
+    encode_update_metadata_response,
 )
 from rig.scenario import api_versions
 from rig.scenario.profiles import VERSIONS
@@ -107,10 +117,14 @@ class Wire(Host):
             broker.rack = RACKS[b]
             broker.on_stop_replica = lambda *args: None
         self.sent: list[tuple[Any, Any, int]] = []
+        self.answers: list[tuple[int, int]] = []  # (broker, bytes) answering the controller
 
     def send(self, src: Any, dst: Any, nbytes: int, deliver: Callable[[], None], *,
              reliable: bool = False) -> None:
-        self.sent.append((src, dst, nbytes))
+        if isinstance(deliver, partial) and deliver.func.__name__ == "answered":
+            self.answers.append((src, nbytes))  # (the controller channel's)
+        else:
+            self.sent.append((src, dst, nbytes))
         deliver()
 
     def to_brokers(self) -> list[tuple[int, int]]:
@@ -200,6 +214,30 @@ def test_a_new_controllers_leader_and_isr_and_update_metadata_are_counted_at_the
         (1, _leader_and_isr(host, kafka, 1, [A, B])),
         (0, _update_metadata(host, kafka, {0, 1})),
         (1, _update_metadata(host, kafka, {0, 1}))]
+    # Every request is answered, each partition it named with its error (here none).
+    assert host.answers == [(0, _leader_and_isr_answer(kafka, [A, B, C])),
+                            (1, _leader_and_isr_answer(kafka, [A, B])),
+                            (0, _update_metadata_answer(kafka)),
+                            (1, _update_metadata_answer(kafka))]
+
+
+def _leader_and_isr_answer(kafka: str, keys: list[Any]) -> int:
+    version = api_versions.leader_and_isr_version(kafka)
+    if version < 5:
+        answer = LeaderAndIsrResponse(0, partition_errors=tuple(
+            LeaderAndIsrPartitionError(topic, index) for topic, index in keys))
+    else:
+        topics = dict.fromkeys(t for t, _ in keys)
+        answer = LeaderAndIsrResponse(0, topics=tuple(LeaderAndIsrTopicError(ID, tuple(
+            LeaderAndIsrPartitionError("", index) for t, index in keys if t == topic))
+            for topic in topics))
+    return _response(LEADER_AND_ISR, version, encode_leader_and_isr_response(answer, version))
+
+
+def _update_metadata_answer(kafka: str) -> int:
+    version = api_versions.update_metadata_version(kafka)
+    return _response(UPDATE_METADATA, version,
+                     encode_update_metadata_response(UpdateMetadataResponse(0), version))
 
 
 @pytest.mark.parametrize("kafka", RELEASES)
@@ -227,6 +265,10 @@ def test_controlled_shutdown_and_its_stop_replica_are_counted_at_their_wire_byte
     stop = _request(STOP_REPLICA, version, _client(kafka),
                     encode_stop_replica_request(request, version))
     assert (2, stop) in host.to_brokers()
+    answer = StopReplicaResponse(0, (StopReplicaPartitionError("t", 0),
+                                     StopReplicaPartitionError("t", 1)))
+    assert (2, _response(STOP_REPLICA, version, encode_stop_replica_response(answer, version))
+            ) in host.answers
     # The broker's request and the answer: v0 has no client_id in its header.
     version = api_versions.controlled_shutdown_version(kafka, kafka)
     broker = host.brokers[2]

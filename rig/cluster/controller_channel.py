@@ -1,0 +1,83 @@
+"""The ZooKeeper-era controller's channel to each broker (Kafka's ControllerChannelManager).
+
+The controller keeps a queue per live broker and one RequestSendThread that takes a request
+from it, sends it and waits for the broker's answer (NetworkClientUtils.sendAndReceive) before
+it takes the next. So a broker sees the controller's LeaderAndIsr, UpdateMetadata and
+StopReplica in the order they were queued, each at least a round trip after the one before it,
+and a broker that is slow to answer (a stalled one) holds back everything queued behind its
+answer. Every request is answered (LeaderAndIsrResponse, UpdateMetadataResponse,
+StopReplicaResponse; a stale controller epoch too, with an error and the same shape), and the
+answer's bytes go on the wire.
+
+A broker that fails leaves the channel (KafkaController.onBrokerFailure →
+ControllerChannelManager.removeBroker): its queue is dropped and an answer still on its way is
+ignored; the broker's next start opens a new queue (addBroker). A controller that resigns
+shuts its channels down (onControllerResignation): nothing queued is sent. Sending again while
+the link is cut is the transport's (`reliable`, RESEND_MS: the thread's 100 ms backoff).
+rig's controller does nothing with an answer: what Kafka reads in one (an offline log
+directory, a topic deletion's progress) rig does not model.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from functools import partial
+from typing import Any, NamedTuple
+
+
+class _Request(NamedTuple):
+    nbytes: int
+    deliver: Callable[[], None]  # the broker's handling of it
+    answer_bytes: int
+
+
+class ControllerChannelManager:
+    """One controller's queues to the brokers, at most one request in flight to each."""
+
+    def __init__(self, controller: Any):
+        self._controller = controller  # rig.cluster.controller.Controller
+        self._queues: dict[int, deque[_Request]] = {}
+        self._in_flight: dict[int, int] = {}  # broker → the generation of its request out
+        self._generation = 0  # bumped by each removal: a late answer is recognised by it
+
+    def send(self, broker_id: int, nbytes: int, deliver: Callable[[], None],
+             answer_bytes: int) -> None:
+        """Queue a request of `nbytes` for `broker_id`, answered with `answer_bytes`."""
+        self._queues.setdefault(broker_id, deque()).append(
+            _Request(nbytes, deliver, answer_bytes))
+        if broker_id not in self._in_flight:
+            self._next(broker_id)
+
+    def remove_broker(self, broker_id: int) -> None:
+        """The broker failed: its queue goes, and an answer still to come is ignored."""
+        self._queues.pop(broker_id, None)
+        if self._in_flight.pop(broker_id, None) is not None:
+            self._generation += 1
+
+    def _next(self, broker_id: int) -> None:
+        queue = self._queues.get(broker_id)
+        controller = self._controller
+        if not queue or not controller.active:
+            self._in_flight.pop(broker_id, None)
+            return
+        request = queue.popleft()
+        generation = self._in_flight[broker_id] = self._generation
+        controller.cluster.send(controller.broker, broker_id, request.nbytes,
+                                partial(self._handled, broker_id, generation, request),
+                                reliable=True)
+
+    def _handled(self, broker_id: int, generation: int, request: _Request) -> None:
+        """The broker handles the request and answers it."""
+        request.deliver()
+        controller = self._controller
+        controller.cluster.send(broker_id, controller.broker, request.answer_bytes,
+                                partial(self.answered, broker_id, generation), reliable=True)
+
+    def answered(self, broker_id: int, generation: int) -> None:
+        """The broker's answer is back: the next request to it goes."""
+        if self._in_flight.get(broker_id) == generation:
+            self._next(broker_id)
+
+
+__all__ = ["ControllerChannelManager"]
