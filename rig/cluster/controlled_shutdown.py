@@ -159,6 +159,8 @@ class ControlledShutdown:
         cluster = self.cluster
         broker = self.broker
         broker.log_manager.flush_by_time()
+        if cluster.controller is not None and cluster.controller.broker == broker.id:
+            cluster.controller.channels.drain()  # (KafkaController.shutdown comes late)
         cluster.send(broker.id, ZK, ZK_MESSAGE_BYTES,
                      partial(cluster.zk.expire, broker.id, "closed"))
         self.handle.stop(controlled)

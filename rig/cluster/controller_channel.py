@@ -12,7 +12,11 @@ answer's bytes go on the wire.
 A broker that fails leaves the channel (KafkaController.onBrokerFailure →
 ControllerChannelManager.removeBroker): its queue is dropped and an answer still on its way is
 ignored; the broker's next start opens a new queue (addBroker). A controller that resigns
-shuts its channels down (onControllerResignation): nothing queued is sent. Sending again while
+or crashes shuts its channels down (onControllerResignation): nothing queued is sent. One whose
+broker stops cleanly sends what it holds as it goes (`drain`): KafkaServer.shutdown stops the
+controller only after the socket server, the request handlers and the replica manager, time
+enough for queues that take a round trip a request, and rig's shutdown is one instant. Sending
+again while
 the link is cut is the transport's (`reliable`, RESEND_MS: the thread's 100 ms backoff).
 rig's controller does nothing with an answer: what Kafka reads in one (an offline log
 directory, a topic deletion's progress) rig does not model.
@@ -54,6 +58,18 @@ class ControllerChannelManager:
         self._queues.pop(broker_id, None)
         if self._in_flight.pop(broker_id, None) is not None:
             self._generation += 1
+
+    def drain(self) -> None:
+        """The controller's broker stops cleanly: every queued request goes now, in order
+        behind the one in flight (the transport keeps a connection's order); the answers find
+        the controller gone."""
+        controller = self._controller
+        for broker_id, queue in sorted(self._queues.items()):
+            while queue:
+                request = queue.popleft()
+                controller.cluster.send(controller.broker, broker_id, request.nbytes,
+                                        partial(self._handled, broker_id, -1, request),
+                                        reliable=True)
 
     def _next(self, broker_id: int) -> None:
         queue = self._queues.get(broker_id)

@@ -14,6 +14,7 @@ import pytest
 from rig.events import names
 from rig.scenario.load import load_scenario
 from tests.cluster.simulated import checked_run, named
+from tests.conftest import ROOT
 
 # Three brokers 1 ms apart (one way); broker 2 leads t-2 and crashes at 2 s. Broker 0 is the
 # controller (the first to register).
@@ -57,3 +58,19 @@ def test_update_metadata_waits_for_the_answer_to_the_leader_and_isr_before_it(
     answered = {e["src"] for e in named(events, names.NET_TRAFFIC)
                 if e["dst"] == str(controller) and e["kind"] == "control" and e["bytes"] > 0}
     assert {"0", "1"} - {str(controller)} <= answered
+
+
+def test_a_controller_that_stops_cleanly_sends_what_it_still_holds(tmp_path: Path) -> None:
+    # Broker 0, the controller, stops cleanly at 12 s: payments-0 moves to broker 1, and broker
+    # 2, behind the LeaderAndIsr of payments-0, still has queued the one that takes broker 0
+    # out of payments-1's ISR. It goes before the process does (KafkaServer.shutdown stops the
+    # controller late), not after the next controller's election a ZooKeeper round later.
+    [variant] = load_scenario(ROOT / "scenarios" / "controlled-shutdown-vs-crash.yaml",
+                              only_variants=["controlled"]).variants
+    events, _ = checked_run(variant, tmp_path, "controlled-shutdown-vs-crash")
+    [reply] = named(events, names.CONTROLLED_SHUTDOWN_REPLY)
+    assert reply["controller"] == reply["broker"] == 0
+    [elected] = [e for e in named(events, names.CONTROLLER_ELECTED) if e["epoch"] == 2]
+    [told] = [e for e in named(events, names.REPLICA_BECOME_FOLLOWER)
+              if (e["broker"], e["partition"]) == (2, 1) and e["t_ms"] > reply["t_ms"]][:1]
+    assert told["t_ms"] < elected["t_ms"]
