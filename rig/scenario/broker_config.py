@@ -71,6 +71,7 @@ class BrokerConfig:
     hw_holds_below_min_isr: bool = True  # 3.7+: the HW waits for min.insync.replicas
     effective_min_isr: bool = True  # 3.7+: min.insync.replicas capped at the replication factor
     isr_rejoin_needs_epoch_start: bool = True  # 2.1+: rejoin only past the epoch's start
+    offset_not_available: bool = True  # 2.2+ (KIP-207): ListOffsets latest waits for the HW
     failed_read_resets_follower: bool = False  # before 2.4 (KAFKA-8400)
     controller_detects_bounce: bool = True  # 2.2+ (KIP-380): a re-registration is a failure too
     registration_waits_for_old_session: bool = False  # 0.8.2 (else a start inside it fails)

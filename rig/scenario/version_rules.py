@@ -124,6 +124,18 @@ RULES: tuple[VersionRule, ...] = (
                 "Partition.makeFollower's answer (1.1: the leader did not change; 2.0: nor did "
                 "the epoch move by more than one; 2.1, KIP-320: the epoch did not change), "
                 "ReplicaManager.makeFollowers"),
+    VersionRule("list_offsets_leader_epoch", "a consumer's ListOffsets (v4+) carries the "
+                "leader epoch its metadata names: a leader at another epoch refuses it "
+                "(FENCED_ / UNKNOWN_LEADER_EPOCH), and the consumer asks for metadata and "
+                "tries again after retry.backoff.ms", (("0.8.2", False), ("2.3", True)),
+                "KIP-320, KAFKA-7747 (Fetcher.groupListOffsetRequests; "
+                "Partition.localLogWithEpochOrException)"),
+    VersionRule("offset_not_available", "a leader whose HW is still below the start of its "
+                "leader epoch answers a client's ListOffsets for the latest offset "
+                "OFFSET_NOT_AVAILABLE (the consumer tries again after retry.backoff.ms), so no "
+                "reset goes below what the old leader had made readable",
+                (("0.8.2", False), ("2.2", True)),
+                "KIP-207, KAFKA-2334 (Partition.fetchOffsetForTimestamp)"),
     VersionRule("isr_rejoin_needs_epoch_start", "a follower rejoins the ISR only past the start "
                 "of the leader's epoch", (("0.8.2", False), ("2.1", True)),
                 "Partition.isFollowerInSync (leaderEpochStartOffsetOpt, 2.1)"),

@@ -265,11 +265,12 @@ class ConsumerMember:
                 leader, epoch = leaders[key]
                 if leader < 0:
                     continue
-                if epoch != self.leader_epochs.get(key):
-                    self.leader_epochs[key] = epoch
-                    if self.offsets.validate(key, leader, epoch):
-                        continue
-                self.fetch_from(leader, key)
+                changed = epoch != self.leader_epochs.get(key)
+                self.leader_epochs[key] = epoch
+                if key in self.offsets.resetting:  # (AWAIT_RESET: no validation, no fetch)
+                    self.offsets.reset(key, leader, self.offsets.resetting[key])
+                elif not (changed and self.offsets.validate(key, leader, epoch)):
+                    self.fetch_from(leader, key)
             if any(leaders[key][0] < 0 for key in orphans):
                 cluster.sim.after(self.spec.retry_backoff_ms * 1000, self._refresh)
 

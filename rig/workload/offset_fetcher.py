@@ -18,10 +18,18 @@ consumer: Fetcher / OffsetFetcher with SubscriptionState's AWAIT_RESET and AWAIT
   fetches on from its position: if the new leader's log already reaches past it, the records
   between the divergence and the position are never read.
 
+- The reset's ListOffsets is refused (a retriable error) by a leader at another leader epoch
+  than the consumer's metadata names, 2.3+ (KIP-320, KAFKA-7747: v4+ carries it; 2.1–2.2
+  consumers send none), and for the latest offset by a leader whose HW is still below the start
+  of its epoch, 2.2+ (KIP-207: OFFSET_NOT_AVAILABLE; a new leader's HW waits for its ISR's
+  followers to fetch, and the offset it would give could be below what the old leader had made
+  readable).
+
 Each step is a `consumer.offset_reset` event. The partition is fetched nowhere while its
 request is out; a request that finds no leader (or a leader at another epoch: FENCED /
-UNKNOWN_LEADER_EPOCH), or gets no answer within request.timeout.ms, sends the consumer back to
-its metadata, which starts the step again.
+UNKNOWN_LEADER_EPOCH), is refused, or gets no answer within request.timeout.ms, sends the
+consumer back to its metadata after retry.backoff.ms, which starts the step again: a
+validation with whatever epoch it finds, a reset as it was (the partition still awaits it).
 """
 
 from __future__ import annotations
@@ -46,7 +54,7 @@ from rig.protocol import (
 )
 from rig.scenario.api_versions import consumer_epoch_version, consumer_list_offsets_version
 from rig.scenario.model import ConsumerSpec
-from rig.scenario.profiles import POSITION_VALIDATION_FETCH_VERSION
+from rig.scenario.profiles import POSITION_VALIDATION_FETCH_VERSION, profile
 
 Answer = tuple[int, int | None] | None  # (offset, its leader epoch); None: not the leader
 
@@ -82,20 +90,34 @@ class OffsetFetcher:
         release = member.cluster.variant.kafka
         self._versions = {LIST_OFFSETS: consumer_list_offsets_version(release),
                           OFFSETS_FOR_LEADER_EPOCH: consumer_epoch_version(release)}
+        # 2.3+ (KAFKA-7747): ListOffsets v4+ carries the leader epoch of the consumer's metadata.
+        self._epoch_in_list_offsets = (profile(release).list_offsets_leader_epoch
+                                       and self._versions[LIST_OFFSETS] >= 4)
+        self.resetting: dict[TopicPartition, str] = {}  # awaiting a reset → why (its reason)
 
     def reset(self, key: TopicPartition, broker: int, reason: str = "out-of-range") -> None:
-        """ListOffsets to `broker` for auto.offset.reset's offset; fetch on from there."""
+        """ListOffsets to `broker` for auto.offset.reset's offset; fetch on from there. A
+        refusal leaves the partition awaiting its reset (`resetting`): the consumer asks for
+        metadata after retry.backoff.ms and sends it again (Fetcher.resetOffsetsAsync)."""
         latest = self.member.spec.start == "latest"
+        current = self.member.leader_epochs.get(key) if self._epoch_in_list_offsets else None
+        self.resetting[key] = reason
 
-        def answer(_leader: Any, replica: Replica) -> Answer:
+        def answer(leader: Any, replica: Replica) -> Answer:
+            if current is not None and current != replica.leader_epoch:
+                return None  # FENCED_ / UNKNOWN_LEADER_EPOCH (localLogWithEpochOrException)
             if latest:
+                if (leader.config.offset_not_available
+                        and replica.epoch_start_offset() > replica.high_watermark):
+                    return None  # OFFSET_NOT_AVAILABLE: its HW lags its epoch's start (KIP-207)
                 return replica.high_watermark, replica.leader_epoch
             first = replica.log.epochs[0] if replica.log.epochs else None
             start = replica.log.log_start_offset
             return start, (first[0] if first is not None and first[1] <= start else None)
 
         def done(offset: int, epoch: int | None) -> None:
-            self._moved(key, broker, offset, epoch, reason)
+            if key in self.resetting:  # (else a seek took its place: the answer is dropped)
+                self._moved(key, broker, offset, epoch, reason)
 
         self._ask(LIST_OFFSETS, key, broker, None, answer, done)
 
@@ -191,6 +213,7 @@ class OffsetFetcher:
     def _moved(self, key: TopicPartition, broker: int, offset: int, epoch: int | None,
                reason: str) -> None:
         member = self.member
+        self.resetting.pop(key, None)
         member.cluster.log.emit(
             names.CONSUMER_OFFSET_RESET, group=member.spec.group, client=member.client_id,
             topic=key[0], partition=key[1], broker=broker, offset=member.positions[key],

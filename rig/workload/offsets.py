@@ -44,6 +44,7 @@ class Member(Protocol):
     positions: dict[TopicPartition, int]
     position_epochs: dict[TopicPartition, int | None]
     leader_epochs: dict[TopicPartition, int]
+    offsets: Any  # rig.workload.offset_fetcher.OffsetFetcher
 
     def relocate(self, key: TopicPartition, backoff: bool = False) -> None: ...
 
@@ -214,6 +215,7 @@ class Committer:
                                  committed=offset, position=position,
                                  duplicates=duplicates)
                 member.positions[key] = offset
+                member.offsets.resetting.pop(key, None)  # (a seek: no longer AWAIT_RESET)
                 # seekUnvalidated: the committed epoch is the position's, validated against
                 # the leader its metadata names next (none committed: fetched unvalidated).
                 member.position_epochs[key] = epoch if epoch >= 0 else None

@@ -54,6 +54,7 @@ class _Cluster:
         self.variant = SimpleNamespace(kafka=kafka)  # the release: its clients' versions
         self.sizes: list[int] = []
         self.lost = False
+        self.held: list[Callable[[], None]] | None = None  # messages kept, to deliver later
         self.timers: list[Callable[[], None]] = []
         self.events: list[tuple[str, dict[str, Any]]] = []
         self.sim = SimpleNamespace(after=lambda _us, fn: self.timers.append(fn))
@@ -61,7 +62,9 @@ class _Cluster:
 
     def send(self, _src: Any, _dst: Any, nbytes: int, deliver: Callable[[], None]) -> None:
         self.sizes.append(nbytes)
-        if not self.lost:
+        if self.held is not None:
+            self.held.append(deliver)
+        elif not self.lost:
             deliver()
 
     def fire(self) -> None:
@@ -96,9 +99,11 @@ def _leader(epoch: int = 2) -> Any:
         log.assign_epoch(written)
         log.append(Batch(base_offset=base, count=count, epoch=written, size=100, producer=0,
                          sequence=base), now_ms=0.0)
-    replica = SimpleNamespace(role=Role.LEADER, leader_epoch=epoch, log=log, high_watermark=40)
+    replica = SimpleNamespace(role=Role.LEADER, leader_epoch=epoch, log=log, high_watermark=40,
+                              epoch_start_offset=lambda: 10)
     return SimpleNamespace(replicas={KEY: replica},  # (Broker.on_epoch_request, 2.0+)
-                           on_epoch_request=lambda key, epoch: log.end_offset_for_epoch(epoch))
+                           on_epoch_request=lambda key, epoch: log.end_offset_for_epoch(epoch),
+                           config=SimpleNamespace(offset_not_available=True))  # (2.2+)
 
 
 def _fetcher(leader: Any | None = None, version: int = 11,
@@ -219,3 +224,46 @@ def test_a_consumer_sends_its_releases_newest_versions() -> None:
         "0.10": (0, 0), "0.11": (2, 0), "1.1": (2, 0), "2.0": (3, 1), "2.1": (4, 2),
         "2.3": (5, 3), "2.8": (6, 4), "3.0": (7, 4), "3.5": (8, 4), "3.9": (9, 4),
         "4.0": (10, 4), "4.2": (11, 4)}
+
+
+@pytest.mark.parametrize(("kafka", "refused"), [("2.1", False), ("2.3", True), ("3.9", True)])
+def test_from_2_3_a_reset_at_another_leader_epoch_is_refused_and_stays_awaiting(
+        kafka: str, refused: bool) -> None:
+    # The consumer's metadata says epoch 2; the leader is at 3 (KIP-320: a 2.3+ consumer's
+    # ListOffsets v4+ carries the epoch; a 2.1–2.2 one sends none and is answered).
+    offsets, member = _fetcher(_leader(epoch=3), kafka=kafka)
+    offsets.reset(KEY, 1)
+    if refused:
+        assert member.relocated == [True] and member.fetching == []
+        assert offsets.resetting == {KEY: "out-of-range"} and member.positions[KEY] == 30
+        member.leader_epochs[KEY] = 3  # the metadata it asked for: tried again, answered
+        offsets.reset(KEY, 1, offsets.resetting[KEY])
+    assert member.fetching == [(1, 40)] and offsets.resetting == {}
+
+
+@pytest.mark.parametrize(("kafka", "start", "refused"), [
+    ("2.1", "latest", False), ("2.3", "latest", True), ("4.1", "latest", True),
+    ("2.3", "earliest", False)])
+def test_from_2_2_latest_waits_for_the_new_leaders_hw_to_reach_its_epochs_start(
+        kafka: str, start: str, refused: bool) -> None:
+    leader = _leader()
+    leader.replicas[KEY].high_watermark = 7  # below 10, where epoch 2 began (KIP-207)
+    leader.config.offset_not_available = kafka != "2.1"  # (the brokers' rule, by release)
+    offsets, member = _fetcher(leader, kafka=kafka)
+    member.spec = ConsumerSpec(group="g", topic="t", start=start)
+    offsets.reset(KEY, 1)
+    if refused:  # OFFSET_NOT_AVAILABLE: metadata after retry.backoff.ms, then again
+        assert member.relocated == [True] and member.fetching == [] and KEY in offsets.resetting
+    else:
+        assert member.fetching == [(1, 7 if start == "latest" else 0)]
+
+
+def test_a_seek_meanwhile_drops_the_resets_answer() -> None:
+    offsets, member = _fetcher()
+    member.cluster.held = []
+    offsets.reset(KEY, 1)
+    offsets.resetting.pop(KEY)  # the group resumed from its committed offset (Committer)
+    (request,) = member.cluster.held
+    member.cluster.held = None
+    request()  # the leader answers 40: too late, the position is the committed one
+    assert member.fetching == [] and member.cluster.events == []
