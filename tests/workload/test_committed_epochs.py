@@ -39,6 +39,8 @@ class _Member:
         self.position_epochs: dict[Any, int | None] = {KEY: 3}
         self.leader_epochs = {KEY: 3}
         self.relocated: list[Any] = []
+        # (its OffsetFetcher: a reset it was waiting for when the group resumed)
+        self.offsets = SimpleNamespace(resetting={KEY: "out-of-range"})
 
     def relocate(self, key: Any, backoff: bool = False) -> None:
         self.relocated.append(key)
@@ -74,6 +76,7 @@ def test_a_resumed_position_takes_the_committed_epoch(
     committer._resume()
     assert member.positions[KEY] == 20 and member.relocated == [KEY]
     assert member.position_epochs[KEY] == position_epoch
+    assert member.offsets.resetting == {}  # a seek: the pending reset's answer is dropped
     # With a committed epoch the metadata's leader epoch is forgotten, so the next metadata
     # validates the position (rig.workload.consumer: a new epoch → OffsetFetcher.validate).
     assert (KEY not in member.leader_epochs) is revalidated
