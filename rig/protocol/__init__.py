@@ -1,7 +1,8 @@
 """Kafka's APIs on the wire: Fetch (v0–v18), Produce (v0–v13), ListOffsets (v0–v11) and
 OffsetsForLeaderEpoch (v0–v4); the controller's LeaderAndIsr (v0–v7), UpdateMetadata (v0–v8) and
-StopReplica (v0–v4), ControlledShutdown (v0–v3) and AlterPartition (v0–v3): messages, codec,
-headers and fast sizes (rig.protocol.apis).
+StopReplica (v0–v4), ControlledShutdown (v0–v3) and AlterPartition (v0–v3); a KRaft broker's
+BrokerRegistration (v0–v4) and BrokerHeartbeat (v0–v1): messages, codec, headers and fast sizes
+(rig.protocol.apis).
 
 Encode and decode real bytes with `encode_fetch_request` & co.; in the simulation's hot loop
 size messages from a shape with `request_body_size` / `response_body_size` instead.
@@ -11,6 +12,8 @@ from rig.errors import ProtocolError
 from rig.protocol.apis import (
     ALTER_PARTITION,
     APIS,
+    BROKER_HEARTBEAT,
+    BROKER_REGISTRATION,
     CONTROLLED_SHUTDOWN,
     FETCH,
     LEADER_AND_ISR,
@@ -89,6 +92,8 @@ from rig.protocol.sizes import (
 __all__ = [
     "ALTER_PARTITION",
     "APIS",
+    "BROKER_HEARTBEAT",
+    "BROKER_REGISTRATION",
     "CONTROLLED_SHUTDOWN",
     "FETCH",
     "FETCH_API_KEY",

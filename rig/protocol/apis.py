@@ -67,11 +67,20 @@ CONTROLLED_SHUTDOWN = Api("ControlledShutdown", 7, range(0, 4), 3)
 # AlterPartitionRequest.json at 3.2 ("0-1"; 3.3 "0-2"; 3.5 "0-3", through 3.9); flexible from v0.
 # It continues in 4.x (KRaft), which is not in rig's Kafka mirror.
 ALTER_PARTITION = Api("AlterPartition", 56, range(0, 4), 0)
+# A KRaft broker's registration and heartbeats to the controller: BrokerRegistrationRequest.json
+# "0" (2.8.0–3.3.x), "0-1" (3.4.0: IsMigratingZkBroker), "0-3" (3.7.0: LogDirs, KIP-858;
+# PreviousBrokerEpoch, KIP-966), "0-4" (3.9: KAFKA-17011's features with MinSupportedVersion 0);
+# BrokerHeartbeatRequest.json "0" (2.8.0–3.6.x), "0-1" (3.7.0: tagged OfflineLogDirs, KIP-858).
+# Flexible from v0. 4.x keeps "0-4" and "0-1" (not in rig's Kafka mirror; v5 / v2, KIP-1066's
+# CordonedLogDirs, are in no release rig models).
+BROKER_REGISTRATION = Api("BrokerRegistration", 62, range(0, 5), 0)
+BROKER_HEARTBEAT = Api("BrokerHeartbeat", 63, range(0, 2), 0)
 
 APIS = {api.key: api for api in (PRODUCE, FETCH, LIST_OFFSETS, METADATA, OFFSET_COMMIT,
                                  OFFSET_FETCH, FIND_COORDINATOR, OFFSETS_FOR_LEADER_EPOCH,
                                  LEADER_AND_ISR, STOP_REPLICA, UPDATE_METADATA,
-                                 CONTROLLED_SHUTDOWN, ALTER_PARTITION)}
+                                 CONTROLLED_SHUTDOWN, ALTER_PARTITION, BROKER_REGISTRATION,
+                                 BROKER_HEARTBEAT)}
 
 
 def api_of(key: int) -> Api:

@@ -16,6 +16,7 @@ ZERO_UUID = bytes(16)
 
 _I8 = struct.Struct(">b")
 _I16 = struct.Struct(">h")
+_U16 = struct.Struct(">H")
 _I32 = struct.Struct(">i")
 _I64 = struct.Struct(">q")
 
@@ -285,6 +286,7 @@ class Scalar:
 
 INT8 = Scalar("int8", 1, _fixed_writer(_I8, "int8"), _fixed_reader(_I8))
 INT16 = Scalar("int16", 2, _fixed_writer(_I16, "int16"), _fixed_reader(_I16))
+UINT16 = Scalar("uint16", 2, _fixed_writer(_U16, "uint16"), _fixed_reader(_U16))  # a port
 INT32 = Scalar("int32", 4, _fixed_writer(_I32, "int32"), _fixed_reader(_I32))
 INT64 = Scalar("int64", 8, _fixed_writer(_I64, "int64"), _fixed_reader(_I64))
 UUID = Scalar("uuid", 16, _write_uuid, _read_uuid)

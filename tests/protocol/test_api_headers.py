@@ -38,7 +38,8 @@ def test_keys_versions_and_first_flexible_versions_are_kafkas() -> None:
     # OffsetCommitRequest.json, OffsetFetchRequest.json, FindCoordinatorRequest.json and
     # OffsetForLeaderEpochRequest.json; LeaderAndIsrRequest.json, StopReplicaRequest.json,
     # UpdateMetadataRequest.json, ControlledShutdownRequest.json (3.9) and
-    # AlterPartitionRequest.json (3.5–3.9; AlterIsrRequest.json before 3.2).
+    # AlterPartitionRequest.json (3.5–3.9; AlterIsrRequest.json before 3.2);
+    # BrokerRegistrationRequest.json (3.9) and BrokerHeartbeatRequest.json (3.7–3.9).
     assert [(a.name, a.key, a.versions, a.first_flexible) for a in APIS.values()] == [
         ("Produce", 0, range(0, 14), 9),
         ("Fetch", 1, range(0, 19), 12),
@@ -53,6 +54,8 @@ def test_keys_versions_and_first_flexible_versions_are_kafkas() -> None:
         ("UpdateMetadata", 6, range(0, 9), 6),
         ("ControlledShutdown", 7, range(0, 4), 3),
         ("AlterPartition", 56, range(0, 4), 0),
+        ("BrokerRegistration", 62, range(0, 5), 0),
+        ("BrokerHeartbeat", 63, range(0, 2), 0),
     ]
     assert api_of(0) is PRODUCE and api_of(2) is LIST_OFFSETS
     assert api_of(23) is OFFSETS_FOR_LEADER_EPOCH and api_of(1) is FETCH
