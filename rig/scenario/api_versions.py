@@ -1,7 +1,8 @@
 """The versions sent for the APIs rig sizes exactly, besides a follower's Fetch
 (rig.scenario.profiles): a producer's Produce, a follower's ListOffsets and
 OffsetsForLeaderEpoch, the ZooKeeper-era controller's LeaderAndIsr, UpdateMetadata and
-StopReplica, and a broker's ControlledShutdown and AlterIsr / AlterPartition.
+StopReplica, a broker's ControlledShutdown and AlterIsr / AlterPartition, and a KRaft broker's
+BrokerRegistration and BrokerHeartbeat.
 (rig.scenario.profiles): a producer's Produce, a producer's and a consumer's Metadata, a
 consumer's FindCoordinator, OffsetCommit and OffsetFetch, and a follower's ListOffsets and
 OffsetsForLeaderEpoch.
@@ -201,3 +202,26 @@ def offset_commit_version(release: str) -> int:
 
 def offset_fetch_version(release: str) -> int:
     return _newest(OFFSET_FETCH_VERSION_BY_RELEASE, release, "OffsetFetch")
+
+
+# -- a KRaft broker's registration and heartbeats ------------------------------------------------
+# The broker's channel to the controller (NodeToControllerChannelManager; before 3.7
+# BrokerToControllerChannelManager) asks ApiVersions of the controller, of the same release in
+# rig: each request goes at the release's newest version, read from its JSON's validVersions at
+# each tag: BrokerRegistrationRequest.json "0" (2.8.0–3.3.2), "0-1" (3.4.0–3.6.2), "0-3"
+# (3.7.0–3.8.x), "0-4" (3.9.0-rc3, the 3.9 branch; 4.0–4.2 keep it: not in rig's Kafka mirror,
+# and v5 comes with KIP-1066 after them); BrokerHeartbeatRequest.json "0" (2.8.0–3.6.2), "0-1"
+# (3.7.0 on). rig's broker never migrates from ZooKeeper (IsMigratingZkBroker false), so
+# BrokerRegistrationRequest.Builder's oldestAllowedVersion (1 for a migrating broker) is moot.
+BROKER_REGISTRATION_VERSION_BY_RELEASE = (("3.9", 4), ("3.7", 3), ("3.4", 1), ("2.8", 0))
+BROKER_HEARTBEAT_VERSION_BY_RELEASE = (("3.7", 1), ("2.8", 0))
+
+
+def broker_registration_version(release: str) -> int:
+    """The BrokerRegistration version a KRaft broker of Kafka `release` sends."""
+    return _newest(BROKER_REGISTRATION_VERSION_BY_RELEASE, release, "BrokerRegistration")
+
+
+def broker_heartbeat_version(release: str) -> int:
+    """The BrokerHeartbeat version a KRaft broker of Kafka `release` sends."""
+    return _newest(BROKER_HEARTBEAT_VERSION_BY_RELEASE, release, "BrokerHeartbeat")
