@@ -23,6 +23,8 @@ fetch and its publication are in metadata_publisher (BrokerMetadataPublisher).
   Kafka's NetworkClient does). Heartbeats, registrations and AlterPartition go to that leader
   (RaftControllerNodeProvider); meanwhile the broker keeps its last metadata, and the first
   answer of a new leader logs how stale it was (`broker.metadata_resumed`).
+- The wire: registrations, heartbeats and their answers go at their exact bytes, the release's
+  BrokerRegistration and BrokerHeartbeat versions (rig.cluster.kraft.lifecycle_wire).
 """
 
 from __future__ import annotations
@@ -30,10 +32,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from rig.cluster.kraft.lifecycle_wire import (
+    broker_heartbeat_bytes,
+    broker_heartbeat_response_bytes,
+    broker_registration_bytes,
+    broker_registration_response_bytes,
+)
 from rig.cluster.kraft.metadata_publisher import REQUEST_TIMEOUT_MS, BrokerMetadataPublisher
 from rig.cluster.kraft.quorum_controller import HeartbeatReply
 
-MESSAGE_BYTES = 100
 STARTING_HEARTBEAT_MS = 10  # BrokerLifecycleManager: "so that ... we start up a bit quicker"
 FIRST_BACKOFF_MS = 100
 CONTROLLED_SHUTDOWN_FIRST_RETRY_MS = 50  # BrokerLifecycleManager: "a little bit sooner"
@@ -112,8 +119,8 @@ class BrokerLifecycle(BrokerMetadataPublisher):
         def at_controller() -> None:
             plane.at_controller(node).register(
                 broker.id, incarnation, self.clean_epoch, lambda error, epoch: plane.send(
-                    node, broker.id, MESSAGE_BYTES, lambda: answered(error, epoch),
-                    reliable=True))
+                    node, broker.id, broker_registration_response_bytes(plane.variant),
+                    lambda: answered(error, epoch), reliable=True))
 
         def answered(error: int, epoch: int) -> None:
             if plane.quorum and token != self._register_token:
@@ -130,7 +137,8 @@ class BrokerLifecycle(BrokerMetadataPublisher):
 
         if plane.quorum:  # the controller may die with the request: ask again after a while
             broker.schedule(REQUEST_TIMEOUT_MS * 1000, again)
-        plane.send(broker.id, node, MESSAGE_BYTES, at_controller, reliable=True)
+        plane.send(broker.id, node, broker_registration_bytes(plane.variant, broker),
+                   at_controller, reliable=True)
 
     # -- heartbeats ----------------------------------------------------------------------------
     def _schedule_heartbeat(self, delay_ms: int) -> None:
@@ -153,7 +161,8 @@ class BrokerLifecycle(BrokerMetadataPublisher):
         def at_controller() -> None:
             plane.at_controller(node).heartbeat(
                 broker.id, epoch, offset, want_fence, want_shutdown,
-                lambda reply: plane.send(node, broker.id, MESSAGE_BYTES,
+                lambda reply: plane.send(node, broker.id,
+                                         broker_heartbeat_response_bytes(plane.variant),
                                          lambda: answered(reply)))
 
         def answered(reply: HeartbeatReply) -> None:
@@ -174,4 +183,4 @@ class BrokerLifecycle(BrokerMetadataPublisher):
                     self._schedule_heartbeat(CONTROLLED_SHUTDOWN_FIRST_RETRY_MS)
                 self._shutdown_answered = True
 
-        plane.send(broker.id, node, MESSAGE_BYTES, at_controller)
+        plane.send(broker.id, node, broker_heartbeat_bytes(plane.variant, broker), at_controller)
