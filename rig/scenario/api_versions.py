@@ -1,11 +1,9 @@
 """The versions sent for the APIs rig sizes exactly, besides a follower's Fetch
-(rig.scenario.profiles): a producer's Produce, a follower's ListOffsets and
-OffsetsForLeaderEpoch, the ZooKeeper-era controller's LeaderAndIsr, UpdateMetadata and
-StopReplica, a broker's ControlledShutdown and AlterIsr / AlterPartition, and a KRaft broker's
-BrokerRegistration and BrokerHeartbeat.
-(rig.scenario.profiles): a producer's Produce, a producer's and a consumer's Metadata, a
-consumer's FindCoordinator, OffsetCommit and OffsetFetch, and a follower's ListOffsets and
-OffsetsForLeaderEpoch.
+(rig.scenario.profiles): a producer's Produce; a producer's and a consumer's Metadata; a
+consumer's FindCoordinator, OffsetCommit, OffsetFetch, ListOffsets and OffsetsForLeaderEpoch; a
+follower's ListOffsets and OffsetsForLeaderEpoch; the ZooKeeper-era controller's LeaderAndIsr,
+UpdateMetadata and StopReplica; a broker's ControlledShutdown and AlterIsr / AlterPartition; and
+a KRaft broker's BrokerRegistration and BrokerHeartbeat.
 
 Client and brokers are the same release in rig, so ApiVersions (KIP-35) settles on a client's
 newest version: its table gives, per release that raised it, that newest version, read from the
