@@ -42,8 +42,9 @@ class ControllerChannelManager:
     def __init__(self, controller: Any):
         self._controller = controller  # rig.cluster.controller.Controller
         self._queues: dict[int, deque[_Request]] = {}
-        self._in_flight: dict[int, int] = {}  # broker → the generation of its request out
-        self._generation = 0  # bumped by each removal: a late answer is recognised by it
+        # broker → its request out: only that request's answer lets the next go, so an answer
+        # from before a removal (or to a drained request) is recognised and ignored
+        self._in_flight: dict[int, _Request] = {}
 
     def send(self, broker_id: int, nbytes: int, deliver: Callable[[], None],
              answer_bytes: int) -> None:
@@ -56,44 +57,39 @@ class ControllerChannelManager:
     def remove_broker(self, broker_id: int) -> None:
         """The broker failed: its queue goes, and an answer still to come is ignored."""
         self._queues.pop(broker_id, None)
-        if self._in_flight.pop(broker_id, None) is not None:
-            self._generation += 1
+        self._in_flight.pop(broker_id, None)
 
     def drain(self) -> None:
         """The controller's broker stops cleanly: every queued request goes now, in order
         behind the one in flight (the transport keeps a connection's order); the answers find
         the controller gone."""
-        controller = self._controller
         for broker_id, queue in sorted(self._queues.items()):
             while queue:
-                request = queue.popleft()
-                controller.cluster.send(controller.broker, broker_id, request.nbytes,
-                                        partial(self._handled, broker_id, -1, request),
-                                        reliable=True)
+                self._send(broker_id, queue.popleft())
 
     def _next(self, broker_id: int) -> None:
         queue = self._queues.get(broker_id)
-        controller = self._controller
-        if not queue or not controller.active:
+        if not queue or not self._controller.active:
             self._in_flight.pop(broker_id, None)
             return
-        request = queue.popleft()
-        generation = self._in_flight[broker_id] = self._generation
-        controller.cluster.send(controller.broker, broker_id, request.nbytes,
-                                partial(self._handled, broker_id, generation, request),
-                                reliable=True)
+        request = self._in_flight[broker_id] = queue.popleft()
+        self._send(broker_id, request)
 
-    def _handled(self, broker_id: int, generation: int, request: _Request) -> None:
+    def _send(self, broker_id: int, request: _Request) -> None:
+        controller = self._controller
+        controller.cluster.send(controller.broker, broker_id, request.nbytes,
+                                partial(self._handled, broker_id, request), reliable=True)
+
+    def _handled(self, broker_id: int, request: _Request) -> None:
         """The broker handles the request and answers it."""
         request.deliver()
         controller = self._controller
         controller.cluster.send(broker_id, controller.broker, request.answer_bytes,
-                                partial(self.answered, broker_id, generation), reliable=True)
+                                partial(self.answered, broker_id, request), reliable=True)
 
-    def answered(self, broker_id: int, generation: int) -> None:
+    def answered(self, broker_id: int, request: _Request) -> None:
         """The broker's answer is back: the next request to it goes."""
-        if self._in_flight.get(broker_id) == generation:
+        if self._in_flight.get(broker_id) is request:
             self._next(broker_id)
-
 
 __all__ = ["ControllerChannelManager"]
