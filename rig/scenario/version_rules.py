@@ -203,9 +203,24 @@ RULES: tuple[VersionRule, ...] = (
                 ".handleFetchSuccess, Metadata.updatePartitionLeadership); KAFKA-15415 "
                 "(RecordAccumulator.shouldBackoff)"),
     VersionRule("retry_backoff_max_ms", "retry.backoff.max.ms: a producer's retry waits "
-                "retry.backoff.ms × 2^(attempt − 1) up to it, ±20 % drawn at each look (before: "
-                "retry.backoff.ms)", (("0.8.2", 100), ("3.7", 1000)),
-                "KIP-580 (RecordAccumulator's ExponentialBackoff, 3.7)"),
+                "retry.backoff.ms × 2^(attempt − 1) up to it, ±20 % drawn at each look; its "
+                "metadata requests wait as long after failures in a row, and after answers in "
+                "a row that named no newer leader epoch (before: retry.backoff.ms)",
+                (("0.8.2", 100), ("3.7", 1000)),
+                "KIP-580, KAFKA-9800 (RecordAccumulator's and Metadata's ExponentialBackoff, "
+                "Metadata.timeToAllowUpdate: equivalentResponseCount)"),
+    VersionRule("metadata_leader_not_available_asks", "a producer's metadata answer naming a "
+                "partition of its topic without a leader asks for the next update itself, "
+                "retry.backoff.ms after it (before: only a batch for that partition does)",
+                (("0.8.2", False), ("2.3", True)),
+                "KAFKA-7831 (Metadata.handleMetadataResponse: InvalidMetadataException → "
+                "requestUpdate)"),
+    VersionRule("client_disconnect_asks_for_metadata", "a producer whose connection to a "
+                "broker breaks asks for metadata (a metadata request open to that broker "
+                "failed: the next waits retry.backoff.ms); before, only a refused batch or a "
+                "leaderless one does, and an open metadata request lost is sent again at once",
+                (("0.8.2", False), ("2.5", True)),
+                "KAFKA-8933 (NetworkClient.DefaultMetadataUpdater.handleServerDisconnect)"),
     VersionRule("hw_holds_below_min_isr", "the HW does not advance while the ISR is smaller than "
                 "min.insync.replicas", (("0.8.2", False), ("3.7", True)), "KAFKA-15583"),
     VersionRule("effective_min_isr", "acks=all and the HW count min.insync.replicas as at most "

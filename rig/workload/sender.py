@@ -27,6 +27,7 @@ from rig.scenario.api_versions import metadata_version, produce_version
 from rig.scenario.model import ProducerSpec
 from rig.scenario.profiles import profile
 from rig.workload.accumulator import OpenBatch, RecordAccumulator
+from rig.workload.metadata_updater import MetadataUpdater
 from rig.workload.producer_metadata import ProducerMetadata, ask_for_metadata
 from rig.workload.retry_backoff import ExponentialBackoff
 
@@ -73,10 +74,16 @@ class Sender:
         self._wake: tuple[int, Timer] | None = None  # the next look at a batch backing off
         self.sending: dict[TopicPartition, OpenBatch] = {}
         self._in_flight: dict[int, int] = {}
-        self._refreshing = False
-        # Queued partitions a drain found without a leader: the metadata answer (or the
-        # refresh backoff's end) drains again, as Kafka's Sender loop wakes on it.
-        self._leaderless: set[TopicPartition] = set()
+        # When its metadata requests go (KIP-580's backoff from 3.7, as its batches'); a
+        # stream of its own for the jitter, as the batches' retries have theirs.
+        self.updater = MetadataUpdater(
+            cluster.sim, ExponentialBackoff(RETRY_BACKOFF_MS, release.retry_backoff_max_ms,
+                                            cluster.streams.get(f"workload/producer/"
+                                                                f"{producer_id}/metadata-backoff")),
+            spec.request_timeout_ms, release.client_disconnect_asks_for_metadata,
+            self._ask_for_metadata)
+        self._leader_not_available_asks = release.metadata_leader_not_available_asks
+        self._connections: set[int] = set()  # the brokers it has sent a request to
         self._drain_index: dict[int, int] = {}  # per leader: where its next drain starts
         self._open_requests: dict[int, list[tuple[dict[TopicPartition, OpenBatch], list[bool]]]]
         self._open_requests = {}
@@ -93,9 +100,8 @@ class Sender:
                               and self._backing_off(key, queue[0], now_us)):
                 by_leader.setdefault(self.metadata.leaders.get(key, -1), set()).add(key)
         for leader, ready in sorted(by_leader.items()):
-            if leader < 0:
-                self._leaderless.update(ready)
-                self._refresh_metadata()
+            if leader < 0:  # Sender.sendProducerData: unknownLeaderTopics
+                self.updater.request_update()
                 continue
             ready.difference_update(self.sending)
             while ready and self._in_flight.get(leader, 0) < MAX_IN_FLIGHT:
@@ -188,6 +194,7 @@ class Sender:
                 for key, b in group.items()}
         for batch in group.values():
             batch.attempts += 1
+        self._connections.add(leader)
         if spec.acks == 0:
             cluster.send(self.node, leader, size, lambda: cluster.brokers[leader].on_produce(
                 wire, 0, spec.request_timeout_ms, lambda *_: None, self.version), kind="produce")
@@ -222,6 +229,9 @@ class Sender:
         """`broker`'s process died: every request open to it fails with a network error."""
         for group, answered in self._open_requests.pop(broker, []):
             self._on_response(broker, group, dict.fromkeys(group, NETWORK_EXCEPTION), answered)
+        if broker in self._connections:  # (a broker it never talked to breaks nothing here)
+            self._connections.discard(broker)
+            self.updater.connection_reset(broker)
 
     def _on_response(self, leader: int, group: dict[TopicPartition, OpenBatch],
                      results: dict[TopicPartition, Any], answered: list[bool],
@@ -256,42 +266,33 @@ class Sender:
         if self._discovery:
             self.metadata.update_partition_leadership(current.leaders, current.nodes)
         if refresh:
-            self._refresh_metadata()
+            self.updater.request_update()
         # The Sender's loop runs again: what is ready goes, a retried batch backs off.
         self.drain(now_ms)
 
-    def _refresh_metadata(self) -> None:
-        """Ask a live broker for the partition leaders (one request at a time)."""
+    def _ask_for_metadata(self, request: object) -> int | None:
+        """A Metadata request to a live broker (None if there is none); its answer updates what
+        the producer knows and lets the Sender's loop run again."""
         cluster = self.cluster
-        if self._refreshing:
-            return
         live = [b for b in sorted(cluster.brokers) if cluster.brokers[b].alive]
         if not live:
-            return
-        self._refreshing = True
+            return None
         source = live[self.rng.randrange(len(live))]
+        self._connections.add(source)
 
         def update(leaders: dict[TopicPartition, int], epochs: dict[TopicPartition, int],
                    alive: frozenset[int]) -> None:
-            self._refreshing = False
-            newer = self.metadata.update(leaders, epochs, alive)
-            if any(self.metadata.leaders.get(key, -1) >= 0 for key in self._leaderless):
-                self._drain_leaderless()
-            elif newer and self._discovery:  # a retry waiting out its backoff may go now
-                self.drain(cluster.sim.now_us / 1000)
-
-        def backoff_over() -> None:
-            self._refreshing = False
-            if self._leaderless:  # still none: ask again (the drain refreshes)
-                self._drain_leaderless()
+            if not self.updater.is_open(request):
+                return
+            # 2.3+ (KAFKA-7831): a partition without a leader asks for the next update itself.
+            leaderless = self._leader_not_available_asks and any(
+                leaders.get(key, -1) < 0 for key in self.metadata.leaders)
+            self.updater.answered(self.metadata.update(leaders, epochs, alive), leaderless)
+            self.drain(cluster.sim.now_us / 1000)
 
         ask_for_metadata(cluster, self.node, source, self._metadata_version,
                          self._metadata_request, self.spec.topic, self.metadata.leaders, update)
-        cluster.sim.after(RETRY_BACKOFF_MS * 1000, backoff_over)
-
-    def _drain_leaderless(self) -> None:
-        self._leaderless.clear()
-        self.drain(self.cluster.sim.now_us / 1000)
+        return source
 
 
 __all__ = ["Sender"]

@@ -22,7 +22,8 @@ def _sender(sizes: list[int], leaders: list[int]) -> tuple[Sender, list[list[int
         streams=Streams(0),
         partition_states={key: SimpleNamespace(leader=leader, leader_epoch=0)
                           for key, leader in zip(keys, leaders, strict=True)})
-    spec: Any = SimpleNamespace(node="producer-p", topic=TOPIC, delivery_timeout_ms=120_000)
+    spec: Any = SimpleNamespace(node="producer-p", topic=TOPIC, delivery_timeout_ms=120_000,
+                                request_timeout_ms=30_000)
     queues = {key: deque([OpenBatch(1, size, p, 0.0)]) for p, (key, size)
               in enumerate(zip(keys, sizes, strict=True))}
     accumulator: Any = SimpleNamespace(queues=queues)

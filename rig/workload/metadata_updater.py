@@ -1,0 +1,159 @@
+"""When a client's metadata request goes (Kafka's Metadata refresh timing, as its NetworkClient's
+DefaultMetadataUpdater reads it): one request open at a time, and the next no sooner than a
+backoff after the last answer or failure, however often the client finds it needs one.
+
+A client asks for an update (Metadata.requestUpdate) whenever what it knows fails it: a batch
+for a partition without a leader, a refused produce, a broken connection. The request goes at
+the client's next poll once Metadata.timeToNextUpdate is 0: `lastRefreshMs` (the time of the
+last answer or failure) plus the backoff. While a request is open the client waits for it, or
+for request.timeout.ms (a failure).
+
+- Before 3.7 the backoff is `retry.backoff.ms` (Metadata.timeToAllowUpdate).
+- 3.7+ (KIP-580, KAFKA-9800): it grows — failures in a row (`attempts`), and answers in a row
+  that taught nothing new (`equivalentResponseCount`: no partition's leader epoch grew; an
+  answer older than metadata.max.age.ms starts the count again), each double it from
+  retry.backoff.ms up to retry.backoff.max.ms, with ±20 % jitter drawn at each look
+  (rig.workload.retry_backoff).
+- 2.5+ (KAFKA-8933): a broken connection (a broker's process died, a request timed out) asks
+  for an update, and fails a request open to it (the backoff starts again).
+- 2.3+ (KAFKA-7831): an answer in which a partition of the client's topics has no leader
+  (LEADER_NOT_AVAILABLE, an InvalidMetadataException) asks for another update itself; before,
+  only the client's next need did.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from rig.engine import Simulation, Timer
+from rig.workload.retry_backoff import ExponentialBackoff
+
+RECONNECT_BACKOFF_MS = 50  # reconnect.backoff.ms: the wait when no broker can be asked
+METADATA_MAX_AGE_MS = 300_000  # metadata.max.age.ms
+
+
+class MetadataUpdater:
+    """A client's metadata requests in time. `send(request)` sends one request and returns the
+    broker it went to, or None if no broker can be asked; the client reports its answer with
+    `answered`, unless the request has failed meanwhile (`is_open`): Kafka closed its
+    connection, and the answer never comes."""
+
+    def __init__(self, sim: Simulation, backoff: ExponentialBackoff, request_timeout_ms: int,
+                 disconnect_asks: bool, send: Callable[[object], int | None]):
+        self.sim = sim
+        self.disconnect_asks = disconnect_asks  # 2.5+ (KAFKA-8933)
+        self.backoff = backoff
+        self.request_timeout_us = request_timeout_ms * 1000
+        self._send = send
+        self.requested = False  # Metadata.needFullUpdate
+        # lastRefreshMs; None until the first answer (the client starts knowing the metadata
+        # of its start, and its first request is not held back)
+        self.last_refresh_us: int | None = None
+        self.last_success_us = 0
+        self.attempts = 0  # failed requests since the last answer
+        self.equivalent = 0  # KIP-580: answers in a row that taught nothing new
+        self.source: int | None = None  # the broker asked, while a request is open
+        self._open: object | None = None  # the open request (a token its answer names)
+        self._wake: tuple[int, Timer] | None = None
+
+    @property
+    def in_flight(self) -> bool:
+        return self._open is not None
+
+    def request_update(self) -> None:
+        """Metadata.requestUpdate: the client needs fresher metadata; it goes when it may."""
+        self.requested = True
+        self._maybe_update()
+
+    def is_open(self, request: object) -> bool:
+        """Whether `request` still waits for its answer (else it failed: ignore the answer)."""
+        return request is self._open
+
+    def answered(self, progress: bool, still_needed: bool) -> None:
+        """Metadata.update: the open request's answer came; `progress` if it taught something
+        new (a grown leader epoch), `still_needed` if it asks for another update (a leaderless
+        partition)."""
+        now = self.sim.now_us
+        self._open = self.source = None
+        self.last_refresh_us = self.last_success_us = now
+        self.attempts = 0
+        self.equivalent = 0 if progress else self.equivalent + 1
+        self.requested = still_needed
+        self._maybe_update()
+
+    def failed(self) -> None:
+        """Metadata.failedUpdate: no answer (a broken connection, request.timeout.ms)."""
+        self._open = self.source = None
+        self.last_refresh_us = self.sim.now_us
+        self.attempts += 1
+        self.equivalent = 0
+        self._maybe_update()
+
+    def connection_reset(self, broker: int) -> None:
+        """NetworkClient.processDisconnection: the connection to `broker` broke (its process
+        died, or a request to it timed out and the client closed it).
+
+        2.5+ (KAFKA-8933): a metadata request open to it failed, and so did an update that was
+        due but not sent (DefaultMetadataUpdater.handleServerDisconnect: isUpdateDue); the
+        disconnect may mean stale metadata, so an update is asked for. Before, a request open
+        to it is only no longer open (handleDisconnection), and the next may go at once."""
+        if not self.disconnect_asks:
+            if self.source == broker:
+                self._open = self.source = None
+                self._maybe_update()
+            return
+        now = self.sim.now_us
+        due = self._open is None and self.requested and self._allowed_at_us(now) <= now
+        if self.source == broker or due:
+            self.failed()
+        self.request_update()
+
+    def _allowed_at_us(self, now: int) -> int:
+        """Metadata.timeToAllowUpdate, as a time: a new draw of the backoffs at each look."""
+        last = self.last_refresh_us
+        if last is None:
+            return now
+        if self.last_success_us + METADATA_MAX_AGE_MS * 1000 <= now:
+            self.equivalent = 0  # a periodic refresh is no sign of stale answers
+        wait_ms = self.backoff.backoff_ms(self.attempts - 1 if self.attempts else 0)
+        if self.equivalent:
+            wait_ms = max(wait_ms, self.backoff.backoff_ms(self.equivalent - 1))
+        return last + wait_ms * 1000
+
+    def _maybe_update(self) -> None:
+        """DefaultMetadataUpdater.maybeUpdate at the client's poll: send if due and allowed,
+        else sleep until the backoff ends (and look again then, with new draws)."""
+        if not self.requested or self._open is not None:
+            return
+        now = self.sim.now_us
+        at = self._allowed_at_us(now)
+        if at <= now:
+            request = object()
+            source = self._send(request)
+            if source is None:  # leastLoadedNode found no broker: reconnect.backoff.ms
+                self._look_at(now + RECONNECT_BACKOFF_MS * 1000)
+                return
+            self.source = source  # (still `requested`: Metadata.update clears it)
+            self._open = request
+            self.sim.after(self.request_timeout_us, lambda: self._timed_out(request))
+            return
+        self._look_at(at)
+
+    def _timed_out(self, request: object) -> None:
+        if self._open is request and self.source is not None:
+            self.connection_reset(self.source)
+
+    def _look_at(self, time_us: int) -> None:
+        if self._wake is not None:
+            if self._wake[0] <= time_us:
+                return
+            self._wake[1].cancel()
+
+        def wake() -> None:
+            self._wake = None
+            self._maybe_update()
+
+        self._wake = (time_us, self.sim.at(time_us, wake))
+
+
+__all__ = ["MetadataUpdater"]
