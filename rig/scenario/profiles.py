@@ -89,7 +89,7 @@ class Profile:
     client_leader_discovery: bool  # 3.7+ clients (KIP-951, KAFKA-15415)
     retry_backoff_max_ms: int  # 3.7+: 1000 (KIP-580); before, the constant 100
     metadata_leader_not_available_asks: bool  # 2.3+ clients (KAFKA-7831)
-    client_disconnect_asks_for_metadata: bool  # 2.5+ clients (KAFKA-8933)
+    metadata_disconnect_fails_update: bool  # 2.5+ clients (KAFKA-8933)
     hw_holds_below_min_isr: bool  # 3.7+
     effective_min_isr: bool  # 3.7+
     controller: str  # the default controller kind: zookeeper up to 3.9, kraft from 4.0

@@ -215,12 +215,13 @@ RULES: tuple[VersionRule, ...] = (
                 (("0.8.2", False), ("2.3", True)),
                 "KAFKA-7831 (Metadata.handleMetadataResponse: InvalidMetadataException → "
                 "requestUpdate)"),
-    VersionRule("client_disconnect_asks_for_metadata", "a producer whose connection to a "
-                "broker breaks asks for metadata (a metadata request open to that broker "
-                "failed: the next waits retry.backoff.ms); before, only a refused batch or a "
-                "leaderless one does, and an open metadata request lost is sent again at once",
+    VersionRule("metadata_disconnect_fails_update", "a producer's broken connection fails a "
+                "metadata request open to that broker, and an update due but not yet sent: "
+                "the next waits retry.backoff.ms (before: the lost request is sent again at "
+                "once; every release asks for an update on a disconnect)",
                 (("0.8.2", False), ("2.5", True)),
-                "KAFKA-8933 (NetworkClient.DefaultMetadataUpdater.handleServerDisconnect)"),
+                "KAFKA-8933 (NetworkClient.DefaultMetadataUpdater.handleServerDisconnect; "
+                "before, handleDisconnection and handleDisconnections' requestUpdate)"),
     VersionRule("hw_holds_below_min_isr", "the HW does not advance while the ISR is smaller than "
                 "min.insync.replicas", (("0.8.2", False), ("3.7", True)), "KAFKA-15583"),
     VersionRule("effective_min_isr", "acks=all and the HW count min.insync.replicas as at most "

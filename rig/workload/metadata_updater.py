@@ -14,8 +14,10 @@ for request.timeout.ms (a failure).
   answer older than metadata.max.age.ms starts the count again), each double it from
   retry.backoff.ms up to retry.backoff.max.ms, with ±20 % jitter drawn at each look
   (rig.workload.retry_backoff).
-- 2.5+ (KAFKA-8933): a broken connection (a broker's process died, a request timed out) asks
-  for an update, and fails a request open to it (the backoff starts again).
+- A broken connection (a broker's process died, a request timed out) asks for an update
+  (NetworkClient.handleDisconnections: "maybe the problem is our metadata"). 2.5+ (KAFKA-8933)
+  it also fails a metadata request open to that broker, and an update due but not yet sent:
+  the backoff starts again; before, the lost request is simply no longer open.
 - 2.3+ (KAFKA-7831): an answer in which a partition of the client's topics has no leader
   (LEADER_NOT_AVAILABLE, an InvalidMetadataException) asks for another update itself; before,
   only the client's next need did.
@@ -39,9 +41,9 @@ class MetadataUpdater:
     connection, and the answer never comes."""
 
     def __init__(self, sim: Simulation, backoff: ExponentialBackoff, request_timeout_ms: int,
-                 disconnect_asks: bool, send: Callable[[object], int | None]):
+                 disconnect_fails: bool, send: Callable[[object], int | None]):
         self.sim = sim
-        self.disconnect_asks = disconnect_asks  # 2.5+ (KAFKA-8933)
+        self.disconnect_fails = disconnect_fails  # 2.5+ (KAFKA-8933)
         self.backoff = backoff
         self.request_timeout_us = request_timeout_ms * 1000
         self._send = send
@@ -91,20 +93,19 @@ class MetadataUpdater:
 
     def connection_reset(self, broker: int) -> None:
         """NetworkClient.processDisconnection: the connection to `broker` broke (its process
-        died, or a request to it timed out and the client closed it).
+        died, or a request to it timed out and the client closed it). The disconnect may mean
+        stale metadata: an update is asked for, in every release.
 
-        2.5+ (KAFKA-8933): a metadata request open to it failed, and so did an update that was
-        due but not sent (DefaultMetadataUpdater.handleServerDisconnect: isUpdateDue); the
-        disconnect may mean stale metadata, so an update is asked for. Before, a request open
-        to it is only no longer open (handleDisconnection), and the next may go at once."""
-        if not self.disconnect_asks:
+        2.5+ (KAFKA-8933, DefaultMetadataUpdater.handleServerDisconnect): a metadata request
+        open to it failed, and so did an update that was due but not sent (isUpdateDue).
+        Before, a request open to it is only no longer open (handleDisconnection), and the
+        next may go at once."""
+        now = self.sim.now_us
+        if not self.disconnect_fails:
             if self.source == broker:
                 self._open = self.source = None
-                self._maybe_update()
-            return
-        now = self.sim.now_us
-        due = self._open is None and self.requested and self._allowed_at_us(now) <= now
-        if self.source == broker or due:
+        elif self.source == broker or (self._open is None and self.requested
+                                       and self._allowed_at_us(now) <= now):
             self.failed()
         self.request_update()
 

@@ -80,7 +80,7 @@ class Sender:
             cluster.sim, ExponentialBackoff(RETRY_BACKOFF_MS, release.retry_backoff_max_ms,
                                             cluster.streams.get(f"workload/producer/"
                                                                 f"{producer_id}/metadata-backoff")),
-            spec.request_timeout_ms, release.client_disconnect_asks_for_metadata,
+            spec.request_timeout_ms, release.metadata_disconnect_fails_update,
             self._ask_for_metadata)
         self._leader_not_available_asks = release.metadata_leader_not_available_asks
         self._connections: set[int] = set()  # the brokers it has sent a request to

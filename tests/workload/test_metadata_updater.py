@@ -1,7 +1,8 @@
 """A client's metadata requests in time (rig.workload.metadata_updater, Kafka's Metadata and
 NetworkClient.DefaultMetadataUpdater): one open at a time, the next no sooner than the backoff
 after the last answer or failure; from 3.7 (KIP-580) a backoff that grows over answers that
-name nothing new; from 2.5 (KAFKA-8933) a broken connection asks for an update."""
+name nothing new; a broken connection asks for an update, and from 2.5 (KAFKA-8933) fails the
+request open to it."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ MS = 1000
 class Client:
     """A client whose requests reach broker 1 and are answered `rtt_ms` later (or never)."""
 
-    def __init__(self, max_ms: int = 100, disconnect_asks: bool = True, rtt_ms: float = 1,
+    def __init__(self, max_ms: int = 100, disconnect_fails: bool = True, rtt_ms: float = 1,
                  answer: bool = True):
         self.sim = Simulation()
         self.sent: list[float] = []
@@ -34,7 +35,7 @@ class Client:
         self.still_needed = False
         self.updater = MetadataUpdater(
             self.sim, ExponentialBackoff(100, max_ms, random.Random(7)), 30_000,
-            disconnect_asks, self._send)
+            disconnect_fails, self._send)
 
     def _send(self, request: object) -> int:
         self.sent.append(self.sim.now_us / MS)
@@ -100,25 +101,38 @@ def test_an_answer_that_names_a_newer_epoch_starts_the_doubling_again() -> None:
     assert len(client.sent) - before >= 2
 
 
-@pytest.mark.parametrize("disconnect_asks", [False, True])
-def test_a_broken_connection(disconnect_asks: bool) -> None:
-    client = Client(disconnect_asks=disconnect_asks, answer=False)
+@pytest.mark.parametrize("fails", [False, True])
+def test_a_broken_connection_with_a_request_open(fails: bool) -> None:
+    client = Client(disconnect_fails=fails, answer=False)
     client.updater.request_update()  # open to broker 1 at 0, never answered
     client.at(5, lambda: client.updater.connection_reset(1))
     client.run(1_000)
-    if disconnect_asks:  # 2.5+: a failed update, sent again retry.backoff.ms after it
+    if fails:  # 2.5+: a failed update, sent again retry.backoff.ms after it
         assert client.sent[:2] == [0, 105]
     else:  # before: the lost request is sent again at once
         assert client.sent[:2] == [0, 5]
 
 
-def test_from_2_5_a_broken_connection_asks_for_metadata() -> None:
-    quiet = Client(disconnect_asks=False)
-    asks = Client(disconnect_asks=True)
-    for client in (quiet, asks):
-        client.at(500, lambda c=client: c.updater.connection_reset(2))
+@pytest.mark.parametrize("fails", [False, True])
+def test_any_broken_connection_asks_for_metadata(fails: bool) -> None:
+    client = Client(disconnect_fails=fails)
+    client.at(500, lambda: client.updater.connection_reset(2))
+    client.run(1_000)
+    assert client.sent == [500]
+
+
+def test_from_2_5_a_broken_connection_fails_an_update_that_was_due() -> None:
+    """handleServerDisconnect's isUpdateDue: needed, allowed, not yet sent (the client's poll
+    had not come round): the disconnect counts as a failed attempt."""
+    clients = {fails: Client(disconnect_fails=fails) for fails in (False, True)}
+    for client in clients.values():
+        client.updater.request_update()  # sent at 0, answered at 1
+        client.run(200)
+        client.updater.requested = True  # (an update needed, allowed since 101 ms)
+        client.updater.connection_reset(2)
         client.run(1_000)
-    assert quiet.sent == [] and asks.sent == [500]
+    assert clients[False].sent == [0, 200]
+    assert clients[True].sent == [0, 300]
 
 
 def test_a_request_that_times_out_is_a_broken_connection() -> None:

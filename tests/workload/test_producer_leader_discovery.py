@@ -18,7 +18,7 @@ from tests.cluster.simulated import checked_run, named
 
 # Broker 0 leads t-0 and is shut down cleanly at 2,003 ms: its leadership moves to broker 1 first.
 # Its process stops at 2,004 ms, between two sends: the producer's next batch (at 2,005 ms) meets
-# the closed connection before the metadata answer the reset asks for (2.5+, KAFKA-8933) comes.
+# the closed connection before the metadata answer the reset asks for comes.
 SCENARIO = """
 name: leader-moves
 seed: 3
@@ -68,5 +68,5 @@ def test_a_retry_after_a_network_error_goes_once_metadata_shows_a_newer_leader(
     assert retry["broker"] == 1
     if variant == "zk-3.6":
         assert retry["t_ms"] - error["t_ms"] == pytest.approx(100, abs=0.001)
-    else:  # once the metadata answer the broken connection asked for (2.5+) comes, at once
+    else:  # once the metadata answer the broken connection asked for comes, at once
         assert 0 < retry["t_ms"] - error["t_ms"] < 5
