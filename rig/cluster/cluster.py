@@ -69,7 +69,8 @@ class Cluster(ProcessFaults):
         self.node_context = NodeContext(
             sim, log.emit, self.send, self.after_stall, self.strategies, self.topics,
             self.meter, variant.os, self.control.isr_writer, self.new_fetcher,
-            {b.id: b.rack for b in variant.brokers}, log.kind)
+            {b.id: b.rack for b in variant.brokers}, log.kind,
+            coasting=variant.events == "fetch-aggregated")
         for b in variant.brokers:
             config = variant.broker_config(b.id)
             self.brokers[b.id] = Broker(self.node_context, b.id, b.rack, config, sessions.new_cache(

@@ -74,9 +74,10 @@ class FetchServer:
         now_us = self.ctx.sim.now_us
         fetcher = request.fetcher
         request.arrived_us = now_us
-        if request.session.full and request.session.epoch != FINAL_EPOCH:
+        if self.ctx.coasting and request.session.full and request.session.epoch != FINAL_EPOCH:
             # A session may be created, evicting by last use: what waits on the sessions as
-            # they are (idle rounds in closed form) acts first.
+            # they are (idle rounds in closed form) acts first. (Only a coast acts before a
+            # change: a parked fetch asked now, nothing announced, stays parked.)
             self.purgatory.check_and_complete_all()
         context = self.cache.open(request.session, request.partitions,
                                   privileged=fetcher.privileged, now_ms=broker.now_ms)
