@@ -27,7 +27,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from rig.engine import Simulation, Timer
+from rig.engine import Simulation
+from rig.workload.poll_timer import PollTimer
 from rig.workload.retry_backoff import ExponentialBackoff
 
 RECONNECT_BACKOFF_MS = 50  # reconnect.backoff.ms: the wait when no broker can be asked
@@ -56,7 +57,7 @@ class MetadataUpdater:
         self.equivalent = 0  # KIP-580: answers in a row that taught nothing new
         self.source: int | None = None  # the broker asked, while a request is open
         self._open: object | None = None  # the open request (a token its answer names)
-        self._wake: tuple[int, Timer] | None = None
+        self._poll = PollTimer(sim, self._maybe_update)  # the client's next look
 
     @property
     def in_flight(self) -> bool:
@@ -132,29 +133,17 @@ class MetadataUpdater:
             request = object()
             source = self._send(request)
             if source is None:  # leastLoadedNode found no broker: reconnect.backoff.ms
-                self._look_at(now + RECONNECT_BACKOFF_MS * 1000)
+                self._poll.wake_at(now + RECONNECT_BACKOFF_MS * 1000)
                 return
             self.source = source  # (still `requested`: Metadata.update clears it)
             self._open = request
             self.sim.after(self.request_timeout_us, lambda: self._timed_out(request))
             return
-        self._look_at(at)
+        self._poll.wake_at(at)
 
     def _timed_out(self, request: object) -> None:
         if self._open is request and self.source is not None:
             self.connection_reset(self.source)
-
-    def _look_at(self, time_us: int) -> None:
-        if self._wake is not None:
-            if self._wake[0] <= time_us:
-                return
-            self._wake[1].cancel()
-
-        def wake() -> None:
-            self._wake = None
-            self._maybe_update()
-
-        self._wake = (time_us, self.sim.at(time_us, wake))
 
 
 __all__ = ["MetadataUpdater"]

@@ -13,7 +13,6 @@ from rig.cluster.endpoints import node_endpoints
 from rig.cluster.log import Batch
 from rig.cluster.metadata_response import metadata_request_bytes
 from rig.cluster.partition import TopicPartition, partitions_by_topic
-from rig.engine import Timer
 from rig.events import names
 from rig.protocol import (
     PRODUCE,
@@ -28,6 +27,7 @@ from rig.scenario.model import ProducerSpec
 from rig.scenario.profiles import profile
 from rig.workload.accumulator import OpenBatch, RecordAccumulator
 from rig.workload.metadata_updater import MetadataUpdater
+from rig.workload.poll_timer import PollTimer
 from rig.workload.producer_metadata import ProducerMetadata, ask_for_metadata
 from rig.workload.retry_backoff import ExponentialBackoff
 
@@ -71,7 +71,8 @@ class Sender:
         self._backoff = ExponentialBackoff(RETRY_BACKOFF_MS, release.retry_backoff_max_ms,
                                            cluster.streams.get(f"workload/producer/{producer_id}"
                                                                "/retry-backoff"))
-        self._wake: tuple[int, Timer] | None = None  # the next look at a batch backing off
+        # The next look at a batch backing off (the Sender's poll timeout)
+        self._poll = PollTimer(cluster.sim, lambda: self.drain(cluster.sim.now_us / 1000))
         self.sending: dict[TopicPartition, OpenBatch] = {}
         self._in_flight: dict[int, int] = {}
         # When its metadata requests go (KIP-580's backoff from 3.7, as its batches'); a
@@ -123,21 +124,8 @@ class Sender:
             return False
         look = self._backoff.next_look_us(head.attempts, head.last_attempt_us, now_us)
         if look is not None:
-            self._look_at(look)
+            self._poll.wake_at(look)
         return look is not None
-
-    def _look_at(self, time_us: int) -> None:
-        """Wake the Sender at `time_us` (its poll timeout), unless it wakes sooner already."""
-        if self._wake is not None:
-            if self._wake[0] <= time_us:
-                return
-            self._wake[1].cancel()
-
-        def wake() -> None:
-            self._wake = None
-            self.drain(self.cluster.sim.now_us / 1000)
-
-        self._wake = (time_us, self.cluster.sim.at(time_us, wake))
 
     def _drain_node(self, leader: int, ready: set[TopicPartition]) -> dict[TopicPartition,
                                                                              OpenBatch]:
