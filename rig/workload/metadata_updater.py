@@ -59,10 +59,6 @@ class MetadataUpdater:
         self._open: object | None = None  # the open request (a token its answer names)
         self._poll = PollTimer(sim, self._maybe_update)  # the client's next look
 
-    @property
-    def in_flight(self) -> bool:
-        return self._open is not None
-
     def request_update(self) -> None:
         """Metadata.requestUpdate: the client needs fresher metadata; it goes when it may."""
         self.requested = True
@@ -86,11 +82,14 @@ class MetadataUpdater:
 
     def failed(self) -> None:
         """Metadata.failedUpdate: no answer (a broken connection, request.timeout.ms)."""
+        self._fail()
+        self._maybe_update()
+
+    def _fail(self) -> None:
         self._open = self.source = None
         self.last_refresh_us = self.sim.now_us
         self.attempts += 1
         self.equivalent = 0
-        self._maybe_update()
 
     def connection_reset(self, broker: int) -> None:
         """NetworkClient.processDisconnection: the connection to `broker` broke (its process
@@ -107,7 +106,7 @@ class MetadataUpdater:
                 self._open = self.source = None
         elif self.source == broker or (self._open is None and self.requested
                                        and self._allowed_at_us(now) <= now):
-            self.failed()
+            self._fail()
         self.request_update()
 
     def _allowed_at_us(self, now: int) -> int:
