@@ -47,8 +47,8 @@ class Client:
         if self.updater.is_open(request):
             self.updater.answered(self.progress, self.still_needed)
 
-    def at(self, ms: float, action: object) -> None:
-        self.sim.at(int(ms * MS), action)  # type: ignore[arg-type]
+    def at(self, ms: float, action: Callable[[], None]) -> None:
+        self.sim.at(int(ms * MS), action)
 
     def run(self, ms: float) -> None:
         self.sim.run(int(ms * MS))
