@@ -92,4 +92,5 @@ class ControllerChannelManager:
         if self._in_flight.get(broker_id) is request:
             self._next(broker_id)
 
+
 __all__ = ["ControllerChannelManager"]

@@ -275,7 +275,8 @@ class Sender:
             # 2.3+ (KAFKA-7831): a partition without a leader asks for the next update itself.
             leaderless = self._leader_not_available_asks and any(
                 leaders.get(key, -1) < 0 for key in self.metadata.leaders)
-            self.updater.answered(self.metadata.update(leaders, epochs, alive), leaderless)
+            newer = self.metadata.update(leaders, epochs, alive)  # (KIP-580: progress)
+            self.updater.answered(newer, leaderless)
             self.drain(cluster.sim.now_us / 1000)
 
         ask_for_metadata(cluster, self.node, source, self._metadata_version,
