@@ -11,7 +11,7 @@ import itertools
 import random
 from array import array
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from rig.cluster.partition import TopicPartition
@@ -54,6 +54,61 @@ class OpenBatch:
         return self.attempts >= 1 and self.attempts == self.attempts_at_leader_change
 
 
+class BatchQueues:
+    """The closed batches waiting per partition (RecordAccumulator's batches map), shared by the
+    accumulator, which queues them, and the Sender, which takes them from the head and puts a
+    retried one back there. The partitions holding a batch are kept apart, so that a look at
+    what may go costs what is queued, not how many partitions the producer writes.
+
+    Their order is the order in which each partition's first batch was queued: a dict's, as rig
+    always walked them (Kafka walks a hash map's: arbitrary in both, fixed in rig)."""
+
+    __slots__ = ("_held", "_place", "_queues")
+
+    def __init__(self) -> None:
+        self._queues: dict[TopicPartition, deque[OpenBatch]] = {}
+        self._place: dict[TopicPartition, int] = {}  # where a partition stands in the order
+        self._held: set[TopicPartition] = set()  # the partitions whose queue is not empty
+
+    def _queue(self, key: TopicPartition) -> deque[OpenBatch]:
+        queue = self._queues.get(key)
+        if queue is None:
+            queue = self._queues[key] = deque()
+            self._place[key] = len(self._place)
+        self._held.add(key)
+        return queue
+
+    def append(self, key: TopicPartition, batch: OpenBatch) -> None:
+        """A closed batch joins the tail of its partition's queue."""
+        self._queue(key).append(batch)
+
+    def appendleft(self, key: TopicPartition, batch: OpenBatch) -> None:
+        """A batch to be retried goes back to the head of its partition's queue."""
+        self._queue(key).appendleft(batch)
+
+    def head(self, key: TopicPartition) -> OpenBatch | None:
+        """The batch that goes next for `key`, if any."""
+        return self._queues[key][0] if key in self._held else None
+
+    def popleft(self, key: TopicPartition) -> OpenBatch:
+        queue = self._queues[key]
+        batch = queue.popleft()
+        if not queue:
+            self._held.discard(key)
+        return batch
+
+    def held(self) -> list[TopicPartition]:
+        """The partitions with a batch queued, in the queues' order."""
+        return self.ordered(self._held)
+
+    def ordered(self, keys: Iterable[TopicPartition]) -> list[TopicPartition]:
+        """`keys` (partitions that have had a batch queued) in the queues' order."""
+        return sorted(keys, key=self._place.__getitem__)
+
+    def __bool__(self) -> bool:
+        return bool(self._held)
+
+
 class RecordAccumulator:
     """The records of one producer from their draw to a closed batch in its partition's queue.
 
@@ -72,7 +127,7 @@ class RecordAccumulator:
         self._round_robin = itertools.count()
         self._sticky: int | None = None
         self.open_batches: dict[int, OpenBatch] = {}
-        self.queues: dict[TopicPartition, deque[OpenBatch]] = {}
+        self.queues = BatchQueues()
         self._key_partition: dict[int, int] = {}
         self._zipf_cdf: list[float] = []
         # The bytes a batch takes in the format the brokers write (log.message.format.version):
@@ -180,7 +235,7 @@ class RecordAccumulator:
         batch = self.open_batches.pop(partition)
         if self.spec.partitioner == "sticky":
             self._sticky = None
-        self.queues.setdefault((self.spec.topic, partition), deque()).append(batch)
+        self.queues.append((self.spec.topic, partition), batch)
 
     def close_all(self, now_ms: float) -> None:
         """Close every open batch: a tick is one linger long, so each has waited its linger
@@ -189,4 +244,4 @@ class RecordAccumulator:
             self._close(partition, now_ms)
 
 
-__all__ = ["OpenBatch", "RecordAccumulator"]
+__all__ = ["BatchQueues", "OpenBatch", "RecordAccumulator"]

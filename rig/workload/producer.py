@@ -43,7 +43,7 @@ class Producer:
     @property
     def busy(self) -> bool:
         """Batches still queued or in flight (the run settles only when none are)."""
-        return bool(self.sender.sending) or any(self.accumulator.queues.values())
+        return bool(self.sender.sending) or bool(self.accumulator.queues)
 
     def connection_reset(self, broker: int) -> None:
         """The cluster's call when `broker`'s process dies: the sender fails what is open to it."""
@@ -103,7 +103,7 @@ class Producer:
         spec = self.spec
         if (spec.burst_on_ms or spec.stop_ms is not None or self.accumulator.open_batches
                 or self.sender.sending
-                or any(self.accumulator.queues.values())):
+                or bool(self.accumulator.queues)):
             return 1
         step = spec.rate * tick_ms / 1000
         ticks, limit = 1, max(1, 1000 // tick_ms)

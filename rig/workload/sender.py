@@ -5,7 +5,6 @@ after a backoff with a metadata refresh, and batches that outlive delivery.timeo
 
 from __future__ import annotations
 
-from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from rig.cluster.current_leader import NO_LEADERS, CurrentLeaders
@@ -96,9 +95,11 @@ class Sender:
         now_us = self.cluster.sim.now_us
         by_leader: dict[int, set[TopicPartition]] = {}
         looks = self._discovery  # (3.7+: every head batch notes its partition's leader epoch)
-        for key, queue in self.queues.items():
-            if queue and not ((looks or queue[0].attempts)
-                              and self._backing_off(key, queue[0], now_us)):
+        queues = self.queues
+        for key in queues.held():
+            head = queues.head(key)
+            if head is not None and not ((looks or head.attempts)
+                                         and self._backing_off(key, head, now_us)):
                 by_leader.setdefault(self.metadata.leaders.get(key, -1), set()).add(key)
         for leader, ready in sorted(by_leader.items()):
             if leader < 0:  # Sender.sendProducerData: unknownLeaderTopics
@@ -144,24 +145,25 @@ class Sender:
             key = parts[index]
             self._drain_index[leader] = index
             index = (index + 1) % count
-            queue = self.queues.get(key)
-            if key in ready and queue:
-                if taken and size + queue[0].size > MAX_REQUEST:
+            head = self.queues.head(key) if key in ready else None
+            if head is not None:
+                if taken and size + head.size > MAX_REQUEST:
                     break
-                taken[key] = queue.popleft()
-                size += taken[key].size
+                taken[key] = self.queues.popleft(key)
+                size += head.size
             if index == start:
                 break
         if len(taken) < 2:
             return taken
-        return {key: batch for key in self.queues if (batch := taken.get(key)) is not None}
+        return {key: taken[key] for key in self.queues.ordered(taken)}
 
     def _expire(self, now_ms: float) -> None:
         """delivery.timeout.ms: a queued batch older than that fails, and is not retried."""
         timeout = self.spec.delivery_timeout_ms
-        for key, queue in self.queues.items():
-            while queue and now_ms - queue[0].created_ms > timeout:
-                batch = queue.popleft()
+        queues = self.queues
+        for key in queues.held():
+            while (head := queues.head(key)) is not None and now_ms - head.created_ms > timeout:
+                batch = queues.popleft(key)
                 self.cluster.log.emit(names.PRODUCE_ERROR, producer=self.spec.name,
                                       topic=key[0], partition=key[1], error_code=REQUEST_TIMED_OUT,
                                       records=batch.records, id=[self.producer_id, batch.sequence],
@@ -248,7 +250,7 @@ class Sender:
                      id=[self.producer_id, batch.sequence], retrying=retrying)
             if retrying:
                 # Back to the head of its partition's queue, after the retry backoff.
-                self.queues.setdefault(key, deque()).appendleft(batch)
+                self.queues.appendleft(key, batch)
                 batch.last_attempt_us = self.cluster.sim.now_us
             refresh = refresh or result in STALE_METADATA
         if self._discovery:

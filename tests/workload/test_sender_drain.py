@@ -4,12 +4,11 @@ that request (it goes first in the next one); it is not skipped for a smaller on
 
 from __future__ import annotations
 
-from collections import deque
 from types import SimpleNamespace
 from typing import Any
 
 from rig.engine.rng import Streams
-from rig.workload.accumulator import OpenBatch
+from rig.workload.accumulator import BatchQueues, OpenBatch
 from rig.workload.sender import MAX_REQUEST, Sender
 
 TOPIC = "t"
@@ -24,8 +23,9 @@ def _sender(sizes: list[int], leaders: list[int]) -> tuple[Sender, list[list[int
                           for key, leader in zip(keys, leaders, strict=True)})
     spec: Any = SimpleNamespace(node="producer-p", topic=TOPIC, delivery_timeout_ms=120_000,
                                 request_timeout_ms=30_000)
-    queues = {key: deque([OpenBatch(1, size, p, 0.0)]) for p, (key, size)
-              in enumerate(zip(keys, sizes, strict=True))}
+    queues = BatchQueues()
+    for p, (key, size) in enumerate(zip(keys, sizes, strict=True)):
+        queues.append(key, OpenBatch(1, size, p, 0.0))
     accumulator: Any = SimpleNamespace(queues=queues)
     sender = Sender(cluster, spec, 7, accumulator)
     requests: list[list[int]] = []
