@@ -29,10 +29,10 @@ from rig.cluster.kraft.replication_control import NONE, NOT_CONTROLLER, AlterPar
 from rig.cluster.partition import TopicPartition
 from rig.cluster.replica import PendingIsr, Replica
 from rig.cluster.zk_client import ZkClient
+from rig.scenario.client_config import RECONNECT_BACKOFF_MS  # the channel's NetworkClient
 
 SEND_INTERVAL_MS = 50  # 2.7's send-alter-isr task; 2.8+'s retry after a top-level error
 CONTROLLER_POLL_MS = 100  # BrokerToControllerRequestThread.doWork, no controller known
-RECONNECT_BACKOFF_MS = 50  # the channel's NetworkClient (reconnect.backoff.ms, its max)
 CONNECTION_SETUP_TIMEOUT_MS = 10_000  # socket.connection.setup.timeout.ms (KIP-601, 2.7+)
 
 

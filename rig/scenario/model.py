@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rig.scenario.broker_config import BrokerConfig
+from rig.scenario.client_config import METADATA_MAX_AGE_MS, RETRY_BACKOFF_MS
 
 STRATEGY_KINDS = ("placement", "replication", "isr", "fetch_session", "compaction", "controller")
 
@@ -113,13 +114,13 @@ class ConsumerSpec:
     max_partition_fetch_bytes: int = 1 << 20
     fetch_max_bytes: int = 50 << 20
     request_timeout_ms: int = 30_000
-    retry_backoff_ms: int = 100
+    retry_backoff_ms: int = RETRY_BACKOFF_MS
     start_ms: int = 0
     lag_sample_ms: int = 1000  # 0: no lag samples
     commit: str = "none"  # none | auto (enable.auto.commit) | poll (after each poll with records)
     auto_commit_interval_ms: int = 5000
     racks: tuple[str, ...] = ()  # client.rack of member i: racks[i % len(racks)]; () = none
-    metadata_max_age_ms: int = 300_000  # how long a preferred read replica is kept (KIP-392)
+    metadata_max_age_ms: int = METADATA_MAX_AGE_MS  # keeps a preferred read replica (KIP-392)
     rack_aware_assignment: bool = True  # KIP-881 (3.5+ clients): range matches member racks
 
     def rack_of(self, member: int) -> str | None:

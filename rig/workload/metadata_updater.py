@@ -28,11 +28,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from rig.engine import Simulation
+from rig.scenario.client_config import METADATA_MAX_AGE_MS, RECONNECT_BACKOFF_MS
 from rig.workload.poll_timer import PollTimer
 from rig.workload.retry_backoff import ExponentialBackoff
-
-RECONNECT_BACKOFF_MS = 50  # reconnect.backoff.ms: the wait when no broker can be asked
-METADATA_MAX_AGE_MS = 300_000  # metadata.max.age.ms
 
 
 class MetadataUpdater:

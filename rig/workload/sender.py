@@ -22,6 +22,7 @@ from rig.protocol import (
 )
 from rig.protocol.errors import NETWORK_EXCEPTION, REQUEST_TIMED_OUT, RETRIABLE, STALE_METADATA
 from rig.scenario.api_versions import metadata_version, produce_version
+from rig.scenario.client_config import RETRY_BACKOFF_MS
 from rig.scenario.model import ProducerSpec
 from rig.scenario.profiles import profile
 from rig.workload.accumulator import OpenBatch, RecordAccumulator
@@ -33,7 +34,6 @@ from rig.workload.retry_backoff import ExponentialBackoff
 if TYPE_CHECKING:
     from rig.cluster.cluster import Cluster
 
-RETRY_BACKOFF_MS = 100  # retry.backoff.ms
 MAX_IN_FLIGHT = 5  # max.in.flight.requests.per.connection
 MAX_REQUEST = 1 << 20  # max.request.size
 
