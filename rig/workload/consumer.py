@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, ClassVar, NamedTuple
 
 from rig.cluster.fetch_client import FetchClient
 from rig.cluster.messages import FetchResponseMsg
-from rig.cluster.metadata_response import metadata_request_bytes, metadata_response_bytes
 from rig.cluster.partition import FetchState, TopicPartition
 from rig.engine import Timer
 from rig.events import names
@@ -30,9 +29,9 @@ from rig.protocol.errors import (
     OFFSET_OUT_OF_RANGE,
     UNKNOWN_LEADER_EPOCH,
 )
-from rig.scenario.api_versions import metadata_version
 from rig.scenario.model import ConsumerSpec
 from rig.scenario.profiles import profile
+from rig.workload.consumer_metadata import ConsumerMetadata, Leaders
 from rig.workload.offset_fetcher import OffsetFetcher
 from rig.workload.offsets import Committer
 
@@ -71,10 +70,11 @@ class ConsumerFetcher(FetchClient):
         return not self.stopped and not any(key in read_from for key in self.partitions)
 
     def _disconnected(self) -> None:
-        # Kafka's consumer marks the node unavailable and refreshes metadata after
-        # retry.backoff.ms: the partitions move to whoever leads them then.
+        # Kafka's consumer marks the node unavailable and asks for metadata (its
+        # NetworkClient.processDisconnection): the partitions move to whoever leads them then.
+        self.member.metadata.connection_reset(self.leader_id)
         for key in list(self.partitions):
-            self.member.relocate(key, backoff=True)
+            self.member.relocate(key)
 
     def _apply(self, response: FetchResponseMsg) -> None:
         member = self.member
@@ -112,8 +112,8 @@ class ConsumerFetcher(FetchClient):
             elif error in (FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH):
                 # 2.1+ (KIP-320): the broker knows another leader epoch than the consumer's
                 # metadata; Kafka's consumer asks for metadata again (Fetcher:
-                # metadata.requestUpdate), after retry.backoff.ms.
-                member.relocate(key, backoff=True)
+                # metadata.requestUpdate).
+                member.relocate(key)
         for key, broker in response.preferred.items():
             if key in self.partitions:
                 member.prefer(key, self.leader_id, broker)
@@ -141,14 +141,10 @@ class ConsumerMember:
         self.leader_epochs: dict[TopicPartition, int] = {}
         self.fetchers: dict[int, ConsumerFetcher] = {}
         self.consumed = 0
-        self._refreshing = False
+        self.metadata = ConsumerMetadata(cluster, spec, self.client_id, self.assigned,
+                                         self._answered)
         self.committer = Committer(self) if spec.commit != "none" else None
         self.offsets = OffsetFetcher(self)
-        # Metadata on the wire (rig.cluster.metadata_response): the release's newest version,
-        # naming the subscribed topic.
-        self._metadata_version = metadata_version(cluster.variant.kafka)
-        self._metadata_request = metadata_request_bytes(self._metadata_version, self.client_id,
-                                                        (spec.topic,))
 
     def start(self) -> None:
         cluster = self.cluster
@@ -160,6 +156,7 @@ class ConsumerMember:
                 start = leader.replicas[key].high_watermark
             self.positions[key] = start
             self.leader_epochs[key] = state.leader_epoch
+            self.metadata.learn(key, state.leader, state.leader_epoch)
             self.fetch_from(state.leader, key)
         if self.committer is not None:
             self.committer.start()
@@ -217,66 +214,63 @@ class ConsumerMember:
         if (not self.leader_discovery or epoch <= self.leader_epochs.get(key, -1)
                 or leader not in alive):
             return False
-        self._forget_replica(key)
-        for fetcher in self.fetchers.values():
-            fetcher.remove_partition(key)
+        self._drop(key)
         self.leader_epochs[key] = epoch
+        self.metadata.learn(key, leader, epoch)
         if not self.offsets.validate(key, leader, epoch):
             self.fetch_from(leader, key)
-        self._refresh()
+        self.metadata.request_update()
         return True
 
-    def relocate(self, key: TopicPartition, backoff: bool = False) -> None:
-        """The partition's leader moved: drop it here and ask a live broker who leads now
-        (after retry.backoff.ms when the old leader's connection failed: no busy loop while
-        the metadata still names a dead leader). A preferred read replica is forgotten too."""
+    def relocate(self, key: TopicPartition) -> None:
+        """The partition's leader moved, or its connection failed: drop it here until the
+        metadata names its leader (Metadata.requestUpdate; the request goes when the updater
+        allows). A preferred read replica is forgotten too."""
+        self._drop(key)
+        self.metadata.request_update()
+
+    def seek(self, key: TopicPartition) -> None:
+        """Its position was set (a seek to a committed offset): fetch it again from the leader
+        the metadata names, validating the position first if its epoch is unknown; no request
+        (Kafka's consumer reads its metadata's currentLeader), unless the leader is unknown."""
+        self._drop(key)
+        self.place(key)
+
+    def place(self, key: TopicPartition) -> None:
+        """Fetch `key` (fetched nowhere) from the leader the metadata names, or ask who leads
+        it; nothing while a reset or validation of it is under way or backing off."""
+        if key not in self.offsets.awaiting:
+            leader = self.metadata.leaders.get(key, -1)
+            if leader < 0:
+                self.metadata.request_update()
+            else:
+                self._place(key, leader, self.metadata.epochs.get(key, -1))
+
+    def _drop(self, key: TopicPartition) -> None:
         self._forget_replica(key)
         for fetcher in self.fetchers.values():
             fetcher.remove_partition(key)
-        if backoff:
-            self.cluster.sim.after(self.spec.retry_backoff_ms * 1000, self._refresh)
-        else:
-            self._refresh()
 
-    def _refresh(self) -> None:
-        cluster = self.cluster
-        if self._refreshing:
-            return
-        live = [b for b in sorted(cluster.brokers) if cluster.brokers[b].alive]
-        if not live:
-            cluster.sim.after(self.spec.retry_backoff_ms * 1000, self._refresh)
-            return
-        self._refreshing = True
-        source = live[0]
+    def _answered(self, leaders: Leaders) -> bool:
+        """A metadata answer: each partition fetched nowhere goes to the leader it names.
+        Whether another update is needed (one of them has no leader)."""
+        orphans = [key for key in self.assigned if key not in self.offsets.awaiting
+                   and not any(key in f.partitions for f in self.fetchers.values())]
+        for key in orphans:
+            leader, epoch = leaders[key]
+            if leader >= 0:
+                self._place(key, leader, epoch)
+        return any(leaders[key][0] < 0 for key in orphans)
 
-        def learn() -> None:
-            cache = cluster.brokers[source].metadata_cache
-            leaders = {key: (cache.leaders.get(key, -1), cache.epochs.get(key, -1))
-                       for key in self.assigned}
-            size = metadata_response_bytes(cluster, source, self._metadata_version,
-                                           (self.spec.topic,))
-            cluster.send(source, self.node, size, lambda: update(leaders))
-
-        def update(leaders: dict[TopicPartition, tuple[int, int]]) -> None:
-            self._refreshing = False
-            orphans = [key for key in self.assigned if key not in self.offsets.awaiting
-                       and not any(key in f.partitions for f in self.fetchers.values())]
-            for key in orphans:
-                leader, epoch = leaders[key]
-                if leader < 0:
-                    continue
-                changed = epoch != self.leader_epochs.get(key)
-                self.leader_epochs[key] = epoch
-                if key in self.offsets.resetting:  # (AWAIT_RESET: no validation, no fetch)
-                    self.offsets.reset(key, leader, self.offsets.resetting[key])
-                elif not (changed and self.offsets.validate(key, leader, epoch)):
-                    self.fetch_from(leader, key)
-            if any(leaders[key][0] < 0 for key in orphans):
-                cluster.sim.after(self.spec.retry_backoff_ms * 1000, self._refresh)
-
-        cluster.send(self.node, source, self._metadata_request, learn)
-        cluster.sim.after(self.spec.request_timeout_ms * 1000,
-                          lambda: setattr(self, "_refreshing", False))
+    def _place(self, key: TopicPartition, leader: int, epoch: int) -> None:
+        """Fetch `key` from `leader`: a reset goes first (AWAIT_RESET: no validation, no
+        fetch), then a position whose leader epoch changed is validated (KIP-320)."""
+        changed = epoch != self.leader_epochs.get(key)
+        self.leader_epochs[key] = epoch
+        if key in self.offsets.resetting:
+            self.offsets.reset(key, leader, self.offsets.resetting[key])
+        elif not (changed and self.offsets.validate(key, leader, epoch)):
+            self.fetch_from(leader, key)
 
     def lag(self) -> int:
         """Records between this member's positions and each partition's high watermark."""

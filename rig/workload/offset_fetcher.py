@@ -71,7 +71,9 @@ class Member(Protocol):
     position_epochs: dict[TopicPartition, int | None]
     leader_epochs: dict[TopicPartition, int]
 
-    def relocate(self, key: TopicPartition, backoff: bool = False) -> None: ...
+    def relocate(self, key: TopicPartition) -> None: ...
+
+    def place(self, key: TopicPartition) -> None: ...
 
     def fetch_from(self, leader: int, key: TopicPartition) -> None: ...
 
@@ -98,7 +100,7 @@ class OffsetFetcher:
     def reset(self, key: TopicPartition, broker: int, reason: str = "out-of-range") -> None:
         """ListOffsets to `broker` for auto.offset.reset's offset; fetch on from there. A
         refusal leaves the partition awaiting its reset (`resetting`): the consumer asks for
-        metadata after retry.backoff.ms and sends it again (Fetcher.resetOffsetsAsync)."""
+        metadata and sends it again after retry.backoff.ms (Fetcher.resetOffsetsAsync)."""
         latest = self.member.spec.start == "latest"
         current = self.member.leader_epochs.get(key) if self._epoch_in_list_offsets else None
         self.resetting[key] = reason
@@ -205,10 +207,23 @@ class OffsetFetcher:
         def failed() -> None:
             if leader_epoch is not None:
                 member.leader_epochs.pop(key, None)
-            member.relocate(key, backoff=True)
+            # SubscriptionState.requestFailed, Metadata.requestUpdate: metadata is asked for
+            # now, and the partition's next reset or validation waits retry.backoff.ms.
+            self._requests += 1
+            waiting = self.awaiting[key] = self._requests
+            member.relocate(key)
+            cluster.sim.after(member.spec.retry_backoff_ms * 1000,
+                              lambda: self._backed_off(key, waiting))
 
         cluster.send(member.node, broker, self._sizes(api, key[0], True)[0], at_leader)
         cluster.sim.after(member.spec.request_timeout_ms * 1000, expire)
+
+    def _backed_off(self, key: TopicPartition, waiting: int) -> None:
+        """A failed request's backoff is over: the partition is placed again from what the
+        metadata says now (unless a later request took over)."""
+        if self.awaiting.get(key) == waiting:
+            del self.awaiting[key]
+            self.member.place(key)
 
     def _moved(self, key: TopicPartition, broker: int, offset: int, epoch: int | None,
                reason: str) -> None:

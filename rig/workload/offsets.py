@@ -46,7 +46,7 @@ class Member(Protocol):
     leader_epochs: dict[TopicPartition, int]
     offsets: Any  # rig.workload.offset_fetcher.OffsetFetcher
 
-    def relocate(self, key: TopicPartition, backoff: bool = False) -> None: ...
+    def seek(self, key: TopicPartition) -> None: ...
 
 COMMITS_EPOCH_FETCH_VERSION = 9  # a 2.1+ client: OffsetCommit v6+ carries the leader epoch
 
@@ -221,7 +221,7 @@ class Committer:
                 member.position_epochs[key] = epoch if epoch >= 0 else None
                 if epoch >= 0:
                     member.leader_epochs.pop(key, None)
-                member.relocate(key)
+                member.seek(key)
 
         cluster.send(self.node, coordinator, self.wire.fetch(member.assigned)[0],
                      at_coordinator)

@@ -38,12 +38,12 @@ class _Member:
         self.positions = {KEY: 30}
         self.position_epochs: dict[Any, int | None] = {KEY: 3}
         self.leader_epochs = {KEY: 3}
-        self.relocated: list[Any] = []
+        self.sought: list[Any] = []
         # (its OffsetFetcher: a reset it was waiting for when the group resumed)
         self.offsets = SimpleNamespace(resetting={KEY: "out-of-range"})
 
-    def relocate(self, key: Any, backoff: bool = False) -> None:
-        self.relocated.append(key)
+    def seek(self, key: Any) -> None:
+        self.sought.append(key)
 
 
 @pytest.mark.parametrize(("version", "epoch"), [(8, -1), (9, 3), (11, 3)])
@@ -74,11 +74,12 @@ def test_a_resumed_position_takes_the_committed_epoch(
     committer = Committer(member)
     committer.coordinator = 2
     committer._resume()
-    assert member.positions[KEY] == 20 and member.relocated == [KEY]
+    assert member.positions[KEY] == 20 and member.sought == [KEY]
     assert member.position_epochs[KEY] == position_epoch
     assert member.offsets.resetting == {}  # a seek: the pending reset's answer is dropped
-    # With a committed epoch the metadata's leader epoch is forgotten, so the next metadata
-    # validates the position (rig.workload.consumer: a new epoch → OffsetFetcher.validate).
+    # With a committed epoch the leader epoch known is forgotten, so the seek validates the
+    # position against the leader the metadata names (rig.workload.consumer: a new epoch →
+    # OffsetFetcher.validate).
     assert (KEY not in member.leader_epochs) is revalidated
 
 

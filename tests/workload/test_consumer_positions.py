@@ -160,13 +160,15 @@ def test_a_clean_failover_is_validated_from_2_3_and_moves_nothing(
     assert all(c.status is Status.OK for c in result.checks), [c.note for c in result.checks]
 
 
-@pytest.mark.parametrize("kafka, fenced", [("2.0", 0), ("2.4", 1)])
+@pytest.mark.parametrize("kafka, fenced", [("2.0", False), ("2.4", True)])
 def test_from_2_1_a_consumer_fetch_at_a_stale_epoch_is_fenced(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kafka: str, fenced: int) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kafka: str, fenced: bool) -> None:
     """The controller takes the crashed follower out of the ISR at a new leader epoch; the
     consumer's metadata still names the old one. From 2.1 its next fetch is answered
     FENCED_LEADER_EPOCH (KIP-320) and it asks for metadata again, then validates its position
-    at the new epoch (2.3+) and reads on; before, its fetches carry no epoch."""
+    at the new epoch (2.3+) and reads on; before, its fetches carry no epoch. (The metadata it
+    asks for at once may still name the old epoch: the brokers' caches learn the new one from
+    UpdateMetadata, after the leader. Then it is fenced again and asks a backoff later.)"""
     errors: list[int] = []
     apply = ConsumerFetcher._apply
 
@@ -179,7 +181,7 @@ def test_from_2_1_a_consumer_fetch_at_a_stale_epoch_is_fenced(
     shrink = next(e for e in events if e["event"] == "leader.elected" or (
         e["event"] == "zk.partition_state" and e["writer"] == "controller"))
     assert shrink["epoch"] == 1 and shrink["leader"] == 0  # same leader, a new epoch
-    assert errors.count(FENCED_LEADER_EPOCH) == fenced
+    assert (FENCED_LEADER_EPOCH in errors) is fenced
     assert _resets(events) == []
     reads = [e for e in events if e["event"] == "consumer.read" and e["t_ms"] > shrink["t_ms"]]
     assert reads and reads[-1]["batches"][-1][1] > 1500  # it reads on to the end

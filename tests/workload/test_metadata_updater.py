@@ -187,3 +187,42 @@ def test_a_producer_waiting_on_offline_partitions_asks_once_per_backoff(
     # 100, 200, 400, 800, then 1000 ms apart, ±20 %. Before, rig asked again at each answer:
     # 14,897 requests.
     assert low <= asked <= high
+
+
+
+# Broker 1's partitions (replication factor 1) have no live replica for 10 s: the consumer's
+# fetches to it are refused, then (after the ZooKeeper session) every answer names no leader.
+CONSUMER_OUTAGE = """
+name: offline-partitions-consumer
+seed: 3
+duration: 15s
+kafka: "{kafka}"
+cluster:
+  brokers: 3
+  config: {{zookeeper.session.timeout.ms: 6s}}
+topics:
+  - {{name: t, partitions: 6, replication_factor: 1}}
+workload:
+  consumers:
+    - {{group: g, topic: t, start: earliest}}
+faults:
+  - {{kind: crash, broker: 1, at: 2s, restart_after: 10s}}
+"""
+
+
+@pytest.mark.parametrize(("kafka", "low", "high"), [("2.4", 95, 110), ("3.7", 12, 30)])
+def test_a_consumer_waiting_on_offline_partitions_asks_once_per_backoff(
+        kafka: str, low: int, high: int, write_scenario: Callable[[str, str], Path],
+        tmp_path: Path) -> None:
+    """The consumer's metadata is timed as the producer's (ConsumerMetadata is the same
+    Metadata class): a refused fetch, a partition without a leader, each asks for an update;
+    the request goes once per backoff."""
+    scenario = load_scenario(write_scenario(CONSUMER_OUTAGE.format(kafka=kafka), "s.yaml"))
+    events, _ = checked_run(scenario.variants[0], tmp_path, "offline-partitions-consumer")
+    assert named(events, names.PARTITION_OFFLINE), "no partition went offline: no case left"
+    member = scenario.variants[0].consumers[0].member_node(0)
+    asked = sum(e["messages"] for e in named(events, names.NET_TRAFFIC)
+                if e["src"] == member and e["kind"] == "control")
+    # 2.4: one request per retry.backoff.ms over the 10 s; 3.7 (KIP-580): the wait doubles up
+    # to 1 s. Before, rig asked a retry.backoff.ms after each answer in every release: 99.
+    assert low <= asked <= high

@@ -103,7 +103,7 @@ def test_metadata_refreshes_are_counted_at_their_wire_bytes(
         return answer
 
     monkeypatch.setattr("rig.workload.producer_metadata.metadata_response_bytes", spy("producer"))
-    monkeypatch.setattr("rig.workload.consumer.metadata_response_bytes", spy("consumer"))
+    monkeypatch.setattr("rig.workload.consumer_metadata.metadata_response_bytes", spy("consumer"))
     [variant] = load_scenario(write_scenario(SCENARIO.replace("KAFKA", kafka), "s.yaml")).variants
     events, _ = checked_run(variant, tmp_path, "metadata-refresh")
     # Each answer, as counted, is the encoded message of the asked broker's cache then.

@@ -82,11 +82,15 @@ class _Member:
         self.positions = {KEY: 30}
         self.position_epochs: dict[Any, int | None] = {KEY: 0}
         self.leader_epochs = {KEY: 2}
-        self.relocated: list[bool] = []
+        self.relocated: list[Any] = []  # metadata asked for: the partition fetched nowhere
+        self.placed: list[Any] = []  # placed again from the metadata
         self.fetching: list[tuple[int, int]] = []
 
-    def relocate(self, key: Any, backoff: bool = False) -> None:
-        self.relocated.append(backoff)
+    def relocate(self, key: Any) -> None:
+        self.relocated.append(key)
+
+    def place(self, key: Any) -> None:
+        self.placed.append(key)
 
     def fetch_from(self, leader: int, key: Any) -> None:
         self.fetching.append((leader, self.positions[key]))
@@ -174,8 +178,13 @@ def test_no_validation_before_fetch_v11_or_without_a_position_epoch() -> None:
 def test_a_leader_at_another_epoch_sends_the_consumer_back_to_its_metadata() -> None:
     offsets, member = _fetcher(_leader(epoch=3))  # metadata said 2: FENCED_LEADER_EPOCH
     assert offsets.validate(KEY, 1, 2)
-    assert member.relocated == [True] and member.fetching == []
+    assert member.relocated == [KEY] and member.fetching == []
     assert KEY not in member.leader_epochs  # whatever epoch it finds next, it validates again
+    # The metadata is asked for at once; the partition is placed again after retry.backoff.ms
+    # (SubscriptionState.requestFailed), not when the metadata answers.
+    assert KEY in offsets.awaiting and member.placed == []
+    member.cluster.fire()
+    assert member.placed == [KEY] and offsets.awaiting == {}
 
 
 def test_a_lost_request_times_out_and_the_late_answer_is_ignored() -> None:
@@ -184,12 +193,12 @@ def test_a_lost_request_times_out_and_the_late_answer_is_ignored() -> None:
     assert offsets.validate(KEY, 1, 2)
     assert KEY in offsets.awaiting
     member.cluster.fire()  # request.timeout.ms
-    assert member.relocated == [True] and offsets.awaiting == {}
+    assert member.relocated == [KEY] and KEY in offsets.awaiting  # backing off
     member.cluster.lost = False
-    offsets.reset(KEY, 1)  # a later request; the first one's timer is spent
+    offsets.reset(KEY, 1)  # a later request; the first one's timers are spent
     assert member.fetching == [(1, 40)]  # latest: the HW
     member.cluster.fire()
-    assert member.relocated == [True]  # its own timer finds it answered
+    assert member.relocated == [KEY] and member.placed == []  # its timers find it answered
 
 
 def test_earliest_resets_to_the_log_start_with_its_epoch() -> None:
@@ -234,7 +243,7 @@ def test_from_2_3_a_reset_at_another_leader_epoch_is_refused_and_stays_awaiting(
     offsets, member = _fetcher(_leader(epoch=3), kafka=kafka)
     offsets.reset(KEY, 1)
     if refused:
-        assert member.relocated == [True] and member.fetching == []
+        assert member.relocated == [KEY] and member.fetching == []
         assert offsets.resetting == {KEY: "out-of-range"} and member.positions[KEY] == 30
         member.leader_epochs[KEY] = 3  # the metadata it asked for: tried again, answered
         offsets.reset(KEY, 1, offsets.resetting[KEY])
@@ -252,8 +261,8 @@ def test_from_2_2_latest_waits_for_the_new_leaders_hw_to_reach_its_epochs_start(
     offsets, member = _fetcher(leader, kafka=kafka)
     member.spec = ConsumerSpec(group="g", topic="t", start=start)
     offsets.reset(KEY, 1)
-    if refused:  # OFFSET_NOT_AVAILABLE: metadata after retry.backoff.ms, then again
-        assert member.relocated == [True] and member.fetching == [] and KEY in offsets.resetting
+    if refused:  # OFFSET_NOT_AVAILABLE: metadata, and again after retry.backoff.ms
+        assert member.relocated == [KEY] and member.fetching == [] and KEY in offsets.resetting
     else:
         assert member.fetching == [(1, 7 if start == "latest" else 0)]
 
