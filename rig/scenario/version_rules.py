@@ -203,9 +203,10 @@ RULES: tuple[VersionRule, ...] = (
                 ".handleFetchSuccess, Metadata.updatePartitionLeadership); KAFKA-15415 "
                 "(RecordAccumulator.shouldBackoff)"),
     VersionRule("retry_backoff_max_ms", "retry.backoff.max.ms: a producer's retry waits "
-                "retry.backoff.ms × 2^(attempt − 1) up to it, ±20 % drawn at each look; its "
-                "metadata requests wait as long after failures in a row, and after answers in "
-                "a row that named no newer leader epoch (before: retry.backoff.ms)",
+                "retry.backoff.ms × 2^(attempt − 1) up to it, ±20 % drawn at each look; a "
+                "client's metadata requests (a producer's, a consumer's) wait as long after "
+                "failures in a row, and after answers in a row that named no newer leader "
+                "epoch (before: retry.backoff.ms)",
                 (("0.8.2", 100), ("3.7", 1000)),
                 "KIP-580, KAFKA-9800 (RecordAccumulator's and Metadata's ExponentialBackoff, "
                 "Metadata.timeToAllowUpdate: equivalentResponseCount)"),
@@ -215,7 +216,7 @@ RULES: tuple[VersionRule, ...] = (
                 (("0.8.2", False), ("2.3", True)),
                 "KAFKA-7831 (Metadata.handleMetadataResponse: InvalidMetadataException → "
                 "requestUpdate)"),
-    VersionRule("metadata_disconnect_fails_update", "a producer's broken connection fails a "
+    VersionRule("metadata_disconnect_fails_update", "a client's broken connection fails a "
                 "metadata request open to that broker, and an update due but not yet sent: "
                 "the next waits retry.backoff.ms (before: the lost request is sent again at "
                 "once; every release asks for an update on a disconnect)",
