@@ -118,8 +118,10 @@ class OffsetFetcher:
             return start, (first[0] if first is not None and first[1] <= start else None)
 
         def done(offset: int, epoch: int | None) -> None:
-            if key in self.resetting:  # (else a seek took its place: the answer is dropped)
+            if key in self.resetting:
                 self._moved(key, broker, offset, epoch, reason)
+            else:  # a seek took its place while it was under way: the answer is dropped, and
+                self.member.place(key)  # the partition fetched from the seek's position
 
         self._ask(LIST_OFFSETS, key, broker, None, answer, done)
 

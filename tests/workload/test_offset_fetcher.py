@@ -224,6 +224,19 @@ def test_an_answer_for_a_position_that_moved_meanwhile_is_not_applied() -> None:
     assert member.fetching == [(1, 8)] and member.cluster.events == []  # 8 < 10: in the log
 
 
+def test_a_seek_while_a_reset_is_under_way_drops_its_answer_and_places_the_partition() -> None:
+    offsets, member = _fetcher()
+    sent: list[Callable[[], None]] = []  # messages held until the test delivers them
+    member.cluster.send = lambda _s, _d, _n, deliver: sent.append(deliver)  # type: ignore
+    offsets.reset(KEY, 1)
+    offsets.resetting.pop(KEY)  # a group resuming from its committed offset, meanwhile
+    member.positions[KEY] = 8
+    sent.pop()()  # the ListOffsets reaches the leader
+    sent.pop()()  # its answer: for a reset no longer wanted
+    assert member.fetching == [] and offsets.awaiting == {} and member.positions[KEY] == 8
+    assert member.placed == [KEY]  # (the seek found the reset under way and placed nothing)
+
+
 def test_a_consumer_sends_its_releases_newest_versions() -> None:
     # (ListOffsets, OffsetsForLeaderEpoch): ApiKeys / the JSON's validVersions at each tag;
     # 0.11–1.1 consumers send ListOffsets v2 where their brokers' followers still send v1.
