@@ -97,6 +97,12 @@ class BatchQueues:
             self._held.discard(key)
         return batch
 
+    def heads(self) -> list[tuple[TopicPartition, OpenBatch]]:
+        """(partition, the batch that goes next) for each partition with a batch queued, in
+        the queues' order."""
+        queues = self._queues
+        return [(key, queues[key][0]) for key in self.held()]
+
     def held(self) -> list[TopicPartition]:
         """The partitions with a batch queued, in the queues' order."""
         return self.ordered(self._held)

@@ -179,8 +179,7 @@ class OffsetFetcher:
         awaits validation)."""
         member = self.member
         cluster = member.cluster
-        self._requests += 1
-        number = self.awaiting[key] = self._requests
+        number = self._await(key)
 
         def at_leader() -> None:
             leader = cluster.brokers[broker]
@@ -211,14 +210,19 @@ class OffsetFetcher:
                 member.leader_epochs.pop(key, None)
             # SubscriptionState.requestFailed, Metadata.requestUpdate: metadata is asked for
             # now, and the partition's next reset or validation waits retry.backoff.ms.
-            self._requests += 1
-            waiting = self.awaiting[key] = self._requests
+            waiting = self._await(key)
             member.relocate(key)
             cluster.sim.after(member.spec.retry_backoff_ms * 1000,
                               lambda: self._backed_off(key, waiting))
 
         cluster.send(member.node, broker, self._sizes(api, key[0], True)[0], at_leader)
         cluster.sim.after(member.spec.request_timeout_ms * 1000, expire)
+
+    def _await(self, key: TopicPartition) -> int:
+        """`key` awaits a new request (or its backoff): its number, which replaces any other."""
+        self._requests += 1
+        self.awaiting[key] = self._requests
+        return self._requests
 
     def _backed_off(self, key: TopicPartition, waiting: int) -> None:
         """A failed request's backoff is over: the partition is placed again from what the

@@ -95,11 +95,8 @@ class Sender:
         now_us = self.cluster.sim.now_us
         by_leader: dict[int, set[TopicPartition]] = {}
         looks = self._discovery  # (3.7+: every head batch notes its partition's leader epoch)
-        queues = self.queues
-        for key in queues.held():
-            head = queues.head(key)
-            if head is not None and not ((looks or head.attempts)
-                                         and self._backing_off(key, head, now_us)):
+        for key, head in self.queues.heads():
+            if not ((looks or head.attempts) and self._backing_off(key, head, now_us)):
                 by_leader.setdefault(self.metadata.leaders.get(key, -1), set()).add(key)
         for leader, ready in sorted(by_leader.items()):
             if leader < 0:  # Sender.sendProducerData: unknownLeaderTopics
