@@ -153,6 +153,11 @@ class Cluster(ProcessFaults):
         self.network.place(node, rack)
         self.log.emit(names.CLIENT_RACK, client=node, role=role, rack=rack)
 
+    def live_brokers(self) -> list[int]:
+        """The ids of the brokers whose process runs, lowest first (where a client may send a
+        Metadata or FindCoordinator request)."""
+        return [b for b in sorted(self.brokers) if self.brokers[b].alive]
+
     def unclean_election(self, key: TopicPartition) -> bool:
         return self.topics.unclean_election(key)
 

@@ -73,7 +73,7 @@ class ConsumerMetadata:
 
     def _ask(self, request: object) -> int | None:
         cluster = self.cluster
-        live = [b for b in sorted(cluster.brokers) if cluster.brokers[b].alive]
+        live = cluster.live_brokers()
         if not live:
             return None
         source = live[0]

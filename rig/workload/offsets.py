@@ -91,7 +91,7 @@ class Committer:
         cluster = self.cluster
         if self.finding or self.coordinator >= 0:
             return
-        live = [b for b in sorted(cluster.brokers) if cluster.brokers[b].alive]
+        live = cluster.live_brokers()
         if not live:
             self._retry_find()
             return

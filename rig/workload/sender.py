@@ -261,7 +261,7 @@ class Sender:
         """A Metadata request to a live broker (None if there is none); its answer updates what
         the producer knows and lets the Sender's loop run again."""
         cluster = self.cluster
-        live = [b for b in sorted(cluster.brokers) if cluster.brokers[b].alive]
+        live = cluster.live_brokers()
         if not live:
             return None
         source = live[self.rng.randrange(len(live))]
