@@ -60,6 +60,7 @@ lint: setup
 
 bench: setup
 	$(BIN)/python benchmarks/engine.py
+	$(BIN)/python benchmarks/round_floor.py
 	$(BIN)/python benchmarks/protocol.py
 	$(BIN)/python benchmarks/compaction.py
 	$(BIN)/python benchmarks/analysis.py
