@@ -123,10 +123,12 @@ def listed_incremental(cache: Any, context: SessionContext,
         return {}
     listed = dict(context.changed or {})
     for keys in (records, errors, *changed):
-        listed.update(dict.fromkeys(keys))
+        if keys:
+            listed.update(dict.fromkeys(keys))
     # Optional cache API: list in the session's order, and rotate the partitions that
-    # returned records to its end (KIP-227's fairness under the response size limit).
-    in_order = getattr(cache, "listed_in_order", None)
+    # returned records to its end (KIP-227's fairness under the response size limit). An idle
+    # round lists nothing, in any order.
+    in_order = getattr(cache, "listed_in_order", None) if listed else None
     if in_order is not None:
         listed = in_order(context, listed)
     cache.sent(context, listed)
@@ -153,10 +155,12 @@ def response_sizes(meter: Meter, request: FetchRequestMsg, context: SessionConte
                    endpoints: tuple[NodeEndpoint, ...] = ()) -> Sizes:
     """The response's body, header and wire bytes. A full response without records, a
     diverging epoch or a current leader (an idle round's, the same round after round) is sized
-    by its topic runs, without its shape."""
-    if (context.full and not records and not diverging and not current
-            and context.error_code == NONE):
-        return meter.idle_response(request.version, request.topic_runs)
+    by its topic runs, without its shape; an incremental one that lists nothing has no topics."""
+    if context.error_code == NONE and not records and not diverging and not current:
+        if context.full:
+            return meter.idle_response(request.version, request.topic_runs)
+        if not listed:  # an incremental response listing nothing: an idle session's round
+            return meter.idle_response(request.version, ())
     return meter.response(response_shape(request, context, records, listed, diverging, current,
                                          endpoints))
 
