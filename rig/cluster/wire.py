@@ -69,7 +69,8 @@ class Meter:
     def idle_response(self, version: int, runs: tuple[tuple[str, int], ...]) -> Sizes:
         """The sizes of a full response without records (every partition idle) to a request
         whose partitions form topic `runs`: an idle round's, the same round after round, kept
-        here by its runs without building its shape again."""
+        here by its runs without building its shape again. With no runs, an incremental
+        response that lists nothing (an idle session's round)."""
         key = (version, runs)
         sizes = self._idle.get(key)
         if sizes is None:
