@@ -103,6 +103,12 @@ class BatchQueues:
         queues = self._queues
         return [(key, queues[key][0]) for key in self.held()]
 
+    def oldest_head_ms(self) -> float | None:
+        """When the oldest batch at the head of a queue was created (None: nothing queued),
+        found without ordering the partitions."""
+        queues = self._queues
+        return min((queues[key][0].created_ms for key in self._held), default=None)
+
     def held(self) -> list[TopicPartition]:
         """The partitions with a batch queued, in the queues' order."""
         return self.ordered(self._held)

@@ -46,3 +46,16 @@ def test_an_emptied_queue_is_not_held() -> None:
     assert not queues
     assert queues.head(key) is None
     assert queues.held() == []
+
+
+def test_the_oldest_head_is_the_oldest_batch_at_any_head() -> None:
+    queues = BatchQueues()
+    assert queues.oldest_head_ms() is None
+    queues.append(("t", 0), OpenBatch(1, 100, 0, 30.0))
+    queues.append(("t", 1), OpenBatch(1, 100, 1, 10.0))
+    queues.append(("t", 1), OpenBatch(1, 100, 2, 5.0))  # behind a head: not looked at
+    assert queues.oldest_head_ms() == 10.0
+    queues.popleft(("t", 1))
+    assert queues.oldest_head_ms() == 5.0
+    queues.appendleft(("t", 0), OpenBatch(1, 100, 3, 1.0))  # a retried batch, back at the head
+    assert queues.oldest_head_ms() == 1.0
