@@ -82,6 +82,7 @@ def _skipped(file: Path, options: Any) -> list[str]:
 def print_verdicts(summary: dict[str, Any], quiet: bool) -> list[dict[str, Any]]:
     """Print each expectation's verdict and the failed checks; return the failed expectations."""
     from rig.pipeline import failed_checks
+    from rig.report.format import fmt_number
 
     expectations = summary.get("expectations", [])
     if not quiet and expectations:
@@ -89,7 +90,8 @@ def print_verdicts(summary: dict[str, Any], quiet: bool) -> list[dict[str, Any]]
         for e in expectations:
             mark = {True: "pass", False: "FAIL", None: "UNKNOWN"}[e["ok"]]
             value = e["value"]
-            shown = f"{value:,.4g}" if isinstance(value, float) else f"{value}"
+            # A float as the report shows it (30,102.0, not 3.01e+04); an int as it is.
+            shown = fmt_number(value) if isinstance(value, float) else f"{value}"
             typer.echo(f"  {mark:7} {e['expect']}   (measured {shown})")
     for check in failed_checks(summary):
         typer.echo(f"check failed: {check}", err=True)

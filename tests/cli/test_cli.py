@@ -116,3 +116,20 @@ def test_a_missing_java_is_one_line_before_any_simulation(write_scenario: Any,
         "error: PySpark needs Java 17+, and none was found: install it (Debian: apt-get install "
         "openjdk-17-jre-headless) or set JAVA_HOME"]
     assert not out.exists()
+
+
+def test_a_verdict_shows_a_large_float_as_the_report_does(capsys: pytest.CaptureFixture[str],
+                                                          ) -> None:
+    """30,102.0 ms, not 3.01e+04: the line a CI log shows is read by people."""
+    from rig.commands.run import print_verdicts
+
+    summary = {"variants": {}, "expectations": [
+        {"ok": True, "expect": "a > 29000", "value": 30102.004},
+        {"ok": True, "expect": "b < 100", "value": 2.003},
+        {"ok": False, "expect": "c == 12031", "value": 12007}]}
+    failed = print_verdicts(summary, quiet=False)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1:] == ["  pass    a > 29000   (measured 30,102.0)",
+                         "  pass    b < 100   (measured 2.003)",
+                         "  FAIL    c == 12031   (measured 12007)"]
+    assert [e["expect"] for e in failed] == ["c == 12031"]
