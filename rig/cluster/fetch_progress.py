@@ -36,10 +36,11 @@ def update_fetch_state(rm: ReplicaManager, slot: Slot, request: FetchRequestMsg)
     isr_strategy = rm.ctx.strategies.isr
     touched = dict.fromkeys(request.updates)
     touched.update(rm.pending.get(slot, {}))
-    # Kafka recomputes the HW of every partition in a follower's fetch; a HW can move with
-    # nothing new from this follower (a lagging replica aged out of the lag time), so the
-    # partitions whose HW is below their LEO are looked at on every fetch of a follower, for
-    # the partitions this fetcher (of the follower's num.replica.fetchers) fetches.
+    # Before 2.4 Kafka recomputes the HW of every partition in a follower's fetch; a HW can
+    # move with nothing new from this follower (a lagging replica aged out of the lag time), so
+    # the partitions whose HW is below their LEO are looked at on every fetch of a follower,
+    # for the partitions this fetcher (of the follower's num.replica.fetchers) fetches. From
+    # 2.4 only a partition whose fetch moved this follower's LEO recomputes it (KAFKA-8841).
     for key in rm.hw_behind:
         if key not in touched:
             behind = rm.replicas[key]
@@ -55,6 +56,7 @@ def update_fetch_state(rm: ReplicaManager, slot: Slot, request: FetchRequestMsg)
     diverging = request.diverging or {}
     fenced = request.fenced or {}
     failed_read = rm.config.failed_read_resets_follower
+    on_leo_change = rm.config.hw_on_follower_leo_change
     for key in touched:
         replica = rm.replicas.get(key)
         if replica is None or replica.role is not Role.LEADER or key in diverging:
@@ -74,6 +76,7 @@ def update_fetch_state(rm: ReplicaManager, slot: Slot, request: FetchRequestMsg)
         if offset < 0:
             continue  # unknown: not progress
         progress = replica.follower(follower)
+        leo_before = progress.log_end_offset
         # Replica.updateFetchStateOrThrow (3.5+, KIP-903). Before 3.5 Kafka had no such state:
         # a Fetch v15 forced on an older profile brings an epoch its leader does not keep.
         progress.broker_epoch = request.replica_epoch if rm.config.broker_epoch_checks else -1
@@ -88,7 +91,8 @@ def update_fetch_state(rm: ReplicaManager, slot: Slot, request: FetchRequestMsg)
                                           else 0)):
             rm.ctx.isr_writer.change_isr(broker, replica, (*replica.isr, follower),
                                            expand=[follower])
-        rm.maybe_advance_hw(replica)
+        if not on_leo_change or progress.log_end_offset != leo_before:
+            rm.maybe_advance_hw(replica)
 
 def mark_past_end(rm: ReplicaManager, slot: Slot, request: FetchRequestMsg) -> None:
     """A follower's fetch offset past the log end of a partition led here is answered at once,

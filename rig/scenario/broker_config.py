@@ -73,6 +73,7 @@ class BrokerConfig:
     isr_rejoin_needs_epoch_start: bool = True  # 2.1+: rejoin only past the epoch's start
     offset_not_available: bool = True  # 2.2+ (KIP-207): ListOffsets latest waits for the HW
     failed_read_resets_follower: bool = False  # before 2.4 (KAFKA-8400)
+    hw_on_follower_leo_change: bool = True  # 2.4+ (KAFKA-8841)
     controller_detects_bounce: bool = True  # 2.2+ (KIP-380): a re-registration is a failure too
     registration_waits_for_old_session: bool = False  # 0.8.2 (else a start inside it fails)
     epoch_start_at_election: bool = True  # 2.1+ (KAFKA-7415); before, at its first append

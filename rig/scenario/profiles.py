@@ -76,6 +76,7 @@ class Profile:
     offset_not_available: bool  # 2.2+ (KIP-207)
     isr_rejoin_needs_epoch_start: bool  # 2.1+
     failed_read_resets_follower: bool  # before 2.4 (KAFKA-8400)
+    hw_on_follower_leo_change: bool  # 2.4+ (KAFKA-8841)
     fetch_leader_epoch_checked: bool  # 2.1+ (KIP-320)
     follower_refetch_on_new_epoch: str  # "never" (before 2.0), "beyond-next" (2.0), "any" (2.1+)
     isr_update: str  # zookeeper-write before IBP 2.7, alter-isr-every-50ms 2.7, alter-isr 2.8+

@@ -146,6 +146,13 @@ RULES: tuple[VersionRule, ...] = (
                 "KAFKA-8400 (before 2.4 ReplicaManager.updateFollowerLogReadResults passed a "
                 "failed read, offset -1, to Replica.updateLogReadResult; 2.4's "
                 "updateFollowerFetchState skips it)"),
+    VersionRule("hw_on_follower_leo_change", "a follower's fetch makes the leader recompute "
+                "a partition's high watermark only when the fetch moved that follower's log end "
+                "offset (before: for every partition the fetch read, so a HW a lagging replica "
+                "held can move on any follower fetch)", (("0.8.2", False), ("2.4", True)),
+                "KAFKA-8841 (2.4's Partition.updateFollowerFetchState calls "
+                "maybeIncrementLeaderHW only when prevFollowerEndOffset differs; before, "
+                "maybeExpandIsr called it for every partition of every follower fetch)"),
     VersionRule("isr_update", "how a leader changes its ISR in ZooKeeper mode "
                 "(inter.broker.protocol.version)",
                 (("0.8.2", "zookeeper-write"), ("2.7", "alter-isr-every-50ms"),

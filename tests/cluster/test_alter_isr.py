@@ -111,9 +111,12 @@ def test_the_hw_moves_on_the_answer_to_a_shrink_from_3_1(version: str,
     handle_response(one.broker, one.ctx.emit, replica, pending, request, NONE, (0, isr, 1))
     assert replica.isr == (0, 1) and replica.pending_isr is None and replica.zk_version == 1
     # KAFKA-13091: from 3.1 the leader recomputes its HW on the answer; before, only at its
-    # next append or follower fetch.
+    # next append or a follower fetch that moves the follower's log end (KAFKA-8841): broker
+    # 1's fetch at the offset it fetched last does not.
     assert replica.high_watermark == (10 if hw_on_answer else 0)
     one.fetch(FakeFetcher(1), 10)
+    assert replica.high_watermark == (10 if hw_on_answer else 0)
+    one.produce(acks=1)
     assert replica.high_watermark == 10
 
 

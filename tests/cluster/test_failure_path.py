@@ -143,12 +143,15 @@ def _fetch(one: Fixture, fetcher: FakeFetcher, key: Any, offset: int) -> None:
 
 
 def test_a_fetch_moves_only_the_high_watermarks_of_the_partitions_its_fetcher_serves() -> None:
-    # Partition.updateFollowerFetchState → maybeIncrementLeaderHW runs for the partitions in
-    # the fetch. Partition t-1 belongs to fetcher slot 1; its HW waits for broker 2, out of
-    # the ISR but caught up within the lag time (maybeIncrementLeaderHW counts it), until
-    # that lapses: then a fetch of slot 1, not one of slot 0, moves it.
+    # Before 2.4 every follower fetch recomputes the HW of the partitions in it
+    # (Partition.maybeExpandIsr → maybeIncrementLeaderHW; from 2.4 only those whose fetch moved
+    # the follower's log end, KAFKA-8841: tests/cluster/test_hw_on_follower_fetch.py).
+    # Partition t-1 belongs to fetcher slot 1; its HW waits for broker 2, out of the ISR but
+    # caught up within the lag time (maybeIncrementLeaderHW counts it), until that lapses:
+    # then a fetch of slot 1, not one of slot 0, moves it.
     other = ("t", 1)
-    one = Fixture(config=BrokerConfig("3.7", 12, replica_lag_time_max_ms=10_000))
+    one = Fixture(config=BrokerConfig("3.7", 12, replica_lag_time_max_ms=10_000,
+                                      hw_on_follower_leo_change=False))
     one.broker.add_replica(Replica(other, 0, (0, 1, 2), Log(), 1))
     one.broker.on_leader_and_isr(1, {other: PartitionState(0, 0, (0, 1, 2))})
     _at(one, 1000)
