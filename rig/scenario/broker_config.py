@@ -32,6 +32,8 @@ class BrokerConfig:
     controller_quorum_fetch_timeout_ms: int = 2000
     raft_pre_vote: bool = False  # KIP-996 (4.0)
     raft_check_quorum: bool = False  # KAFKA-15489 (3.7)
+    kraft_noop_records: bool = False  # KIP-835 (3.3)
+    metadata_max_idle_interval_ms: int = 500  # between the active controller's NoOpRecords
     eligible_leader_replicas_enable: bool = False  # KIP-966; the profile's default (4.1+: on)
     leader_epoch_bump_on_shrink: bool = False  # before metadata version 3.6 (KAFKA-15021)
     broker_epoch_checks: bool = True  # KIP-903 (3.5+), whatever protocol.fetch_version says

@@ -14,7 +14,7 @@ from rig.scenario.source import PathKey
 _ZK_ONLY_KEYS = ("zookeeper.session.timeout.ms",)
 _KRAFT_ONLY_KEYS = ("broker.heartbeat.interval.ms", "broker.session.timeout.ms",
                     "eligible.leader.replicas.enable", "controller.quorum.election.timeout.ms",
-                    "controller.quorum.fetch.timeout.ms")
+                    "controller.quorum.fetch.timeout.ms", "metadata.max.idle.interval.ms")
 _ZK_ONLY_FAULTS = ("zk-session-expiry", "controller-failover")
 _NODE_OF = {"zookeeper": "zk", "kraft": "controller"}
 # The first release whose controller takes AlterPartitionReassignments (KIP-455); before it a

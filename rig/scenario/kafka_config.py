@@ -28,6 +28,7 @@ _CONFIG_KEYS: dict[str, tuple[str, Any]] = {
                                               units.duration_ms),
     "controller.quorum.fetch.timeout.ms": ("controller_quorum_fetch_timeout_ms",
                                            units.duration_ms),
+    "metadata.max.idle.interval.ms": ("metadata_max_idle_interval_ms", units.duration_ms),
     "eligible.leader.replicas.enable": ("eligible_leader_replicas_enable", bool),
     "max.incremental.fetch.session.cache.slots": ("max_incremental_fetch_session_cache_slots", int),
     "min.insync.replicas": ("min_insync_replicas", int),
@@ -109,6 +110,7 @@ def read_config(data: dict[str, Any], kafka: str, out: Collector,
         "kraft_unclean_election": profile.kraft_unclean_election,
         "raft_pre_vote": profile.raft_pre_vote,
         "raft_check_quorum": profile.raft_check_quorum,
+        "kraft_noop_records": profile.kraft_noop_records,
         "unclean_leader_election_enable": profile.unclean_leader_election_enable,
         # log.message.format.version may not pass inter.broker.protocol.version (KafkaConfig's
         # check): a cluster still at an older IBP writes that IBP's format.

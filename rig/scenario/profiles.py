@@ -102,6 +102,7 @@ class Profile:
     kraft_unclean_election: bool  # 3.9+ (KAFKA-12670)
     raft_pre_vote: bool  # KIP-996: 4.0+
     raft_check_quorum: bool  # KAFKA-15489: 3.7+
+    kraft_noop_records: bool  # KIP-835: 3.3+
 
     @property
     def fetch_version(self) -> int:

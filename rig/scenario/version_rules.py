@@ -263,6 +263,11 @@ RULES: tuple[VersionRule, ...] = (
     VersionRule("raft_pre_vote", "a KRaft voter asks for pre-votes before it bumps the epoch "
                 "(cluster.controllers)", (("0.8.2", False), ("4.0", True)),
                 "KIP-996 (KafkaRaftClient's ProspectiveState, 4.0)"),
+    VersionRule("kraft_noop_records", "the active KRaft controller appends a NoOpRecord to the "
+                "metadata log every metadata.max.idle.interval.ms (500 ms), written, "
+                "replicated and fetched like any record", (("0.8.2", False), ("3.3", True)),
+                "KIP-835 (QuorumController.maybeScheduleNextWriteNoOpRecord, from metadata "
+                "version 3.3-IV0: MetadataVersion.isNoOpRecordSupported)"),
     VersionRule("raft_check_quorum", "a KRaft leader without fetches from a majority for 1.5 × "
                 "controller.quorum.fetch.timeout.ms resigns (cluster.controllers)",
                 (("0.8.2", False), ("3.7", True)),

@@ -8,6 +8,9 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
+
+from rig.cluster.kraft.metadata_log import NoOpRecord, RegisterBrokerRecord
 from rig.cluster.kraft.partition_change_builder import (
     NO_LEADER,
     RECOVERING,
@@ -38,12 +41,13 @@ class Host:
 
     def __init__(self, assignments: list[tuple[int, ...]], *, elr: bool = False,
                  min_isr: int = 1, unclean: bool = False, bump: bool = False,
-                 fenced_lkl: bool = False) -> None:
+                 fenced_lkl: bool = False, noop: bool = False, idle_ms: int = 500) -> None:
         self.variant = SimpleNamespace(config=SimpleNamespace(
             broker_session_timeout_ms=9000, eligible_leader_replicas_enable=elr,
             auto_leader_rebalance_enable=True, leader_imbalance_check_interval_ms=300_000,
             kraft_unclean_election=True,
-            leader_epoch_bump_on_shrink=bump, elect_fenced_last_known_leader=fenced_lkl))
+            leader_epoch_bump_on_shrink=bump, elect_fenced_last_known_leader=fenced_lkl,
+            kraft_noop_records=noop, metadata_max_idle_interval_ms=idle_ms))
         self.sim = Simulation()
         self.events: list[tuple[str, dict[str, Any]]] = []
         self.log = SimpleNamespace(emit=lambda event, **f: self.events.append((event, f)))
@@ -281,3 +285,32 @@ def test_without_elr_a_min_isr_change_writes_no_partition_change() -> None:
     c.min_isr_altered("foo")
     c.min_isr_altered(None)
     assert part(c, 0) == before and not host.named(names.PARTITION_CHANGE)
+
+
+def test_the_active_controller_writes_a_noop_record_every_idle_interval_from_3_3() -> None:
+    """KIP-835: while active, a NoOpRecord every metadata.max.idle.interval.ms (500 ms), the
+    next one scheduled as each is written; nothing else changes, but every record after it
+    (a broker epoch is its registration's offset) sits further on."""
+    host, c = running(noop=True)
+    start = c.metadata.end_offset  # 5 registrations and the partitions
+    host.sim.run(1_999_000)
+    assert c.metadata.records[start:] == [NoOpRecord()] * 3  # at 0.5, 1.0 and 1.5 s
+    host.sim.run(2_000_000)
+    assert len(c.metadata.records) == start + 4
+    assert c.metadata.hw == c.metadata.end_offset  # one controller: committed as written
+    got: list[tuple[int, int]] = []
+    c.register(5, 1, -1, lambda error, epoch: got.append((error, epoch)))
+    assert got == [(0, start + 4)]
+    assert isinstance(c.metadata.records[start + 4], RegisterBrokerRecord)
+    c.renounce()  # cancelNextWriteNoOpRecord
+    host.sim.run(5_000_000)
+    assert len(c.metadata.records) == start + 5
+
+
+@pytest.mark.parametrize(("noop", "idle_ms"), [(False, 500), (True, 0)])
+def test_before_3_3_or_with_an_interval_of_0_no_noop_record_is_written(noop: bool,
+                                                                       idle_ms: int) -> None:
+    host, c = running(noop=noop, idle_ms=idle_ms)
+    end = c.metadata.end_offset
+    host.sim.run(5_000_000)  # (the silent brokers' sessions end at 9 s)
+    assert c.metadata.end_offset == end

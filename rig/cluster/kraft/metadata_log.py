@@ -59,8 +59,15 @@ class LeaderChangeRecord:
     voters: tuple[int, ...]
 
 
+@dataclass(frozen=True)
+class NoOpRecord:
+    """What the active controller writes when nothing else is written (KIP-835, 3.3+): every
+    metadata.max.idle.interval.ms, so the brokers' and standbys' logs, HWs and last-applied
+    times move while the cluster is quiet. Nobody's image changes by it."""
+
+
 Record = (RegisterBrokerRecord | BrokerRegistrationChangeRecord | PartitionChangeRecord
-          | LeaderChangeRecord)
+          | LeaderChangeRecord | NoOpRecord)
 Reply = Callable[[int, tuple[Record, ...]], None]  # (start offset, records)
 
 

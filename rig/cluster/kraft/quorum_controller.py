@@ -39,6 +39,7 @@ from rig.cluster.kraft.leader_balance import LeaderBalance
 from rig.cluster.kraft.metadata_log import (
     BrokerRegistrationChangeRecord,
     MetadataLog,
+    NoOpRecord,
     PartitionChangeRecord,
     RegisterBrokerRecord,
 )
@@ -90,6 +91,12 @@ class QuorumController(ClusterControlManager):
             fenced_last_known_leader=config.elect_fenced_last_known_leader)
         self.quorum_epoch = 1
         self._fence_timer: Timer | None = None
+        # KIP-835 (3.3+): a NoOpRecord every metadata.max.idle.interval.ms while active; 0 turns
+        # them off (KafkaConfig.metadataMaxIdleIntervalNs is empty unless positive).
+        self._noop_interval_ms = (config.metadata_max_idle_interval_ms
+                                  if config.kraft_noop_records
+                                  and config.metadata_max_idle_interval_ms > 0 else None)
+        self._noop_timer: Timer | None = None
         self.balance = LeaderBalance(self.sim, config.leader_imbalance_check_interval_ms
                                      if config.auto_leader_rebalance_enable else None,
                                      self._balance_leaders)
@@ -118,6 +125,7 @@ class QuorumController(ClusterControlManager):
         self.emit(names.CONTROLLER_ELECTED, node=self.node, epoch=self.quorum_epoch,
                   quorum_epoch=self.quorum_epoch)
         self._reschedule_fencing()
+        self._schedule_noop()
         self.balance.after_write()
 
     # -- failover (a quorum only) --------------------------------------------------------------
@@ -152,6 +160,7 @@ class QuorumController(ClusterControlManager):
         for broker, registration in sorted(registrations.items()):
             self.heartbeats.register(broker, registration.epoch, registration.fenced, now)
         self._reschedule_fencing()
+        self._schedule_noop()
         self.balance.rebuild(partitions)
         self.balance.after_write()  # processBatchEndOffset reschedules the periodic tasks
 
@@ -163,7 +172,24 @@ class QuorumController(ClusterControlManager):
         if self._fence_timer is not None:
             self._fence_timer.cancel()
             self._fence_timer = None
+        if self._noop_timer is not None:  # cancelNextWriteNoOpRecord
+            self._noop_timer.cancel()
+            self._noop_timer = None
         self.balance.cancel()
+
+    def _schedule_noop(self) -> None:
+        """maybeScheduleNextWriteNoOpRecord: the next NoOpRecord, one interval from now."""
+        if self._noop_interval_ms is not None and self._noop_timer is None:
+            self._noop_timer = self.sim.after(self._noop_interval_ms * 1000, self._write_noop)
+
+    def _write_noop(self) -> None:
+        """The deferred write event: the next one is scheduled first, then the record is
+        written like any other (replicated, committed, fetched by the brokers)."""
+        self._noop_timer = None
+        self._schedule_noop()
+        self.metadata.append(NoOpRecord())
+        self.metadata.appended()
+        self._written()
 
     def committed(self) -> None:
         """The quorum's HW moved: send the answers whose records it now covers."""
