@@ -265,8 +265,12 @@ class FetchServer:
         emitter = self._emitters.get(slot)
         if emitter is None or emitter[0] is not fetcher:
             emitter = self._response_emitter(slot, fetcher)
+        # The partitions answered with an error, when there are any (a follower backs off
+        # replica.fetch.backoff.ms on most: the log shows why its next fetch waits).
+        refused = ([[key[0], key[1], code] for key, code in sorted(errors.items())],
+                   ) if errors else ()
         emitter[1](request.version, context.session_id, context.error_code, listed, records_bytes,
-                   (now_us - arrived_us) / 1000, body, header, wire)
+                   (now_us - arrived_us) / 1000, body, header, wire, *refused)
         starts = ({key: start for key in hws if (start := replicas[key].log.log_start_offset)}
                   if request.version >= 5 and fetcher.role != "consumer" else {})  # (v5+: KIP-107)
         response = FetchResponseMsg(context.error_code, context.session_id, listed,
@@ -281,7 +285,7 @@ class FetchServer:
         """fetch.response's emitter for the client in `slot`, its ids rendered once."""
         emitter = self._emitters[slot] = (fetcher, self.ctx.emitter(
             names.FETCH_RESPONSE, "version", "session_id", "error_code", "partitions",
-            "records_bytes", "waited_ms", "body_bytes", "header_bytes", "wire_bytes",
+            "records_bytes", "waited_ms", "body_bytes", "header_bytes", "wire_bytes", "errors",
             role=fetcher.role, client=fetcher.client_id, replica_id=fetcher.replica_id,
             broker=self.broker.id, source=fetcher.source, fetcher=fetcher.fetcher_id))
         return emitter

@@ -39,7 +39,10 @@ FETCHER_FENCED: Final = "fetcher.fenced"
 #   fetch, the ones it lists); absent when none is (an idle round, or what fetch.idle stands for)
 FETCH_REQUEST: Final = "fetch.request"
 # fetch.response: the same ids, plus session_id, error_code, partitions (listed),
-#   records_bytes, waited_ms (time held in purgatory), body_bytes, header_bytes, wire_bytes
+#   records_bytes, waited_ms (time held in purgatory), body_bytes, header_bytes, wire_bytes, and
+#   errors: [[topic, partition, error_code], ...] for the partitions answered with an error
+#   (NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH, OFFSET_OUT_OF_RANGE, ...), sorted; absent
+#   when none was
 FETCH_RESPONSE: Final = "fetch.response"
 # fetch.idle (only with `events: fetch-aggregated`): a run of idle rounds of one fetch client,
 #   advanced in closed form, standing for `requests` fetch.request and `responses` fetch.response

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rig.events import names
+from rig.protocol.errors import NOT_LEADER_OR_FOLLOWER
 from rig.scenario.load import load_scenario
 from tests.cluster.simulated import checked_run, fuzzed_scenario, named
 
@@ -48,6 +49,9 @@ def test_followers_retry_a_restarted_leader_until_the_controller_elects_again(
         # Each NOT_LEADER_OR_FOLLOWER comes back at once, and the partition is asked for again
         # replica.fetch.backoff.ms (1 s) after the answer arrived (0.5 ms on the link).
         assert len(answers) >= 2 and all(a["waited_ms"] == 0 for a in answers), answers
+        # The event names the refused partition and the error (6: NOT_LEADER_OR_FOLLOWER).
+        assert all(a["error_code"] == 0 and a["errors"] == [["t", 0, NOT_LEADER_OR_FOLLOWER]]
+                   for a in answers), answers
         gaps = [b["t_ms"] - a["t_ms"] for a, b in zip(answers, asks[1:], strict=False)]
         assert gaps and all(1000 < gap < 1001 for gap in gaps), gaps
     # Broker 3 fetches records from the new leader at once.
@@ -55,3 +59,4 @@ def test_followers_retry_a_restarted_leader_until_the_controller_elects_again(
                 if e["role"] == "follower" and e["source"] == 3 and e["broker"] == 2
                 and e["t_ms"] > elected["t_ms"] and e["records_bytes"] > 0)
     assert back["t_ms"] - elected["t_ms"] < 100
+    assert "errors" not in back  # a response without an error has no such field
