@@ -27,9 +27,6 @@ from rig.cluster.kraft.broker_heartbeat_manager import (
     BrokerHeartbeatManager,
 )
 from rig.cluster.kraft.cluster_control import (
-    DUPLICATE_BROKER_REGISTRATION,
-    NOT_CONTROLLER,
-    STALE_BROKER_EPOCH,
     BrokerRegistration,
     ClusterControlManager,
     HeartbeatReply,
@@ -43,6 +40,7 @@ from rig.cluster.kraft.metadata_log import (
     PartitionChangeRecord,
     RegisterBrokerRecord,
 )
+from rig.cluster.kraft.noop_records import NoOpRecords
 from rig.cluster.kraft.partition_change_builder import NO_LEADER, PartitionRegistration
 from rig.cluster.kraft.replication_control import (
     AlterPartitionRequest,
@@ -52,6 +50,7 @@ from rig.cluster.kraft.replication_control import (
 from rig.cluster.partition import TopicPartition
 from rig.engine import Timer
 from rig.events import names
+from rig.protocol.errors import DUPLICATE_BROKER_REGISTRATION, NOT_CONTROLLER, STALE_BROKER_EPOCH
 
 NODE = "controller"
 
@@ -91,12 +90,9 @@ class QuorumController(ClusterControlManager):
             fenced_last_known_leader=config.elect_fenced_last_known_leader)
         self.quorum_epoch = 1
         self._fence_timer: Timer | None = None
-        # KIP-835 (3.3+): a NoOpRecord every metadata.max.idle.interval.ms while active; 0 turns
-        # them off (KafkaConfig.metadataMaxIdleIntervalNs is empty unless positive).
-        self._noop_interval_ms = (config.metadata_max_idle_interval_ms
-                                  if config.kraft_noop_records
-                                  and config.metadata_max_idle_interval_ms > 0 else None)
-        self._noop_timer: Timer | None = None
+        # KIP-835 (3.3+): a NoOpRecord every metadata.max.idle.interval.ms while active.
+        self.noop = NoOpRecords(self.sim, config.metadata_max_idle_interval_ms
+                                if config.kraft_noop_records else None, self._write_noop)
         self.balance = LeaderBalance(self.sim, config.leader_imbalance_check_interval_ms
                                      if config.auto_leader_rebalance_enable else None,
                                      self._balance_leaders)
@@ -125,7 +121,7 @@ class QuorumController(ClusterControlManager):
         self.emit(names.CONTROLLER_ELECTED, node=self.node, epoch=self.quorum_epoch,
                   quorum_epoch=self.quorum_epoch)
         self._reschedule_fencing()
-        self._schedule_noop()
+        self.noop.schedule()
         self.balance.after_write()
 
     # -- failover (a quorum only) --------------------------------------------------------------
@@ -160,7 +156,7 @@ class QuorumController(ClusterControlManager):
         for broker, registration in sorted(registrations.items()):
             self.heartbeats.register(broker, registration.epoch, registration.fenced, now)
         self._reschedule_fencing()
-        self._schedule_noop()
+        self.noop.schedule()
         self.balance.rebuild(partitions)
         self.balance.after_write()  # processBatchEndOffset reschedules the periodic tasks
 
@@ -172,21 +168,12 @@ class QuorumController(ClusterControlManager):
         if self._fence_timer is not None:
             self._fence_timer.cancel()
             self._fence_timer = None
-        if self._noop_timer is not None:  # cancelNextWriteNoOpRecord
-            self._noop_timer.cancel()
-            self._noop_timer = None
+        self.noop.cancel()
         self.balance.cancel()
 
-    def _schedule_noop(self) -> None:
-        """maybeScheduleNextWriteNoOpRecord: the next NoOpRecord, one interval from now."""
-        if self._noop_interval_ms is not None and self._noop_timer is None:
-            self._noop_timer = self.sim.after(self._noop_interval_ms * 1000, self._write_noop)
-
     def _write_noop(self) -> None:
-        """The deferred write event: the next one is scheduled first, then the record is
-        written like any other (replicated, committed, fetched by the brokers)."""
-        self._noop_timer = None
-        self._schedule_noop()
+        """NoOpRecords' write event: one written like any record (replicated, committed,
+        fetched by the brokers)."""
         self.metadata.append(NoOpRecord())
         self.metadata.appended()
         self._written()
