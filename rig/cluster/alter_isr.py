@@ -28,8 +28,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from rig.cluster.kraft.replication_control import (
-    ERROR_NAMES,
+from rig.cluster.kraft.replication_control import ERROR_NAMES, AlterPartitionRequest
+from rig.cluster.partition import TopicPartition
+from rig.cluster.replica import PendingIsr, Replica, Role
+from rig.events import names
+from rig.protocol.errors import (
     FENCED_LEADER_EPOCH,
     INELIGIBLE_REPLICA,
     INVALID_REQUEST,
@@ -37,15 +40,11 @@ from rig.cluster.kraft.replication_control import (
     NEW_LEADER_ELECTED,
     NONE,
     NOT_CONTROLLER,
+    OPERATION_NOT_ATTEMPTED,
     STALE_BROKER_EPOCH,
     UNKNOWN_TOPIC_OR_PARTITION,
-    AlterPartitionRequest,
 )
-from rig.cluster.partition import TopicPartition
-from rig.cluster.replica import PendingIsr, Replica, Role
-from rig.events import names
 
-OPERATION_NOT_ATTEMPTED = 55
 # Partition.handleAlterPartitionError: what a rejected change does next.
 _RESET = frozenset({INELIGIBLE_REPLICA, OPERATION_NOT_ATTEMPTED})  # back to the committed ISR
 _GIVE_UP = frozenset({UNKNOWN_TOPIC_OR_PARTITION, FENCED_LEADER_EPOCH, INVALID_UPDATE_VERSION,

@@ -25,10 +25,11 @@ from typing import Any
 
 from rig.cluster.alter_isr import Answer, handle_response, process_alter_isr, propose
 from rig.cluster.controller_wire import alter_partition_bytes, alter_partition_response_bytes
-from rig.cluster.kraft.replication_control import NONE, NOT_CONTROLLER, AlterPartitionRequest
+from rig.cluster.kraft.replication_control import AlterPartitionRequest
 from rig.cluster.partition import TopicPartition
 from rig.cluster.replica import PendingIsr, Replica
 from rig.cluster.zk_client import ZkClient
+from rig.protocol.errors import NONE, NOT_CONTROLLER
 from rig.scenario.client_config import RECONNECT_BACKOFF_MS  # the channel's NetworkClient
 
 SEND_INTERVAL_MS = 50  # 2.7's send-alter-isr task; 2.8+'s retry after a top-level error

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from rig.cluster.log import Batch, Log
 from rig.cluster.replica import Role
 from rig.hashing import OFFSETS_TOPIC, offsets_partition
+from rig.protocol.errors import NOT_COORDINATOR
 from rig.protocol.records import BATCH_HEADER_BYTES, record_size
 
 if TYPE_CHECKING:
@@ -29,8 +30,6 @@ TopicPartition = tuple[str, int]
 Committed = tuple[int, int]  # (offset, leader epoch; −1: none committed)
 COORDINATOR_PRODUCER = -1000  # commit batches carry (COORDINATOR_PRODUCER - broker, sequence)
 OFFSET_COMMIT_TIMEOUT_MS = 5000  # offsets.commit.timeout.ms
-NOT_COORDINATOR = 16
-COORDINATOR_NOT_AVAILABLE = 15
 VALUE_BYTES = 2 + 8 + 4 + 2 + 8  # version, offset, leader epoch, metadata "", commit timestamp
 
 

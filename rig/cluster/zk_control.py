@@ -13,11 +13,11 @@ from rig.cluster import replica_set
 from rig.cluster.alter_isr_manager import AlterIsrManager
 from rig.cluster.controlled_shutdown import ControlledShutdown
 from rig.cluster.controller import Controller
-from rig.cluster.kraft.replication_control import NOT_CONTROLLER
 from rig.cluster.partition import TopicPartition
 from rig.cluster.zookeeper import NODE as ZK
 from rig.cluster.zookeeper import ZK_MESSAGE_BYTES, PartitionState, ZooKeeper
 from rig.events import names
+from rig.protocol.errors import NOT_CONTROLLER
 
 
 class ZooKeeperControlPlane:

@@ -29,16 +29,16 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from rig.cluster.controller_wire import stop_replica_bytes, stop_replica_response_bytes
-from rig.cluster.kraft.replication_control import (
+from rig.cluster.partition import TopicPartition
+from rig.cluster.replica_state_machine import replicas_offline
+from rig.cluster.zookeeper import PartitionState, ReplicaAssignment
+from rig.events import names
+from rig.protocol.errors import (
     INVALID_REPLICA_ASSIGNMENT,
     NONE,
     NOT_CONTROLLER,
     UNKNOWN_TOPIC_OR_PARTITION,
 )
-from rig.cluster.partition import TopicPartition
-from rig.cluster.replica_state_machine import replicas_offline
-from rig.cluster.zookeeper import PartitionState, ReplicaAssignment
-from rig.events import names
 
 
 class PartitionReassignments:

@@ -12,26 +12,22 @@ from typing import Any
 import orjson
 import pytest
 
-from rig.cluster.alter_isr import (
-    UNKNOWN_TOPIC_OR_PARTITION,
-    handle_response,
-    process_alter_isr,
-    propose,
-)
+from rig.cluster.alter_isr import handle_response, process_alter_isr, propose
 from rig.cluster.alter_isr_manager import AlterIsrManager
 from rig.cluster.controller import Controller
-from rig.cluster.kraft.replication_control import (
+from rig.cluster.kraft.replication_control import AlterPartitionRequest
+from rig.cluster.replica import Replica
+from rig.cluster.zookeeper import PartitionState
+from rig.events import names
+from rig.protocol.errors import (
     FENCED_LEADER_EPOCH,
     INELIGIBLE_REPLICA,
     INVALID_UPDATE_VERSION,
     NONE,
     NOT_CONTROLLER,
     STALE_BROKER_EPOCH,
-    AlterPartitionRequest,
+    UNKNOWN_TOPIC_OR_PARTITION,
 )
-from rig.cluster.replica import Replica
-from rig.cluster.zookeeper import PartitionState
-from rig.events import names
 from rig.scenario.broker_config import BrokerConfig
 from rig.scenario.load import load_scenario
 from rig.simulate import simulate

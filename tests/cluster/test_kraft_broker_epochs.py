@@ -13,17 +13,14 @@ import pytest
 
 from rig.cluster.kraft.alter_partition_manager import AlterPartitionManager, _isr_epochs
 from rig.cluster.kraft.metadata_publisher import BrokerMetadataPublisher
-from rig.cluster.kraft.replication_control import (
-    INELIGIBLE_REPLICA,
-    NONE,
-    AlterPartitionRequest,
-)
+from rig.cluster.kraft.replication_control import AlterPartitionRequest
 from rig.cluster.log import Log
 from rig.cluster.messages import FetchRequestMsg, topic_runs
 from rig.cluster.partition import FetchState
 from rig.cluster.replica import Replica
 from rig.cluster.zookeeper import PartitionState
 from rig.events import names
+from rig.protocol.errors import INELIGIBLE_REPLICA, NONE
 from rig.strategies.isr.base import FollowerProgress
 from tests.cluster.test_broker_unit import KEY, FakeFetcher, Fixture
 from tests.cluster.test_kraft_controller import beat, part, running

@@ -21,17 +21,17 @@ from rig.cluster.kraft.quorum_controller import (
     HeartbeatReply,
     QuorumController,
 )
-from rig.cluster.kraft.replication_control import (
+from rig.cluster.kraft.replication_control import AlterPartitionRequest
+from rig.engine import Simulation
+from rig.events import names
+from rig.protocol.errors import (
     FENCED_LEADER_EPOCH,
     INELIGIBLE_REPLICA,
     INVALID_REQUEST,
     INVALID_UPDATE_VERSION,
     NONE,
     STALE_BROKER_EPOCH,
-    AlterPartitionRequest,
 )
-from rig.engine import Simulation
-from rig.events import names
 
 FOO = [(1, 2, 3), (2, 3, 4), (0, 2, 1)]
 

@@ -20,8 +20,9 @@ from typing import Any
 import orjson
 import pytest
 
-from rig.cluster.kraft.replication_control import INELIGIBLE_REPLICA, AlterPartitionRequest
+from rig.cluster.kraft.replication_control import AlterPartitionRequest
 from rig.events import names
+from rig.protocol.errors import INELIGIBLE_REPLICA
 from rig.scenario.load import load_scenario
 from rig.scenario.model import VariantSpec
 from rig.simulate import simulate

@@ -16,14 +16,14 @@ from rig.cluster.kraft.partition_change_builder import (
     reassignment_replicas,
 )
 from rig.cluster.kraft.quorum_controller import QuorumController
-from rig.cluster.kraft.replication_control import (
+from rig.cluster.kraft.replication_control import AlterPartitionRequest
+from rig.events import names
+from rig.protocol.errors import (
     INVALID_REPLICA_ASSIGNMENT,
     NEW_LEADER_ELECTED,
     NONE,
     UNKNOWN_TOPIC_OR_PARTITION,
-    AlterPartitionRequest,
 )
-from rig.events import names
 from tests.cluster.test_kraft_controller import part, running
 
 # PartitionChangeBuilderTest's FOO and BAR (acceptable: every replica but 3).

@@ -25,13 +25,10 @@ from rig.cluster.alter_isr import handle_response, log_rejected, propose
 from rig.cluster.controller_wire import alter_partition_bytes, alter_partition_response_bytes
 from rig.cluster.kraft.broker_lifecycle import REQUEST_TIMEOUT_MS
 from rig.cluster.kraft.partition_change_builder import RECOVERED, RECOVERING
-from rig.cluster.kraft.replication_control import (
-    NOT_CONTROLLER,
-    STALE_BROKER_EPOCH,
-    AlterPartitionRequest,
-)
+from rig.cluster.kraft.replication_control import AlterPartitionRequest
 from rig.cluster.partition import TopicPartition
 from rig.cluster.replica import Replica
+from rig.protocol.errors import NOT_CONTROLLER, STALE_BROKER_EPOCH
 
 # Errors the controller answers for the whole request (ControllerApis: NOT_CONTROLLER;
 # ReplicationControlManager.alterPartition: a stale broker epoch): no partitions in the answer.

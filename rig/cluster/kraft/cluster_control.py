@@ -22,16 +22,10 @@ from rig.cluster.kraft.metadata_log import (
     MetadataLog,
     RegisterBrokerRecord,
 )
-from rig.cluster.kraft.replication_control import (
-    Changed,
-    ReplicationControlManager,
-)
+from rig.cluster.kraft.replication_control import Changed, ReplicationControlManager
 from rig.engine import Timer
 from rig.events import names
-
-DUPLICATE_BROKER_REGISTRATION = 101
-STALE_BROKER_EPOCH = 77
-NOT_CONTROLLER = 41
+from rig.protocol.errors import DUPLICATE_BROKER_REGISTRATION, NOT_CONTROLLER, STALE_BROKER_EPOCH
 
 
 @dataclass

@@ -22,9 +22,9 @@ from rig.cluster.kraft.partition_change_builder import PartitionRegistration
 from rig.cluster.kraft.quorum_controller import NODE, QuorumController
 from rig.cluster.kraft.quorum_state import QuorumState
 from rig.cluster.kraft.raft import QuorumConfig, RaftNode
-from rig.cluster.kraft.replication_control import NOT_CONTROLLER
 from rig.cluster.partition import TopicPartition
 from rig.events import names
+from rig.protocol.errors import NOT_CONTROLLER
 
 INITIAL_QUORUM_EPOCH = 1
 

@@ -20,18 +20,20 @@ from rig.cluster.kraft.partition_change_builder import (
     reassignment_replicas,
 )
 from rig.cluster.partition import TopicPartition
-from rig.protocol.errors import FENCED_LEADER_EPOCH
+from rig.protocol.errors import (
+    FENCED_LEADER_EPOCH,
+    INELIGIBLE_REPLICA,
+    INVALID_REPLICA_ASSIGNMENT,
+    INVALID_REQUEST,
+    INVALID_UPDATE_VERSION,
+    NEW_LEADER_ELECTED,
+    NONE,
+    NOT_CONTROLLER,
+    STALE_BROKER_EPOCH,
+    UNKNOWN_TOPIC_OR_PARTITION,
+)
 
-# Kafka's error codes (org.apache.kafka.common.protocol.Errors) the AlterPartition path returns.
-NONE = 0
-UNKNOWN_TOPIC_OR_PARTITION = 3
-INVALID_REPLICA_ASSIGNMENT = 39
-INVALID_REQUEST = 42
-STALE_BROKER_EPOCH = 77
-INVALID_UPDATE_VERSION = 95
-INELIGIBLE_REPLICA = 107  # KIP-841: a fenced or shutting-down replica in the proposed ISR
-NEW_LEADER_ELECTED = 108  # the change completed a reassignment and elected another leader
-NOT_CONTROLLER = 41
+# The error codes the AlterPartition path returns (rig.protocol.errors), by name.
 ERROR_NAMES = {NONE: "NONE", UNKNOWN_TOPIC_OR_PARTITION: "UNKNOWN_TOPIC_OR_PARTITION",
                INVALID_REPLICA_ASSIGNMENT: "INVALID_REPLICA_ASSIGNMENT",
                INVALID_REQUEST: "INVALID_REQUEST",
