@@ -38,17 +38,23 @@ class DelayedFetch:
     timer: Timer | None = None
 
     def try_complete(self) -> bool:
-        """Answer if what was just announced brings enough: a HW advance that makes a consumer's
-        min bytes readable (DelayedFetch), one append of a follower's min bytes."""
+        """Answer if what was just announced brings enough (DelayedFetch.tryComplete, Case H:
+        the bytes readable from the fetch offsets, summed over the partitions, reach min
+        bytes): a HW advance for a consumer, which reads below the HW; an append for a
+        follower, which reads to the log end — at once when the append alone is enough
+        (always, at replica.fetch.min.bytes' default of 1)."""
         announced = self.server.replica_manager.announced
         if announced is None:
             return False
         request = self.request
+        min_bytes = request.min_bytes
         if request.fetcher.role == "consumer":
-            ready = (request.min_bytes <= 1 or self.server.readable(
-                self.slot, request, request.min_bytes) >= request.min_bytes)
+            ready = (min_bytes <= 1
+                     or self.server.readable(self.slot, request, min_bytes) >= min_bytes)
         else:  # (a fetch whose epoch went stale is completed: FencedLeaderEpochException)
-            ready = (request.min_bytes <= announced
+            ready = (min_bytes <= announced
+                     or (announced > 0
+                         and self.server.readable(self.slot, request, min_bytes) >= min_bytes)
                      or bool(self.server.replica_manager.fetch_epochs.fenced(self.slot, request)))
         return ready and self.server.complete(self)
 

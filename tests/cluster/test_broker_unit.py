@@ -147,13 +147,14 @@ class Fixture:
 
         return Stub()
 
-    def fetch(self, fetcher: FakeFetcher, offset: int, max_wait_ms: int = 500) -> FetchRequestMsg:
+    def fetch(self, fetcher: FakeFetcher, offset: int, max_wait_ms: int = 500,
+              min_bytes: int = 1) -> FetchRequestMsg:
         keys = {KEY: None}
         client = self.sessions.new_client()
         # The follower fetches at the epoch the leader is at (KIP-320 fences any other).
         state = FetchState(offset, current_leader_epoch=self.broker.replicas[KEY].leader_epoch)
         request = FetchRequestMsg(fetcher, 12, client.next_request(keys, keys, 12), keys,
-                                  topic_runs(keys), {KEY: state}, max_wait_ms, 1)
+                                  topic_runs(keys), {KEY: state}, max_wait_ms, min_bytes)
         self.broker.on_fetch(request)
         return request
 
@@ -170,6 +171,21 @@ class Fixture:
 @pytest.fixture
 def one() -> Fixture:
     return Fixture()
+
+
+def test_a_follower_fetch_waits_until_the_bytes_appended_since_reach_its_min_bytes(
+        one: Fixture) -> None:
+    """replica.fetch.min.bytes: DelayedFetch.tryComplete sums what is readable from the fetch
+    offsets to the log end (Case H), across appends, for a follower as for a consumer."""
+    follower = FakeFetcher(1)
+    one.fetch(follower, 0, min_bytes=1500)
+    one.produce(acks=1)  # 1,000 bytes: not enough
+    assert one.broker.fetch_server.parked((1, 0)) and not one.wire.sent
+    one.produce(acks=1)  # 2,000 bytes readable from offset 0
+    assert not one.broker.fetch_server.parked((1, 0))
+    one.wire.deliver_all()
+    (response,) = follower.responses
+    assert response.records_bytes == 2000
 
 
 def test_a_fetch_with_nothing_to_read_waits_in_purgatory_and_an_append_answers_it(
