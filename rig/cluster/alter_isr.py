@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rig.cluster.kraft.replication_control import ERROR_NAMES, AlterPartitionRequest
+from rig.cluster.kraft.replication_control import AlterPartitionRequest
 from rig.cluster.partition import TopicPartition
 from rig.cluster.replica import PendingIsr, Replica, Role
 from rig.events import names
@@ -37,6 +37,7 @@ from rig.protocol.errors import (
     INELIGIBLE_REPLICA,
     INVALID_REQUEST,
     INVALID_UPDATE_VERSION,
+    NAMES,
     NEW_LEADER_ELECTED,
     NONE,
     NOT_CONTROLLER,
@@ -66,7 +67,7 @@ def log_rejected(emit: Any, request: AlterPartitionRequest, error: int, **ignore
     received it (`ignored=True`: the partition had moved on, and Partition ignores it)."""
     key = request.key
     emit(names.ALTER_PARTITION_REJECTED, broker=request.broker, topic=key[0], partition=key[1],
-         error_code=error, error=ERROR_NAMES.get(error, str(error)),
+         error_code=error, error=NAMES.get(error, str(error)),
          isr=list(request.new_isr), leader_epoch=request.leader_epoch,
          partition_epoch=request.partition_epoch, **ignored)
 

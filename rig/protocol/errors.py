@@ -27,6 +27,10 @@ DUPLICATE_BROKER_REGISTRATION: Final = 101
 INELIGIBLE_REPLICA: Final = 107  # KIP-841: a fenced or shutting-down replica in the proposed ISR
 NEW_LEADER_ELECTED: Final = 108  # the change completed a reassignment and elected another leader
 
+# Each code above by its name, for the events that carry the name beside the number.
+NAMES: Final[dict[int, str]] = {code: name for name, code in list(globals().items())
+                                if name.isupper() and type(code) is int}
+
 # What a producer retries (Kafka's RetriableException subclasses among the above).
 RETRIABLE: Final = frozenset({NOT_LEADER_OR_FOLLOWER, REQUEST_TIMED_OUT, NETWORK_EXCEPTION,
                               NOT_ENOUGH_REPLICAS, NOT_ENOUGH_REPLICAS_AFTER_APPEND})

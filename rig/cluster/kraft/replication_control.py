@@ -33,16 +33,6 @@ from rig.protocol.errors import (
     UNKNOWN_TOPIC_OR_PARTITION,
 )
 
-# The error codes the AlterPartition path returns (rig.protocol.errors), by name.
-ERROR_NAMES = {NONE: "NONE", UNKNOWN_TOPIC_OR_PARTITION: "UNKNOWN_TOPIC_OR_PARTITION",
-               INVALID_REPLICA_ASSIGNMENT: "INVALID_REPLICA_ASSIGNMENT",
-               INVALID_REQUEST: "INVALID_REQUEST",
-               FENCED_LEADER_EPOCH: "FENCED_LEADER_EPOCH",
-               STALE_BROKER_EPOCH: "STALE_BROKER_EPOCH",
-               INVALID_UPDATE_VERSION: "INVALID_UPDATE_VERSION",
-               INELIGIBLE_REPLICA: "INELIGIBLE_REPLICA", NEW_LEADER_ELECTED: "NEW_LEADER_ELECTED",
-               NOT_CONTROLLER: "NOT_CONTROLLER"}
-
 Changed = list[tuple[TopicPartition, PartitionRegistration]]
 
 
