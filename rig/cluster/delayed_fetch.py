@@ -1,6 +1,6 @@
 """A parked fetch (Kafka's DelayedFetch): an operation watched in the fetch purgatory under its
-client's slot, answered when an announced change brings enough or when its max wait ends
-(docs/kafka.md §2–§3)."""
+client's slot, answered when an announced change brings enough, or moves a partition's end to
+another segment than its fetch offset's, or when its max wait ends (docs/kafka.md §2–§3)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,29 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from rig.cluster.context import Process
+from rig.cluster.fetch_progress import fetch_offset
 from rig.cluster.messages import FetchRequestMsg
+from rig.cluster.partition import TopicPartition
+from rig.cluster.read_replica import answers
 from rig.cluster.replica_manager import ReplicaManager, Slot
 from rig.engine import Timer
 from rig.strategies.fetch_session import SessionContext
+
+
+def fetch_segments(replica_manager: ReplicaManager, slot: Slot,
+                   request: FetchRequestMsg) -> dict[TopicPartition, int]:
+    """The segment (its base offset) of each fetch offset the fetch reads from this leader, as
+    it is parked: Kafka's fetchPartitionStatus keeps each partition's startOffsetMetadata (the
+    offset, its segment and position) for DelayedFetch to compare with the end later."""
+    replicas = replica_manager.replicas
+    segments = {}
+    for key in request.partitions:  # (caught up or not: an append may roll any of them)
+        replica = replicas.get(key)
+        if replica is not None and answers(request, replica):
+            offset = fetch_offset(replica_manager, request, replica, slot[0])
+            if offset >= 0:  # (a consumer position not known yet)
+                segments[key] = replica.log.segment_of(offset).base_offset
+    return segments
 
 
 class Server(Protocol):
@@ -36,6 +55,9 @@ class DelayedFetch:
     arrived_us: int
     incarnation: int  # the broker process's that parked it
     timer: Timer | None = None
+    # Each partition's fetch offset's segment (its base offset) when it was parked: taken only
+    # when min bytes can hold it back (above 1), for Case F (`on_newer_segment`).
+    segments: dict[TopicPartition, int] | None = None
 
     def try_complete(self) -> bool:
         """Answer if what was just announced brings enough (DelayedFetch.tryComplete, Case H:
@@ -50,13 +72,37 @@ class DelayedFetch:
         min_bytes = request.min_bytes
         if request.fetcher.role == "consumer":
             ready = (min_bytes <= 1
-                     or self.server.readable(self.slot, request, min_bytes) >= min_bytes)
+                     or self.server.readable(self.slot, request, min_bytes) >= min_bytes
+                     or self._on_newer_segment())
         else:  # (a fetch whose epoch went stale is completed: FencedLeaderEpochException)
             ready = (min_bytes <= announced
                      or (announced > 0
-                         and self.server.readable(self.slot, request, min_bytes) >= min_bytes)
+                         and (self.server.readable(self.slot, request, min_bytes) >= min_bytes
+                              or self._on_newer_segment()))
                      or bool(self.server.replica_manager.fetch_epochs.fenced(self.slot, request)))
         return ready and self.server.complete(self)
+
+    def _on_newer_segment(self) -> bool:
+        """DelayedFetch.tryComplete's Case F: a partition whose end (the HW for a consumer, the
+        log end for a follower) has moved off its fetch offset and into another segment than
+        the one the fetch offset was in when the fetch was parked — the log rolled (or retention
+        deleted that segment), or the leader truncated into an older one — completes the fetch
+        at once, whatever min bytes says (it "is fetching older segments")."""
+        segments = self.segments
+        if not segments:
+            return False
+        replica_manager = self.server.replica_manager
+        request = self.request
+        consumer = request.fetcher.role == "consumer"
+        for key, base in segments.items():
+            replica = replica_manager.replicas.get(key)
+            if replica is None or not answers(request, replica):
+                continue
+            offset = fetch_offset(replica_manager, request, replica, self.slot[0])
+            end = replica.high_watermark if consumer else replica.leo
+            if end != offset and replica.log.segment_of(end).base_offset != base:
+                return True
+        return False
 
     def expire(self) -> None:
         self.server.complete(self)

@@ -18,7 +18,7 @@ from typing import Any
 from rig.cluster import diverging_epoch
 from rig.cluster.context import NodeContext, Process
 from rig.cluster.current_leader import NO_LEADERS, fetch_current_leaders
-from rig.cluster.delayed_fetch import DelayedFetch
+from rig.cluster.delayed_fetch import DelayedFetch, fetch_segments
 from rig.cluster.endpoints import node_endpoints
 from rig.cluster.fetch_epochs import Verdicts
 from rig.cluster.fetch_progress import fetch_offset, mark_past_end, update_fetch_state
@@ -125,6 +125,8 @@ class FetchServer:
               arrived_us: int) -> None:
         """Hold the fetch in purgatory until data comes or its max wait ends."""
         delayed = DelayedFetch(self, slot, request, context, arrived_us, self.broker.incarnation)
+        if request.min_bytes > 1:  # (at 1, any byte completes it before Case F could)
+            delayed.segments = fetch_segments(self.replica_manager, slot, request)
         delayed.timer = self.ctx.sim.at(arrived_us + request.max_wait_ms * 1000,
                                         delayed.max_wait_over, scheduled_us=arrived_us)
         # One parked fetch per client: an older one (its request timed out) is dropped.

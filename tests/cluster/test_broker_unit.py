@@ -188,6 +188,23 @@ def test_a_follower_fetch_waits_until_the_bytes_appended_since_reach_its_min_byt
     assert response.records_bytes == 2000
 
 
+def test_a_parked_fetch_completes_when_the_log_rolls_past_its_segment(one: Fixture) -> None:
+    """DelayedFetch.tryComplete's Case F: once the log end is on a newer segment than the one
+    the fetch offset was in when the fetch was parked, the fetch is answered at once, whatever
+    its min bytes (here 2,000 bytes of the 5,000 it asked for)."""
+    one.broker.replicas[KEY].log.segment_bytes = 1500
+    follower = FakeFetcher(1)
+    one.fetch(follower, 0, min_bytes=5000)
+    one.produce(acks=1)  # 1,000 bytes into segment 0: not enough, no roll
+    assert one.broker.fetch_server.parked((1, 0)) and not one.wire.sent
+    one.produce(acks=1)  # another 1,000 bytes would pass 1,500: the log rolls at offset 10
+    assert [s.base_offset for s in one.broker.replicas[KEY].log.segments] == [0, 10]
+    assert not one.broker.fetch_server.parked((1, 0))
+    one.wire.deliver_all()
+    (response,) = follower.responses
+    assert response.records_bytes == 2000
+
+
 def test_a_fetch_with_nothing_to_read_waits_in_purgatory_and_an_append_answers_it(
         one: Fixture) -> None:
     follower = FakeFetcher(1)
