@@ -142,15 +142,20 @@ class ReplicasAgree(_Base):
 
 
 class OneLeaderPerEpoch(_Base):
+    """No two brokers lead a partition at the same leader epoch: every epoch a broker starts
+    leading at, as a new leader or re-elected (`replica.epoch_changed` with role leader)."""
+
     name = "one-leader-per-epoch"
-    events = frozenset({names.REPLICA_BECOME_LEADER})
+    events = frozenset({names.REPLICA_BECOME_LEADER, names.REPLICA_EPOCH_CHANGED})
 
     def __init__(self) -> None:
         super().__init__()
         self.leaders: dict[tuple[str, int, int], int] = {}
 
     def observe(self, event: Mapping[str, Any]) -> None:
-        if event["event"] != names.REPLICA_BECOME_LEADER:
+        name = event["event"]
+        if name != names.REPLICA_BECOME_LEADER and (name != names.REPLICA_EPOCH_CHANGED
+                                                    or event["role"] != "leader"):
             return
         key = (event["topic"], event["partition"], event["epoch"])
         first = self.leaders.setdefault(key, event["broker"])

@@ -77,6 +77,7 @@ class ReplicaManager(HighWatermarks):
             now = broker.now_ms
             if self.fetch_epochs.enabled:  # the followers' fetches at the old epoch are fenced
                 self._before_change(self._follower_slots(replica))  # (a coast ends)
+            previous = replica.leader_epoch
             replica.leader_epoch = state.leader_epoch
             replica.zk_version = state.version
             self.set_isr(replica, tuple(state.isr))
@@ -87,6 +88,11 @@ class ReplicaManager(HighWatermarks):
                 if follower != broker.id:
                     replica.follower(follower).reset_caught_up(
                         replica.leo, now, now if follower in replica.isr else NEVER_CAUGHT_UP)
+            if not quiet:
+                self.ctx.emit(names.REPLICA_EPOCH_CHANGED, broker=broker.id, topic=key[0],
+                              partition=key[1], role="leader", leader=broker.id,
+                              epoch=state.leader_epoch, previous_epoch=previous,
+                              isr=list(replica.isr), leo=replica.leo, hw=replica.high_watermark)
             self.maybe_advance_hw(replica)
             return
         if replica.role is Role.FOLLOWER:
@@ -132,10 +138,16 @@ class ReplicaManager(HighWatermarks):
             self.set_isr(replica, ())
             replica.followers.clear()
             replica.pending_isr = None  # makeFollower: CommittedIsr(empty)
+        previous = replica.leader_epoch
         replica.leader_epoch = state.leader_epoch
         replica.zk_version = state.version
-        if same_leader:
-            return  # makeFollower answered false: keep fetching, no truncation
+        if same_leader:  # makeFollower answered false: keep fetching, no truncation
+            if not quiet:
+                self.ctx.emit(names.REPLICA_EPOCH_CHANGED, broker=broker.id, topic=key[0],
+                              partition=key[1], role="follower", leader=state.leader,
+                              epoch=state.leader_epoch, previous_epoch=previous,
+                              leo=replica.leo, hw=replica.high_watermark)
+            return
         self.fetcher_manager.stop_fetching(replica)
         replica.role = Role.FOLLOWER
         replica.leader = state.leader

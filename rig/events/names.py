@@ -143,6 +143,13 @@ ZK_SESSION_EXPIRED: Final = "zk.session_expired"  # broker, reason
 PARTITION_OFFLINE: Final = "partition.offline"  # topic, partition, isr, reason
 REPLICA_BECOME_LEADER: Final = "replica.become_leader"  # broker, topic, partition, epoch, isr
 REPLICA_BECOME_FOLLOWER: Final = "replica.become_follower"  # broker, topic, partition, leader
+# replica.epoch_changed: broker, topic, partition, role (leader / follower), leader, epoch,
+#   previous_epoch, isr (as leader), leo, hw — a replica keeps its role and its leader at a new
+#   leader epoch (a re-elected leader; a follower whose leader is re-elected), which Kafka logs
+#   as it does a change of leader ("... starts at leader epoch N ... Previous leader epoch was
+#   M": Partition.makeLeader / makeFollower). From then on it answers (as leader) and sends (as
+#   follower) fetches at the new epoch.
+REPLICA_EPOCH_CHANGED: Final = "replica.epoch_changed"
 # hw.advance: broker, topic, partition, hw (the new high watermark), leader (bool: the leader's
 #   HW, or a follower's learned from a fetch response) — only when a replica's HW goes up
 HW_ADVANCE: Final = "hw.advance"

@@ -287,6 +287,35 @@ def test_the_timers_of_a_running_broker_stay_as_many_as_its_tasks(one: Fixture) 
     assert len(one.broker.tasks) == after_a_second + 1
     one.sim.run(one.sim.now_us + 5_000_000)  # a one-off task leaves the set when it runs
     assert len(one.broker.tasks) == after_a_second
+
+
+def test_a_leader_kept_at_a_new_epoch_logs_the_epoch_it_starts_at(one: Fixture) -> None:
+    """A LeaderAndIsr that keeps this broker leader at a new epoch (a ZooKeeper controller's
+    ISR shrink) is logged as Kafka's state-change log has it ("starts at leader epoch 1 ...
+    Previous leader epoch was 0"); only a change of role is replica.become_leader."""
+    one.produce(acks=1)
+    one.broker.on_leader_and_isr(1, {KEY: PartitionState(0, 1, (0, 1))})
+    assert one.emitted(names.REPLICA_EPOCH_CHANGED) == [
+        {"broker": 0, "topic": "t", "partition": 0, "role": "leader", "leader": 0, "epoch": 1,
+         "previous_epoch": 0, "isr": [0, 1], "leo": 10, "hw": 0}]
+    assert len(one.emitted(names.REPLICA_BECOME_LEADER)) == 1  # the fixture's, at epoch 0
+
+
+@pytest.mark.parametrize(("rule", "logged"), [("never", names.REPLICA_EPOCH_CHANGED),
+                                               ("any", names.REPLICA_BECOME_FOLLOWER)])
+def test_a_follower_of_a_re_elected_leader_logs_its_new_epoch(rule: str, logged: str) -> None:
+    """Before 2.0 a follower told of a new epoch of the leader it follows keeps fetching
+    (makeFollower answers false): it logs replica.epoch_changed; from 2.1 it starts over, a
+    replica.become_follower."""
+    one = Fixture(follower_refetch_on_new_epoch=rule)
+    one.broker.on_leader_and_isr(1, {KEY: PartitionState(1, 1, (1, 0))})
+    one.broker.on_leader_and_isr(1, {KEY: PartitionState(1, 2, (1, 0))})
+    (event,) = [fields for name, fields in one.events if name == logged and fields["epoch"] == 2]
+    assert event["leader"] == 1
+    assert (event.get("previous_epoch"), event.get("role")) == (
+        (1, "follower") if logged == names.REPLICA_EPOCH_CHANGED else (None, None))
+
+
 @pytest.mark.parametrize(("at_election", "epochs"), [(True, [(0, 0), (1, 10)]),
                                                       (False, [(0, 0)])])
 def test_a_new_leader_records_its_epoch_start_when_elected_from_kafka_2_1(
