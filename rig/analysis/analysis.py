@@ -142,11 +142,12 @@ class Analysis:
         return picked
 
     def rare(self, events: Iterable[str], schema: StructType,
-             fields: Sequence[str] = ()) -> list[dict[str, Any]]:
+             fields: Sequence[str] = (), present: str | None = None) -> list[dict[str, Any]]:
         """The rows of the few `events` named (cluster changes, faults, samples: never the
-        fetches or produces that make a log big) with the fields of `schema` (or those of
-        them named in `fields`, in that order), in the table's order (the logs' order), as
-        dicts; none when the run has no event logs.
+        fetches or produces that make a log big, unless `present` names a field that only few
+        of them carry: then only the rows where it is set) with the fields of `schema` (or
+        those of them named in `fields`, in that order), in the table's order (the logs'
+        order), as dicts; none when the run has no event logs.
 
         Read here, on the driver, straight from the table's file: a stage that walks a handful
         of events in Python needs no Spark job for them (issue 19). The values are the table's,
@@ -158,14 +159,19 @@ class Analysis:
         import pyarrow.parquet as pq
 
         picked = self._columns(schema)
+        named = dict((name, column) for column, name in picked)
         if fields:
-            named = dict((name, column) for column, name in picked)
             picked = [(named[name], name) for name in fields]
         wanted = pa.array(sorted(set(events)), pa.string())
-        columns = sorted({column for column, _ in picked} | {"event"})
+        needed = named[present] if present is not None else None
+        columns = sorted({column for column, _ in picked} | {"event"} | (
+            {needed} if needed is not None else set()))
         found = []
         for batch in pq.ParquetFile(self.parsed.table).iter_batches(columns=columns):
-            chosen = batch.filter(pc.fill_null(pc.is_in(batch.column("event"), wanted), False))
+            keep = pc.fill_null(pc.is_in(batch.column("event"), wanted), False)
+            if needed is not None:
+                keep = pc.and_(keep, pc.is_valid(batch.column(needed)))
+            chosen = batch.filter(keep)
             if chosen.num_rows:
                 found.append(pa.Table.from_batches([chosen]).select(
                     [column for column, _ in picked]).rename_columns(

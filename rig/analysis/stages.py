@@ -37,6 +37,7 @@ __all__ = ["STAGES", "STAGE_THREADS", "FunctionStage", "Stage", "analyse",
 # In order: the summary keys of a variant come in the order the stages add them.
 STAGES: tuple[str, ...] = (
     "rig.analysis.fetch_metrics:STAGE",
+    "rig.analysis.fetch_refusals:STAGE",
     "rig.analysis.replication:STAGE",
     "rig.analysis.produce_timeline:STAGE",
     "rig.analysis.sessions:STAGE",

@@ -7,6 +7,7 @@ import re
 
 __all__ = [
     "DASH",
+    "fmt_by_name",
     "fmt_bytes",
     "fmt_change",
     "fmt_int",
@@ -34,6 +35,21 @@ def fmt_int(value: object) -> str:
     if not _is_number(value) or not math.isfinite(float(value)):  # type: ignore[arg-type]
         return DASH
     return f"{round(value):,}"  # type: ignore[call-overload]
+
+
+def fmt_by_name(counts: object) -> str:
+    """A count per name, as its total and the names in words, the largest first:
+    {"NOT_LEADER": 1, "UNKNOWN_EPOCH": 3} → "4 (unknown epoch 3, not leader 1)" (a table
+    cell on a phone wraps between words, never inside a 20-letter name); {} → "0"; anything
+    else a dash."""
+    if not isinstance(counts, dict) or not all(_is_number(n) for n in counts.values()):
+        return DASH
+    if not counts:
+        return "0"
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], str(item[0])))
+    named = ", ".join(f"{str(name).replace('_', ' ').lower()} {fmt_int(n)}"
+                      for name, n in ranked)
+    return f"{fmt_int(sum(counts.values()))} ({named})"
 
 
 def fmt_usd(value: object) -> str:

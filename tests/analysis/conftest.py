@@ -155,6 +155,12 @@ def build_events() -> dict[str, list[dict[str, Any]]]:
                 full=False,
                 response_body=300,
             )
+        if version == 7:
+            # Two follower responses refused partitions (fetch.response's `errors`).
+            responses = [e for e in pairs if e["event"] == "fetch.response"
+                         and e["role"] == "follower"]
+            responses[0]["errors"] = [["test", 0, 75], ["test", 1, 75]]
+            responses[1]["errors"] = [["test", 0, 6]]
         pairs.sort(key=lambda e: (e["t_ms"], e["event"]))
         events += pairs
         events.append({"t_ms": float(DURATION_MS), "event": "run.end", "variant": variant})

@@ -212,3 +212,17 @@ def test_no_events_gives_zero_filled_variants(spark: Any, tmp_path: Path) -> Non
     assert result["variants"]["a"]["fetch"]["follower"]["requests"] == 0
     assert result["variants"]["a"]["fetch"]["consumer"]["request_bytes"] == EMPTY_BYTES
     assert _table(tmp_path, "fetch_timeseries.json") == []
+
+
+def test_refused_partitions_are_counted_by_error_name(analysed: tuple[Path, dict]) -> None:
+    """fetch.response's `errors`: each [topic, partition, code] is one partition refused, named
+    as Kafka names the code; every variant and role is present, empty when nothing was."""
+    from rig.analysis.fetch_refusals import analyze_fetch_refusals
+
+    run_dir, _ = analysed
+    result = analyze_fetch_refusals(run_dir)
+    assert result == {"variants": {
+        "v6": {"fetch_refusals": {"follower": {}, "consumer": {}}},
+        "v7": {"fetch_refusals": {"follower": {"NOT_LEADER_OR_FOLLOWER": 1,
+                                               "UNKNOWN_LEADER_EPOCH": 2},
+                                  "consumer": {}}}}}

@@ -6,6 +6,7 @@ import pytest
 
 from rig.report.format import (
     DASH,
+    fmt_by_name,
     fmt_bytes,
     fmt_int,
     fmt_number,
@@ -84,3 +85,17 @@ def test_fmt_ratio_matches_the_seed_measurement() -> None:
 )
 def test_fmt_number(value: object, text: str) -> None:
     assert fmt_number(value) == text
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        ({"UNKNOWN_LEADER_EPOCH": 4}, "4 (unknown leader epoch 4)"),
+        ({"A": 1, "C": 1200, "B": 1}, "1,202 (c 1,200, a 1, b 1)"),  # largest first, then by name
+        ({}, "0"),
+        (None, DASH),
+        ({"A": "x"}, DASH),
+    ],
+)
+def test_fmt_by_name(value: object, text: str) -> None:
+    assert fmt_by_name(value) == text

@@ -40,6 +40,8 @@ def _numbers(acked: int, lost: int, violations: list[dict[str, Any]]) -> dict[st
                         "under_replicated_partition_seconds": 780.233,
                         "offline_partition_seconds": 12.5, "max_recovery_seconds": 30.009828,
                         "faults": 1},
+        "fetch_refusals": {"follower": {"UNKNOWN_LEADER_EPOCH": 2, "NOT_LEADER_OR_FOLLOWER": 6},
+                           "consumer": {}},
         "checks": {"ok": not violations, "violations": violations,
                    "expected_by_scenario": bool(violations)},
     }
@@ -150,6 +152,9 @@ def test_section_with_numbers_faults_and_lost_records(recovery_run: Path) -> Non
     assert "Offline partition-seconds 12.500 12.500" in text
     assert "Longest recovery s, fault injected to every ISR full 30.010 30.010" in text
     assert "Leader elections 10 10" in text and "Unclean leader elections 1 1" in text
+    refused = "8 (not leader or follower 6, unknown leader epoch 2)"
+    assert ("Follower fetches refused partitions a leader answered with an error, by error "
+            f"{refused} {refused}") in text
     # A loss is flagged, a zero is not.
     assert re.search(r'<span class="badge fail">130</span>', section)
     assert '<span class="badge fail">0</span>' not in section

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rig.report.format import fmt_int, fmt_ms_spread, fmt_seconds
+from rig.report.format import fmt_by_name, fmt_int, fmt_ms_spread, fmt_seconds
 from rig.report.inputs import dig, number
 from rig.report.recovery.values import Fmt
 
@@ -50,6 +50,8 @@ RECOVERY_METRICS: tuple[tuple[str, str, tuple[str, ...], Fmt, bool], ...] = (
      ("replication", "max_recovery_seconds"), fmt_seconds, False),
     ("Catch-up fetched", "bytes, healed to every ISR full",
      ("replication", "catch_up_bytes"), fmt_int, False),
+    ("Follower fetches refused", "partitions a leader answered with an error, by error",
+     ("fetch_refusals", "follower"), fmt_by_name, False),
     ("Largest consumer lag", "records behind the HW", ("consumers", "max_lag"), fmt_int, False),
     ("Consumer position resets", "out of range, or a truncation detected (2.3+)",
      ("consumers", "offset_resets"), fmt_int, False),
@@ -77,7 +79,8 @@ def headline_rows(summary: Mapping[str, Any], variants: Sequence[str]) -> list[d
             "label": label,
             "unit": unit,
             "emph": label.startswith("Lost"),
-            "cells": [{"text": fmt(value), "bad": bad and bool(number(value))}
-                      for value in values],
+            # Numbers stay whole; a count by name wraps between its words.
+            "cells": [{"text": fmt(value), "bad": bad and bool(number(value)),
+                       "wrap": fmt is fmt_by_name} for value in values],
         })
     return out
