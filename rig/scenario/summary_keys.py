@@ -35,6 +35,8 @@ _FETCH_ROLE = {
 }
 _VARIANT: dict[str, Any] = {
     "fetch": {"follower": _FETCH_ROLE, "consumer": _FETCH_ROLE},
+    # rig.analysis.fetch_refusals: partitions refused, by Kafka's error name
+    "fetch_refusals": {"follower": {ANY: NUMBER}, "consumer": {ANY: NUMBER}},
     "produce": dict.fromkeys(("acked", "acked_batches", "acked_all", "errors", "acked_lost",
                               "acked_all_lost"), NUMBER),
     "replication": dict.fromkeys((

@@ -65,8 +65,9 @@ def test_analyze_rebuilds_what_the_run_wrote(write_scenario: Any, tmp_path: Path
     assert summary["variants"]["v6"]["produce"]["acked"] > 0
     assert orjson.loads(tables[rundir.FAULTS])  # the crash and the restart
     timings = summary["timings"]
-    assert set(timings["stages"]) == {"fetch", "replication", "produce_timeline", "sessions",
-                                      "isr", "consumer_lag", "storage", "lost_records", "traffic"}
+    assert set(timings["stages"]) == {"fetch", "fetch_refusals", "replication",
+                                      "produce_timeline", "sessions", "isr", "consumer_lag",
+                                      "storage", "lost_records", "traffic"}
     # Spark may already run in this test process (another test started it): then its start-up
     # costs this run nothing, and 0 is the true figure.
     assert timings["spark_start_seconds"] >= 0 and timings["parse_seconds"] > 0
