@@ -116,7 +116,7 @@ class FetchServer:
         # an epoch error for one whose epoch it fences (rig.cluster.fetch_epochs).
         if (readable >= request.min_bytes or request.max_wait_ms <= 0 or not context.partitions
                 or request.diverging or fenced or self._preferred(slot, request)
-                or self._not_led(request)):
+                or self._not_led(slot, request)):
             self._respond(request, context, self.ctx.sim.now_us)
             return
         self._park(slot, request, context, self.ctx.sim.now_us)
@@ -145,11 +145,13 @@ class FetchServer:
                                 "changed while it coasted")
         self._park(request.fetcher.slot_key, request, context, arrived_us)
 
-    def _not_led(self, request: FetchRequestMsg) -> bool:
-        """Whether a partition the request adds or changes is one this broker does not answer
-        for (the NOT_LEADER_OR_FOLLOWER of _respond)."""
+    def _not_led(self, slot: Slot, request: FetchRequestMsg) -> bool:
+        """Whether the request carries a partition this broker does not answer for, added or
+        changed, or one it stopped leading (the NOT_LEADER_OR_FOLLOWER of _respond)."""
         replicas = self.replica_manager.replicas
-        return any(not answers(request, replicas.get(key)) for key in request.updates)
+        return any(not answers(request, replicas.get(key)) for key in request.updates) or any(
+            key in request.partitions and not answers(request, replicas.get(key))
+            for key in self.replica_manager.unled.get(slot, ()))
 
     def _preferred(self, slot: Slot, request: FetchRequestMsg) -> dict[TopicPartition, int]:
         """The partitions of a consumer's fetch a rack-aware leader sends elsewhere (KIP-392)."""
@@ -248,11 +250,16 @@ class FetchServer:
                 if (key in request.partitions and key not in errors
                         and answers(request, led)):  # (an error carries no HW: −1 in Kafka)
                     hws[key] = led.high_watermark  # type: ignore[union-attr]
-            # A partition the client just added (or changed) that this broker does not lead;
-            # the others it already learned about (cost follows change, not partitions).
+            # A partition the client adds (or changes) that this broker does not lead, or one
+            # it stopped leading that the client's fetches still carry (`stopped_leading`).
             for key in request.updates:
                 if key not in fenced and not answers(request, replicas.get(key)):
                     errors[key] = NOT_LEADER_OR_FOLLOWER
+            for key in list(replica_manager.unled.get(slot, ())):
+                if key in request.partitions and not answers(request, replicas.get(key)):
+                    errors.setdefault(key, NOT_LEADER_OR_FOLLOWER)  # (a fenced one keeps its)
+                else:  # the client dropped it, or this broker answers for it again
+                    replica_manager.forget_unled(slot, key)
         listed_changed = listed_incremental(self.cache, context, records, errors, preferred,
                                             diverging)
         current = (fetch_current_leaders(request.version, errors, replicas, self.metadata_cache)

@@ -51,6 +51,9 @@ class HighWatermarks:
         # Consumers (keyed by their fetch client): last known positions, and who watches what.
         self.consumer_positions: dict[Any, dict[TopicPartition, int]] = {}
         self.consumer_watchers: dict[TopicPartition, dict[Any, None]] = {}
+        # Per client slot, the partitions it fetched here that this broker stopped leading:
+        # answered NOT_LEADER_OR_FOLLOWER while its fetches still carry them (`stopped_leading`).
+        self.unled: dict[Slot, dict[TopicPartition, None]] = {}
         # What the change announced to the fetch purgatory brought: an append's bytes, 0 for a
         self.announced: int | None = None  # HW advance; None before a change
         self.hw_eligible: Callable[[int, int], bool] | None = None  # KRaft 3.6+ (candidate_hw)
@@ -73,6 +76,31 @@ class HighWatermarks:
         check = self.fetch_purgatory.check_and_complete
         for slot in slots:
             check(slot)
+
+    def stopped_leading(self, replica: Replica) -> None:
+        """This broker no longer leads `replica`: every client that fetched it here (its
+        followers, the consumers) is answered NOT_LEADER_OR_FOLLOWER for it while its fetches
+        still carry it, listed or not. Kafka reads every partition of a fetch session, a
+        partition it does not lead is an error, and an incremental response always lists an
+        error (IncrementalFetchContext: CachedPartition.maybeUpdateResponseData), so a client
+        whose next fetch does not list the partition still hears of it (rig.cluster.fetch_server
+        answers it)."""
+        key = replica.key
+        for slot in (*self._follower_slots(replica), *self.consumer_watchers.get(key, ())):
+            self.unled.setdefault(slot, {})[key] = None
+
+    def leading_again(self, replica: Replica) -> None:
+        """This broker leads `replica` again: no client is told it does not."""
+        key = replica.key
+        for slot in (*self._follower_slots(replica), *self.consumer_watchers.get(key, ())):
+            self.forget_unled(slot, key)
+
+    def forget_unled(self, slot: Slot, key: TopicPartition) -> None:
+        unled = self.unled.get(slot)
+        if unled is not None:
+            unled.pop(key, None)
+            if not unled:
+                del self.unled[slot]
 
     def _announce(self, slot: Slot, appended_bytes: int) -> None:
         """What a client fetches changed (an append of `appended_bytes`, or 0 for a HW

@@ -59,6 +59,7 @@ class ReplicaManager(HighWatermarks):
         self.outside_isr.clear()
         self.consumer_positions.clear()
         self.consumer_watchers.clear()
+        self.unled.clear()
         self.fetch_epochs.clear()
         return sum(replica.restart(power_loss) for replica in self.replicas.values())
 
@@ -97,6 +98,7 @@ class ReplicaManager(HighWatermarks):
             return
         if replica.role is Role.FOLLOWER:
             self.fetcher_manager.stop_fetching(replica)
+        self.leading_again(replica)
         now = broker.now_ms
         replica.role = Role.LEADER
         replica.leader = broker.id
@@ -132,8 +134,9 @@ class ReplicaManager(HighWatermarks):
                        and keeps_fetching(self.config.follower_refetch_on_new_epoch,
                                           replica.leader_epoch, state.leader_epoch))
         if replica.role is Role.LEADER:
-            # Waiting acks=all produces get NOT_LEADER_OR_FOLLOWER for it.
+            # Waiting acks=all produces get NOT_LEADER_OR_FOLLOWER for it; fetches too.
             self.produce_purgatory.abort(key, NOT_LEADER_OR_FOLLOWER)
+            self.stopped_leading(replica)
             self.hw_behind.pop(key, None)
             self.set_isr(replica, ())
             replica.followers.clear()

@@ -205,6 +205,32 @@ def test_a_parked_fetch_completes_when_the_log_rolls_past_its_segment(one: Fixtu
     assert response.records_bytes == 2000
 
 
+def test_a_partition_no_longer_led_is_refused_though_the_fetch_does_not_list_it(
+        one: Fixture) -> None:
+    """Kafka reads every partition of a fetch session and always answers an error
+    (IncrementalFetchContext): once this broker stops leading a partition, a fetch that still
+    carries it is answered at once with NOT_LEADER_OR_FOLLOWER for it, even when it lists no
+    change for it (its fetch offset did not move), and so until the client drops it. (From
+    Fetch v9 the leader epoch it carries is older: FENCED_LEADER_EPOCH, KIP-320; this is v7.)"""
+    follower = FakeFetcher(2)
+    client = one.sessions.new_client()
+    keys = {KEY: None}
+    one.broker.on_fetch(FetchRequestMsg(follower, 7, client.next_request(keys, keys, 7), keys,
+                                        topic_runs(keys), {KEY: FetchState(0)}, 500, 1))
+    one.sim.run(500_000)  # its max wait: answered empty
+    one.broker.on_leader_and_isr(1, {KEY: PartitionState(1, 1, (1, 2))})
+    unlisted = FetchRequestMsg(follower, 7, client.next_request(keys, keys, 7), keys,
+                               topic_runs(keys), {}, 500, 1)  # carries KEY, lists nothing
+    for _ in range(2):
+        one.broker.on_fetch(unlisted)
+        assert not one.broker.fetch_server.parked((2, 0))
+        assert one.emitted(names.FETCH_RESPONSE)[-1]["errors"] == [
+            ["t", 0, NOT_LEADER_OR_FOLLOWER]]
+    dropped = FetchRequestMsg(follower, 7, client.next_request({}, {}, 7), {}, (), {}, 500, 1)
+    one.broker.on_fetch(dropped)  # the client no longer fetches it here: nothing to refuse
+    assert (2, 0) not in one.broker.replica_manager.unled
+
+
 def test_a_fetch_with_nothing_to_read_waits_in_purgatory_and_an_append_answers_it(
         one: Fixture) -> None:
     follower = FakeFetcher(1)

@@ -221,6 +221,7 @@ class BrokerMetadataPublisher:
         rm.fetch_epochs.changed()
         if replica.role is Role.LEADER:
             rm.produce_purgatory.abort(replica.key, NOT_LEADER_OR_FOLLOWER)
+            rm.stopped_leading(replica)
             rm.hw_behind.pop(replica.key, None)
             rm.set_isr(replica, ())
             replica.followers.clear()
