@@ -84,9 +84,11 @@ class HighWatermarks:
         partition it does not lead is an error, and an incremental response always lists an
         error (IncrementalFetchContext: CachedPartition.maybeUpdateResponseData), so a client
         whose next fetch does not list the partition still hears of it (rig.cluster.fetch_server
-        answers it)."""
+        answers it). A coast there ends first: its skipped rounds would not be idle now."""
         key = replica.key
-        for slot in (*self._follower_slots(replica), *self.consumer_watchers.get(key, ())):
+        slots = (*self._follower_slots(replica), *self.consumer_watchers.get(key, ()))
+        self._before_change(slots)
+        for slot in slots:
             self.unled.setdefault(slot, {})[key] = None
 
     def leading_again(self, replica: Replica) -> None:
@@ -96,6 +98,7 @@ class HighWatermarks:
             self.forget_unled(slot, key)
 
     def forget_unled(self, slot: Slot, key: TopicPartition) -> None:
+        """`slot`'s client is no longer told that this broker does not lead `key`."""
         unled = self.unled.get(slot)
         if unled is not None:
             unled.pop(key, None)
