@@ -22,7 +22,7 @@ from rig.analysis.analysis import Analysis
 from rig.analysis.fetch_metrics import ROLES
 from rig.analysis.stages import FunctionStage, run_stage
 from rig.events import names
-from rig.protocol.errors import NAMES
+from rig.protocol.errors import name_of
 
 if TYPE_CHECKING:
     from pyspark.sql.types import StructType
@@ -38,17 +38,12 @@ def _schema() -> StructType:
                          for name in ("event", "variant", "role", "errors")])
 
 
-def error_name(code: int) -> str:
-    """Kafka's name for an error code (its number when rig does not know it)."""
-    return NAMES.get(code, str(code))
-
-
 def _refusals_stage(analysis: Analysis) -> dict[str, dict[str, Any]]:
     counts: dict[tuple[str, str], Counter[str]] = {}
     for row in analysis.rare((names.FETCH_RESPONSE,), _schema(), present="errors"):
         refused = orjson.loads(row["errors"])
         counts.setdefault((str(row["variant"]), str(row["role"])), Counter()).update(
-            error_name(code) for _topic, _partition, code in refused)
+            name_of(code) for _topic, _partition, code in refused)
     variants = analysis.variants + sorted({v for v, _ in counts} - set(analysis.variants))
     roles = list(ROLES) + sorted({r for _, r in counts} - set(ROLES))
     return {variant: {"fetch_refusals": {

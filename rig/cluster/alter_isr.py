@@ -37,13 +37,13 @@ from rig.protocol.errors import (
     INELIGIBLE_REPLICA,
     INVALID_REQUEST,
     INVALID_UPDATE_VERSION,
-    NAMES,
     NEW_LEADER_ELECTED,
     NONE,
     NOT_CONTROLLER,
     OPERATION_NOT_ATTEMPTED,
     STALE_BROKER_EPOCH,
     UNKNOWN_TOPIC_OR_PARTITION,
+    name_of,
 )
 
 # Partition.handleAlterPartitionError: what a rejected change does next.
@@ -67,7 +67,7 @@ def log_rejected(emit: Any, request: AlterPartitionRequest, error: int, **ignore
     received it (`ignored=True`: the partition had moved on, and Partition ignores it)."""
     key = request.key
     emit(names.ALTER_PARTITION_REJECTED, broker=request.broker, topic=key[0], partition=key[1],
-         error_code=error, error=NAMES.get(error, str(error)),
+         error_code=error, error=name_of(error),
          isr=list(request.new_isr), leader_epoch=request.leader_epoch,
          partition_epoch=request.partition_epoch, **ignored)
 

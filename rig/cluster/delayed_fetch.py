@@ -4,6 +4,7 @@ another segment than its fetch offset's, or when its max wait ends (docs/kafka.m
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -12,25 +13,32 @@ from rig.cluster.fetch_progress import fetch_offset
 from rig.cluster.messages import FetchRequestMsg
 from rig.cluster.partition import TopicPartition
 from rig.cluster.read_replica import answers
+from rig.cluster.replica import Replica
 from rig.cluster.replica_manager import ReplicaManager, Slot
 from rig.engine import Timer
 from rig.strategies.fetch_session import SessionContext
+
+
+def _answered(replica_manager: ReplicaManager, slot: Slot, request: FetchRequestMsg,
+              keys: Iterable[TopicPartition]) -> Iterator[tuple[TopicPartition, Replica, int]]:
+    """(partition, replica, fetch offset) of each of `keys` this broker answers `request` for."""
+    replicas = replica_manager.replicas
+    for key in keys:
+        replica = replicas.get(key)
+        if replica is not None and answers(request, replica):
+            yield key, replica, fetch_offset(replica_manager, request, replica, slot[0])
 
 
 def fetch_segments(replica_manager: ReplicaManager, slot: Slot,
                    request: FetchRequestMsg) -> dict[TopicPartition, int]:
     """The segment (its base offset) of each fetch offset the fetch reads from this leader, as
     it is parked: Kafka's fetchPartitionStatus keeps each partition's startOffsetMetadata (the
-    offset, its segment and position) for DelayedFetch to compare with the end later."""
-    replicas = replica_manager.replicas
-    segments = {}
-    for key in request.partitions:  # (caught up or not: an append may roll any of them)
-        replica = replicas.get(key)
-        if replica is not None and answers(request, replica):
-            offset = fetch_offset(replica_manager, request, replica, slot[0])
-            if offset >= 0:  # (a consumer position not known yet)
-                segments[key] = replica.log.segment_of(offset).base_offset
-    return segments
+    offset, its segment and position) for DelayedFetch to compare with the end later. Every
+    partition of the fetch, caught up or not: an append may roll any of them."""
+    return {key: replica.log.segment_of(offset).base_offset
+            for key, replica, offset in _answered(replica_manager, slot, request,
+                                                  request.partitions)
+            if offset >= 0}  # (a consumer position not known yet)
 
 
 class Server(Protocol):
@@ -91,16 +99,11 @@ class DelayedFetch:
         segments = self.segments
         if not segments:
             return False
-        replica_manager = self.server.replica_manager
-        request = self.request
-        consumer = request.fetcher.role == "consumer"
-        for key, base in segments.items():
-            replica = replica_manager.replicas.get(key)
-            if replica is None or not answers(request, replica):
-                continue
-            offset = fetch_offset(replica_manager, request, replica, self.slot[0])
+        consumer = self.request.fetcher.role == "consumer"
+        for key, replica, offset in _answered(self.server.replica_manager, self.slot,
+                                              self.request, segments):
             end = replica.high_watermark if consumer else replica.leo
-            if end != offset and replica.log.segment_of(end).base_offset != base:
+            if end != offset and replica.log.segment_of(end).base_offset != segments[key]:
                 return True
         return False
 

@@ -149,9 +149,8 @@ class FetchServer:
         """Whether the request carries a partition this broker does not answer for, added or
         changed, or one it stopped leading (the NOT_LEADER_OR_FOLLOWER of _respond)."""
         replicas = self.replica_manager.replicas
-        return any(not answers(request, replicas.get(key)) for key in request.updates) or any(
-            key in request.partitions and not answers(request, replicas.get(key))
-            for key in self.replica_manager.unled.get(slot, ()))
+        return (any(not answers(request, replicas.get(key)) for key in request.updates)
+                or bool(self.replica_manager.unled_carried(slot, request)))
 
     def _preferred(self, slot: Slot, request: FetchRequestMsg) -> dict[TopicPartition, int]:
         """The partitions of a consumer's fetch a rack-aware leader sends elsewhere (KIP-392)."""
@@ -255,11 +254,8 @@ class FetchServer:
             for key in request.updates:
                 if key not in fenced and not answers(request, replicas.get(key)):
                     errors[key] = NOT_LEADER_OR_FOLLOWER
-            for key in list(replica_manager.unled.get(slot, ())):
-                if key in request.partitions and not answers(request, replicas.get(key)):
-                    errors.setdefault(key, NOT_LEADER_OR_FOLLOWER)  # (a fenced one keeps its)
-                else:  # the client dropped it, or this broker answers for it again
-                    replica_manager.forget_unled(slot, key)
+            for key in replica_manager.unled_carried(slot, request):
+                errors.setdefault(key, NOT_LEADER_OR_FOLLOWER)  # (a fenced one keeps its)
         listed_changed = listed_incremental(self.cache, context, records, errors, preferred,
                                             diverging)
         current = (fetch_current_leaders(request.version, errors, replicas, self.metadata_cache)

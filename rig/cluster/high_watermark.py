@@ -18,8 +18,10 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from rig.cluster.context import NodeContext, Process
+from rig.cluster.messages import FetchRequestMsg
 from rig.cluster.partition import TopicPartition
 from rig.cluster.purgatory import AbortableOperation, DelayedOperation, Purgatory
+from rig.cluster.read_replica import answers
 from rig.cluster.replica import Replica
 from rig.events import names
 from rig.strategies.fetch_session import SessionCache
@@ -84,26 +86,29 @@ class HighWatermarks:
         partition it does not lead is an error, and an incremental response always lists an
         error (IncrementalFetchContext: CachedPartition.maybeUpdateResponseData), so a client
         whose next fetch does not list the partition still hears of it (rig.cluster.fetch_server
-        answers it). A coast there ends first: its skipped rounds would not be idle now."""
+        answers it: `unled_carried`). A coast there ends first: its skipped rounds would not be
+        idle now."""
         key = replica.key
         slots = (*self._follower_slots(replica), *self.consumer_watchers.get(key, ()))
         self._before_change(slots)
         for slot in slots:
             self.unled.setdefault(slot, {})[key] = None
 
-    def leading_again(self, replica: Replica) -> None:
-        """This broker leads `replica` again: no client is told it does not."""
-        key = replica.key
-        for slot in (*self._follower_slots(replica), *self.consumer_watchers.get(key, ())):
-            self.forget_unled(slot, key)
-
-    def forget_unled(self, slot: Slot, key: TopicPartition) -> None:
-        """`slot`'s client is no longer told that this broker does not lead `key`."""
+    def unled_carried(self, slot: Slot, request: FetchRequestMsg) -> list[TopicPartition]:
+        """The partitions this broker stopped leading that `slot`'s fetch still carries and
+        that it does not answer for; the others are forgotten (the client dropped them, or
+        this broker answers for them again). Nothing to do on the busy path: no entry."""
         unled = self.unled.get(slot)
-        if unled is not None:
-            unled.pop(key, None)
-            if not unled:
+        if unled is None:
+            return []
+        carried = [key for key in unled
+                   if key in request.partitions and not answers(request, self.replicas.get(key))]
+        if len(carried) < len(unled):
+            if carried:
+                self.unled[slot] = dict.fromkeys(carried)
+            else:
                 del self.unled[slot]
+        return carried
 
     def _announce(self, slot: Slot, appended_bytes: int) -> None:
         """What a client fetches changed (an append of `appended_bytes`, or 0 for a HW

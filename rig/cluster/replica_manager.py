@@ -90,15 +90,11 @@ class ReplicaManager(HighWatermarks):
                     replica.follower(follower).reset_caught_up(
                         replica.leo, now, now if follower in replica.isr else NEVER_CAUGHT_UP)
             if not quiet:
-                self.ctx.emit(names.REPLICA_EPOCH_CHANGED, broker=broker.id, topic=key[0],
-                              partition=key[1], role="leader", leader=broker.id,
-                              epoch=state.leader_epoch, previous_epoch=previous,
-                              isr=list(replica.isr), leo=replica.leo, hw=replica.high_watermark)
+                self._log_epoch_changed(replica, previous)
             self.maybe_advance_hw(replica)
             return
         if replica.role is Role.FOLLOWER:
             self.fetcher_manager.stop_fetching(replica)
-        self.leading_again(replica)
         now = broker.now_ms
         replica.role = Role.LEADER
         replica.leader = broker.id
@@ -146,10 +142,7 @@ class ReplicaManager(HighWatermarks):
         replica.zk_version = state.version
         if same_leader:  # makeFollower answered false: keep fetching, no truncation
             if not quiet:
-                self.ctx.emit(names.REPLICA_EPOCH_CHANGED, broker=broker.id, topic=key[0],
-                              partition=key[1], role="follower", leader=state.leader,
-                              epoch=state.leader_epoch, previous_epoch=previous,
-                              leo=replica.leo, hw=replica.high_watermark)
+                self._log_epoch_changed(replica, previous)
             return
         self.fetcher_manager.stop_fetching(replica)
         replica.role = Role.FOLLOWER
@@ -164,6 +157,17 @@ class ReplicaManager(HighWatermarks):
         if not broker.alive:
             return  # a fault triggered by that event took this broker down
         self.fetcher_manager.follow(key, state.leader, replica.fetcher_slot, decision, to_wake)
+
+    def _log_epoch_changed(self, replica: Replica, previous: int) -> None:
+        """replica.epoch_changed: `replica` kept its role and its leader at a new leader epoch
+        (Partition.makeLeader / makeFollower log it as they log a new leader)."""
+        key = replica.key
+        leader = replica.role is Role.LEADER
+        self.ctx.emit(names.REPLICA_EPOCH_CHANGED, broker=self.broker.id, topic=key[0],
+                      partition=key[1], role="leader" if leader else "follower",
+                      leader=replica.leader, epoch=replica.leader_epoch, previous_epoch=previous,
+                      **({"isr": list(replica.isr)} if leader else {}),
+                      leo=replica.leo, hw=replica.high_watermark)
 
     def log_start_moved(self, replica: Replica) -> None:
         """Retention, or as a follower the leader's, moved the replica's log start. Every

@@ -31,6 +31,11 @@ NEW_LEADER_ELECTED: Final = 108  # the change completed a reassignment and elect
 NAMES: Final[dict[int, str]] = {code: name for name, code in list(globals().items())
                                 if name.isupper() and type(code) is int}
 
+
+def name_of(code: int) -> str:
+    """Kafka's name for an error code (the number itself when rig does not know it)."""
+    return NAMES.get(code, str(code))
+
 # What a producer retries (Kafka's RetriableException subclasses among the above).
 RETRIABLE: Final = frozenset({NOT_LEADER_OR_FOLLOWER, REQUEST_TIMED_OUT, NETWORK_EXCEPTION,
                               NOT_ENOUGH_REPLICAS, NOT_ENOUGH_REPLICAS_AFTER_APPEND})
