@@ -96,7 +96,7 @@ def simulate(variant: VariantSpec, events_path: Path, *, scenario: str = "",
         meter = Meter()
         # Every strategy runs behind its kind's contract checks (a StrategyFailure, exit 1).
         guarded = guard_all(strategies, variant, RunContext(
-            scenario, variant.name, lambda: sim.now_us / 1000, lambda: log.count))
+            scenario, variant.name, lambda: sim.now_us / 1000, log.settled_count))
         cluster = Cluster(variant, sim, streams, log, guarded, meter)
         cluster.build()
         faults = FaultSchedule(cluster, variant.faults)

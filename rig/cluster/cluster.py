@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from rig.cluster import coast_begin
+from rig.cluster import coast_begin, coast_lines
 from rig.cluster.broker import Broker
 from rig.cluster.coast import Coast, Ties
 from rig.cluster.context import NodeContext, Strategies, TopicConfigs
@@ -66,11 +66,14 @@ class Cluster(ProcessFaults):
         self.deliver_at = self.transport.deliver_at
         self.backlogged = self.transport.backlogged
         self.after_stall = self.transport.after_stall
+        # Idle fetch rounds advance in closed form (rig.cluster.coast): `events: fetch-aggregated`
+        # logs each run of them as one fetch.idle, a full log gets their lines (coast_lines).
+        self.lines = coast_lines.lines_for(sim, log, variant.events)
+        self.coasting = self.lines is not None or variant.events == "fetch-aggregated"
         self.node_context = NodeContext(
             sim, log.emit, self.send, self.after_stall, self.strategies, self.topics,
             self.meter, variant.os, self.control.isr_writer, self.new_fetcher,
-            {b.id: b.rack for b in variant.brokers}, log.kind,
-            coasting=variant.events == "fetch-aggregated")
+            {b.id: b.rack for b in variant.brokers}, log.kind, coasting=self.coasting)
         for b in variant.brokers:
             config = variant.broker_config(b.id)
             self.brokers[b.id] = Broker(self.node_context, b.id, b.rack, config, sessions.new_cache(
@@ -81,8 +84,6 @@ class Cluster(ProcessFaults):
         self.clients: list[Any] = []  # who hears of connection resets: fetch clients, group
         # coordinators' clients, the brokers' AlterIsr channels to the controller
         self.offset_store = OffsetStore()  # values of __consumer_offsets records
-        # `events: fetch-aggregated`: idle fetch rounds advance in closed form (rig.cluster.coast).
-        self.coasting = variant.events == "fetch-aggregated"
         self.coasts: dict[Coast, None] = {}
         self.failed_starts: set[int] = set()  # brokers whose last start failed (ProcessFaults)
         self.supervised = False  # the quiesce starts them again (ProcessFaults.supervise)
@@ -169,6 +170,8 @@ class Cluster(ProcessFaults):
     def finish_coasting(self) -> None:
         """The run is over: every coast logs its rounds (and leaves the state they left)."""
         self.ties.closed = True  # (what they queue never runs: its order is no matter)
+        if self.lines is not None:
+            self.lines.flush()  # every coast's lines up to the end, in the run's order
         for coast in list(self.coasts):
             coast.wake()
 

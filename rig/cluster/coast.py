@@ -1,4 +1,4 @@
-"""Idle fetch rounds in closed form: how `events: fetch-aggregated` makes an idle hour cheap.
+"""Idle fetch rounds in closed form: what makes an idle hour cheap to simulate.
 
 A fetch client (a follower's fetcher or a consumer) with nothing to fetch repeats one round for
 ever: the same request (for a session, one that lists nothing) reaches the leader, waits its max
@@ -29,13 +29,20 @@ Two clients whose rounds differ by a few µs drift into each other on a shared l
 step, the shorter round waiting behind the longer one every round (the full simulation shows the
 same); a round that waited behind a coasting message with its own period coasts too.
 
-Woken, it logs the rounds it skipped as one fetch.idle event (requests and responses counted
-separately: a round can be cut between them) and the round in progress goes on as a real one:
+Meanwhile a full log still gets each skipped round's two lines, written where the round would
+have written them (rig.cluster.coast_lines); with `events: fetch-aggregated`, woken, it logs the
+rounds it skipped as one fetch.idle event instead (requests and responses counted separately: a
+round can be cut between them). Either way the round in progress goes on as a real one:
 its request still travelling, held in the leader's purgatory, or its response travelling. Every
 action it re-queues keeps the place in the queue it would have had (Simulation.at's
 `scheduled_us`), and `Simulation.ran_before` says which of a round's steps due at the wake-up
-instant had already run. So a run with `fetch-aggregated` takes the same steps at the same times
-as one with `full`; the tests compare the two event logs event by event.
+instant had already run. So a run whose rounds coast takes the same steps at the same times as
+one that simulates them all: the tests compare the full logs byte for byte, and a
+`fetch-aggregated` log with a full one event by event.
+
+Coasting is a choice of cost, never of outcome: a client whose coast ended within its first
+rounds simulates a few before it may coast again (`EARLY_ROUNDS`, doubling up to `MAX_BACKOFF`),
+and none begins at a leader that was asked for a fetch session lately (rig.cluster.coast_begin).
 
 Only fetch-session strategies whose two halves offer `skip_idle_rounds` (and whose cache says
 which incremental request it `expects`) coast, as the built-ins do; with any other, every round
@@ -47,6 +54,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Protocol, cast
 
+from rig.cluster.coast_lines import CoastLines, Cursor
 from rig.cluster.coast_rounds import ANSWERED, PARKED, SENT, IdleRounds
 from rig.cluster.coast_ties import IN_FLIGHT, TIMEOUT, Ties
 from rig.cluster.messages import FetchRequestMsg, FetchResponseMsg
@@ -62,6 +70,12 @@ if TYPE_CHECKING:
     from rig.cluster.network import Network, Node
 
 
+# A coast that ends before it skipped this many rounds ended early: its client simulates 1, 2,
+# 4, … up to MAX_BACKOFF idle rounds before it may coast again (it changes no line of the log).
+EARLY_ROUNDS = 2
+MAX_BACKOFF = 256
+
+
 class CoastHost(Protocol):
     """What coasting needs of the model around it (rig.cluster.cluster.Cluster)."""
 
@@ -70,6 +84,7 @@ class CoastHost(Protocol):
     network: Network
     coasts: dict[Coast, None]  # every coast under way
     ties: Ties  # and the entries their skipped rounds would queue
+    lines: CoastLines | None  # and, in a full log, the lines they write (else: fetch.idle)
     horizon_us: int  # the latest the run can end
 
     @property
@@ -91,6 +106,7 @@ class Coast(IdleRounds):
         self.host = host
         self.timer: Timer | None = None
         self.active = True
+        self.cursor: Cursor | None = None  # the lines written, in a full log
 
     # -- starting and waking ------------------------------------------------------------------
     def _first_meeting_us(self, horizon_us: int) -> int | None:
@@ -115,10 +131,13 @@ class Coast(IdleRounds):
         self.fetcher.coast = self
         self.fetcher.in_flight = True  # a coasting fetcher always has a round under way
         self.leader.fetch_purgatory.watch((self.slot,), self)
+        self.leader.fetch_server.coasts[self] = None
         for link in self.links:
             cluster.network.coasting.setdefault(link, {})[self] = None
         cluster.coasts[self] = None
         cluster.ties.add(self)
+        if cluster.lines is not None:
+            self.cursor = cluster.lines.add(self)
         if meeting is not None:
             self.timer = cluster.sim.at(meeting, self.wake, priority=URGENT)
         return True
@@ -127,6 +146,7 @@ class Coast(IdleRounds):
         cluster = self.host
         self.fetcher.coast = None
         self.leader.fetch_purgatory.forget(self)
+        self.leader.fetch_server.coasts.pop(self, None)
         for link in self.links:
             waiting = cluster.network.coasting.get(link)
             if waiting is not None:
@@ -154,10 +174,18 @@ class Coast(IdleRounds):
         if not self.active:
             return
         self.active = False
+        written = (self.host.lines.remove(self.cursor)
+                   if self.host.lines is not None and self.cursor is not None else None)
         self._unregister()
         sim = self.host.sim
         rounds, phase = self._where(sim.now_us)
-        self._restore(rounds, phase)
+        self._restore(rounds, phase, written)
+        fetcher = self.fetcher
+        if rounds < EARLY_ROUNDS:
+            fetcher.coast_wait = fetcher.coast_backoff = min(MAX_BACKOFF,
+                                                             2 * fetcher.coast_backoff or 1)
+        else:
+            fetcher.coast_backoff = 0
         # A coast whose message waited for a link behind one of ours every round (two clients
         # locked in step) would not wait once ours go their own way: it goes on for real too.
         coasting = self.host.network.coasting
@@ -167,7 +195,7 @@ class Coast(IdleRounds):
                         else other.response_queued_us):
                     other.wake()
 
-    def _restore(self, current: int, phase: str) -> None:
+    def _restore(self, current: int, phase: str, written: tuple[int, int] | None) -> None:
         fetcher, leader = self.fetcher, self.leader
         cluster = self.host
         period = self.period_us
@@ -215,7 +243,12 @@ class Coast(IdleRounds):
             cluster.deliver_at(expired_us + self.to_client_us, leader.id, fetcher.node,
                                lambda: fetcher.on_response(request, response), expired_us, wire)
         resuming.pop()
-        self._log(requests, responses)
+        if written is None:
+            self._log(requests, responses)
+        elif written != (requests, responses):  # (the lines' order and the rounds' disagree)
+            raise AssertionError(f"a coast of {fetcher.client_id} wrote {written} request and "
+                                 f"response lines by {cluster.sim.now_us} µs, its rounds "
+                                 f"{(requests, responses)}")
 
     def _log(self, requests: int, responses: int) -> None:
         fetcher = self.fetcher

@@ -3,7 +3,7 @@ nothing, if the next one would be the same and its links carry nothing it would 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from rig.cluster.coast import Coast, CoastHost
 from rig.cluster.messages import FetchRequestMsg, FetchResponseMsg
@@ -11,7 +11,6 @@ from rig.protocol.errors import NONE
 from rig.strategies.fetch_session.base import (
     FINAL_EPOCH,
     IdleRoundsCache,
-    IdleRoundsClient,
     advance_epoch,
 )
 
@@ -20,10 +19,19 @@ if TYPE_CHECKING:
     from rig.cluster.network import Link, Network
 
 
+# A leader that a full fetch asked for a session within this many rounds is likely to be asked
+# again soon, which ends every coast there (rig.cluster.fetch_server): none begins (a choice of
+# cost only; the log is the same either way).
+SESSIONS_QUIET_ROUNDS = 2
+
+
 def begin(cluster: CoastHost, fetcher: FetchClient, request: FetchRequestMsg,
           response: FetchResponseMsg) -> bool:
     """After `fetcher` took `response`: coast from here if the round was idle and the next one
     would be the same; True if it coasts (then it must not send)."""
+    if fetcher.coast_wait:  # its last coast ended early: simulate a few rounds first
+        fetcher.coast_wait -= 1
+        return False
     session = request.session
     # An incremental response that listed partitions (records, HWs, or the session's changed
     # partitions: a HW that moved while a full response was out) is not idle even without
@@ -34,25 +42,28 @@ def begin(cluster: CoastHost, fetcher: FetchClient, request: FetchRequestMsg,
             or (session.full and session.epoch != FINAL_EPOCH)
             or (not session.full and (session.listed or session.forgotten
                                       or response.listed))
-            or not fetcher.may_coast()):
+            or not fetcher.may_coast()
+            or (cluster.lines is not None and not cluster.lines.writable())):
         return False
     leader = cluster.brokers[fetcher.leader_id]
+    asked = leader.fetch_server.session_asked_us
+    now = cluster.sim.now_us
+    if asked is not None and now - asked < SESSIONS_QUIET_ROUNDS * (now - fetcher.sent_at_us):
+        return False  # sessions are being asked for here: the next would end the coast
     slot = fetcher.slot_key
     replicas = leader.replica_manager
     if (not leader.alive or leader.stalled or replicas.pending.get(slot)
             or replicas.hw_unseen.get(slot) or leader.fetch_server.parked(slot)
             or replicas.follower_hw_behind(fetcher.replica_id)
             or replicas.follower_outside_isr(fetcher.replica_id)
-            or not isinstance(leader.cache, IdleRoundsCache)
-            or not isinstance(fetcher.client, IdleRoundsClient)):
+            or not _offers_idle_rounds(leader.cache, fetcher.client)):
         return False
-    if not session.full and not leader.cache.expects(session.session_id,
+    if not session.full and not cast(IdleRoundsCache, leader.cache).expects(session.session_id,
                                                      advance_epoch(session.epoch, 1)):
         return False  # the session went (evicted) after this round's request was opened
     if cluster.backlogged(fetcher.node, leader.id) or cluster.backlogged(leader.id, fetcher.node):
         return False  # TCP holds a link's messages for a retransmission: the next round waits
     network = cluster.network
-    now = cluster.sim.now_us
     there = network.quiet_transit_us(fetcher.node, leader.id, fetcher.last_sizes[2])
     back = network.quiet_transit_us(leader.id, fetcher.node, response.wire_bytes)
     if there is None or back is None or fetcher.sent_at_us < 0:
@@ -73,6 +84,14 @@ def begin(cluster: CoastHost, fetcher: FetchClient, request: FetchRequestMsg,
         return False
     return Coast(cluster, fetcher, leader, request, response, queued).register(
         cluster.horizon_us)
+
+
+def _offers_idle_rounds(cache: object, client: object) -> bool:
+    """Whether the session cache is an IdleRoundsCache and the client an IdleRoundsClient: what
+    isinstance on the two protocols asks (their methods are there), without its cost."""
+    return (callable(getattr(cache, "skip_idle_rounds", None))
+            and callable(getattr(cache, "expects", None))
+            and callable(getattr(client, "skip_idle_rounds", None)))
 
 
 def _queued_behind_coast(network: Network, link: Link, sent_us: int, queued_us: int,

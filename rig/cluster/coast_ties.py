@@ -55,6 +55,8 @@ class Queue(Protocol):
     def watch_queueing(self, before: Callable[[int, int, int], None],
                        delays: Container[int]) -> None: ...
 
+    def stop_watching_queueing(self) -> None: ...
+
 
 def _parent(kind: str, k: int) -> Step:
     if kind in (REQUEST, TIMEOUT):
@@ -146,8 +148,8 @@ class Ties:
         # The coast queueing a woken round's entry now, and that entry.
         self.resuming: list[tuple[Coast, Step]] = []
         self.closed = False  # the run is over: nothing queued runs any more
-        if watch:
-            queue.watch_queueing(self.before, self._periods)
+        # The kernel's queueing is watched while there are coasts (each push costs a call).
+        self._queue, self._watch, self._watching = queue, watch, False
 
     def _keys(self, coast: Coast) -> list[tuple[tuple[int, int, int], tuple[Coast, str, int]]]:
         period = coast.period_us
@@ -155,6 +157,9 @@ class Ties:
                 for kind, delay, first in _series(coast)]
 
     def add(self, coast: Coast) -> None:
+        if self._watch and not self._watching:
+            self._queue.watch_queueing(self.before, self._periods)
+            self._watching = True
         for key, entry in self._keys(coast):
             self._series.setdefault(key, {})[entry] = None
             periods = self._periods.setdefault(key[0], {})
@@ -174,6 +179,9 @@ class Ties:
                 del periods[key[1]]
                 if not periods:
                     del self._periods[key[0]]
+        if self._watching and not self._periods:
+            self._queue.stop_watching_queueing()
+            self._watching = False
 
     def before(self, time_us: int, priority: int, scheduled_us: int) -> None:
         """An entry is about to be queued: wake first the coasts holding a tied entry that the

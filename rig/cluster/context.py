@@ -184,7 +184,7 @@ class NodeContext:
     racks: Mapping[int, str | None] = field(default_factory=dict)
     # Makes the hot events' emitters (EventLog.kind); None: `emit` with the fields by name.
     kind: EmitterOf | None = None
-    # Idle fetch rounds may be held in closed form (`events: fetch-aggregated`, rig.cluster.coast)
+    # Idle fetch rounds may be held in closed form (rig.cluster.coast)
     coasting: bool = False
 
     def emitter(self, event: str, *fields: str, **fixed: Any) -> Callable[..., None]:

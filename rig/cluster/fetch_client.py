@@ -108,7 +108,11 @@ class FetchClient:
         self._shape_sizes = self.last_sizes
         self.last_listed = 0  # how many partitions it listed
         self.coast: Wakeable | None = None  # idle rounds in closed form (rig.cluster.coast)
-        self._emit_request = cluster.log.kind(
+        # After a coast that ended within its first rounds, the idle rounds to simulate before
+        # the next may begin (`coast_wait`), doubling while coasts keep ending early: when
+        # something wakes coasts as fast as they begin, each costs more than the rounds it skips.
+        self.coast_wait = self.coast_backoff = 0
+        self.request_emitter = self._emit_request = cluster.log.kind(
             names.FETCH_REQUEST, "version", "session_id", "session_epoch", "full", "partitions",
             "forgotten", "body_bytes", "header_bytes", "wire_bytes", "fetch_offsets",
             role=self.role, client=client_id, replica_id=replica_id, broker=leader_id,

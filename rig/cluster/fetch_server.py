@@ -16,7 +16,7 @@ from functools import partial
 from typing import Any
 
 from rig.cluster import diverging_epoch
-from rig.cluster.context import NodeContext, Process
+from rig.cluster.context import NodeContext, Process, Wakeable
 from rig.cluster.current_leader import NO_LEADERS, fetch_current_leaders
 from rig.cluster.delayed_fetch import DelayedFetch, fetch_segments
 from rig.cluster.endpoints import node_endpoints
@@ -57,6 +57,8 @@ class FetchServer:
                                          self.config.max_incremental_fetch_session_cache_slots)
         # fetch.response's emitter per client slot, with the client it was made for.
         self._emitters: dict[Slot, tuple[Any, Callable[..., None]]] = {}
+        self.coasts: dict[Wakeable, None] = {}  # clients coasting here, oldest first
+        self.session_asked_us: int | None = None  # when a full fetch last asked for a session
 
     def reset(self) -> None:
         """The process died: parked fetches and sessions die with it."""
@@ -74,11 +76,12 @@ class FetchServer:
         now_us = self.ctx.sim.now_us
         fetcher = request.fetcher
         request.arrived_us = now_us
-        if self.ctx.coasting and request.session.full and request.session.epoch != FINAL_EPOCH:
-            # A session may be created, evicting by last use: what waits on the sessions as
-            # they are (idle rounds in closed form) acts first. (Only a coast acts before a
-            # change: a parked fetch asked now, nothing announced, stays parked.)
-            self.purgatory.check_and_complete_all()
+        if request.session.full and request.session.epoch != FINAL_EPOCH:
+            # A session may be created, evicting by last use: the coasts here (idle rounds in
+            # closed form, sessions not used as they would have been) wake first.
+            self.session_asked_us = now_us
+            for coast in list(self.coasts):
+                coast.wake()
         context = self.cache.open(request.session, request.partitions,
                                   privileged=fetcher.privileged, now_ms=broker.now_ms)
         if context.created:
@@ -267,15 +270,13 @@ class FetchServer:
                   else len(listed_changed))
         records_bytes = sum(size for _, size in records.values()) if records else 0
         now_us = self.ctx.sim.now_us
-        emitter = self._emitters.get(slot)
-        if emitter is None or emitter[0] is not fetcher:
-            emitter = self._response_emitter(slot, fetcher)
+        emit = self.response_emitter(fetcher)
         # The partitions answered with an error, when there are any (a follower backs off
         # replica.fetch.backoff.ms on most: the log shows why its next fetch waits).
         refused = ([[key[0], key[1], code] for key, code in sorted(errors.items())],
                    ) if errors else ()
-        emitter[1](request.version, context.session_id, context.error_code, listed, records_bytes,
-                   (now_us - arrived_us) / 1000, body, header, wire, *refused)
+        emit(request.version, context.session_id, context.error_code, listed, records_bytes,
+             (now_us - arrived_us) / 1000, body, header, wire, *refused)
         starts = ({key: start for key in hws if (start := replicas[key].log.log_start_offset)}
                   if request.version >= 5 and fetcher.role != "consumer" else {})  # (v5+: KIP-107)
         response = FetchResponseMsg(context.error_code, context.session_id, listed,
@@ -286,11 +287,14 @@ class FetchServer:
         self.ctx.send(broker.id, fetcher.node, wire,
                       partial(fetcher.on_response, request, response), kind="fetch")
 
-    def _response_emitter(self, slot: Slot, fetcher: Any) -> tuple[Any, Callable[..., None]]:
-        """fetch.response's emitter for the client in `slot`, its ids rendered once."""
-        emitter = self._emitters[slot] = (fetcher, self.ctx.emitter(
-            names.FETCH_RESPONSE, "version", "session_id", "error_code", "partitions",
-            "records_bytes", "waited_ms", "body_bytes", "header_bytes", "wire_bytes", "errors",
-            role=fetcher.role, client=fetcher.client_id, replica_id=fetcher.replica_id,
-            broker=self.broker.id, source=fetcher.source, fetcher=fetcher.fetcher_id))
-        return emitter
+    def response_emitter(self, fetcher: Any) -> Callable[..., None]:
+        """fetch.response's emitter for `fetcher` (kept per client slot), its ids rendered once."""
+        emitter = self._emitters.get(slot := fetcher.slot_key)
+        if emitter is None or emitter[0] is not fetcher:
+            emitter = self._emitters[slot] = (fetcher, self.ctx.emitter(
+                names.FETCH_RESPONSE, "version", "session_id", "error_code", "partitions",
+                "records_bytes", "waited_ms", "body_bytes", "header_bytes", "wire_bytes",
+                "errors", role=fetcher.role, client=fetcher.client_id,
+                replica_id=fetcher.replica_id, broker=self.broker.id, source=fetcher.source,
+                fetcher=fetcher.fetcher_id))
+        return emitter[1]

@@ -77,10 +77,6 @@ class Purgatory(Generic[K, Op]):
                 self.forget(op)
         return done
 
-    def check_and_complete_all(self) -> int:
-        """`check_and_complete` every key, in the order the keys were first watched."""
-        return sum(self.check_and_complete(key) for key in list(self._watchers))
-
     def forget(self, op: Op) -> None:
         """Stop watching `op` under any key (nothing if it is not watched)."""
         for key in self._keys.pop(op, ()):

@@ -142,6 +142,10 @@ class Simulation:
 
         self._push = watched  # type: ignore[method-assign]
 
+    def stop_watching_queueing(self) -> None:
+        """Stop calling the watcher `watch_queueing` set (nothing if there is none)."""
+        self.__dict__.pop("_push", None)
+
     def running_order(self) -> tuple[int, int, int]:
         """(priority, scheduling time, insertion) of the running action: its place among the
         actions due at the same time. Outside `run`, after everything due."""

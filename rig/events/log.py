@@ -5,7 +5,9 @@ makes one event dict per call, one processor that stamps `t_ms`, `seq` and `even
 shows the event to the observers that asked for its name (online checks) and renders it with
 orjson, and a logger end that is the sink's own `write`. The few events a run writes most (a
 fetch round's two) have an emitter per kind as well (`EventLog.kind`): the same line, its values
-passed by position, its head rendered once.
+passed by position, its head rendered once. A coasting fetch client's skipped rounds write
+their lines late, each stamped with its own time, just before the next line that follows it in
+the run's order (`before_emit`, `stamped`; rig.cluster.coast_lines).
 """
 
 from __future__ import annotations
@@ -195,12 +197,27 @@ class EventLog:
         self.emit: Callable[..., None] = logger.msg
         self._context = context
         self._write = sink.write
+        # Called before each line is stamped, while lines that belong before it wait to be
+        # written (a coast's skipped rounds): it writes them first. None when none wait.
+        self.before_emit: Callable[[], None] | None = None
+        self._stamped: dict[Emitter, Callable[..., None]] = {}  # each kind's `stamped` twin
 
     def observe(self, observer: Observer, events: Iterable[str] | None = None) -> None:
         """Call `observer` with every event (or only those named in `events`) after it is
         stamped and before it is written; observers see an event in the order they came."""
         self._observers.append((observer, None if events is None else frozenset(events)))
         self._watching.clear()
+
+    def watched(self, name: str) -> bool:
+        """Whether an observer sees events named `name`."""
+        watching = self._watching.get(name)
+        return bool(self._watchers(name) if watching is None else watching)
+
+    def settled_count(self) -> int:
+        """How many lines the run has written by now, those waiting to be written included."""
+        if self.before_emit is not None:
+            self.before_emit()
+        return self.count
 
     def kind(self, event: str, /, *fields: str, **fixed: Any) -> Emitter:
         """An emitter of `event` taking its fields' values by position, in the order `fields`
@@ -228,11 +245,28 @@ class EventLog:
             if watching or not values:  # the observers see the event dict emit makes
                 emit(event, **fixed, **dict(zip(fields, values, strict=False)))
                 return
+            if self.before_emit is not None:
+                self.before_emit()
             count = self.count = self.count + 1
             write(b"".join((b'{"t_ms":', dumps(clock()), b',"seq":', b"%d," % count, head,
                             render(values)[1:])))
 
+        def emit_stamped(t_us: int, *values: Any) -> None:
+            if not values or self.watched(event):
+                raise ValueError(f"{event}: a line written late needs its fields and no "
+                                 "observer watching it (it would see it out of time)")
+            count = self.count = self.count + 1
+            write(b"".join((b'{"t_ms":', dumps(t_us / 1000), b',"seq":', b"%d," % count, head,
+                            render(values)[1:])))
+
+        self._stamped[emit_kind] = emit_stamped
         return emit_kind
+
+    def stamped(self, emitter: Emitter) -> Callable[..., None]:
+        """The twin of a `kind` emitter that writes its line late: `(t_us, *values)` writes the
+        line the emitter would have written at `t_us`, now (as the next in `seq`). Only for
+        events no observer watches."""
+        return self._stamped[emitter]
 
     def _watchers(self, name: str) -> tuple[Observer, ...]:
         """The observers that see events named `name`, in the order they came (kept)."""
@@ -244,6 +278,8 @@ class EventLog:
     def _stamp_and_render(self, _logger: Any, _method: str,
                           event_dict: MutableMapping[str, Any]) -> bytes:
         """Fill in `t_ms` and `seq`, show the event to its observers, render it as a line."""
+        if self.before_emit is not None:
+            self.before_emit()
         self.count += 1
         event_dict["t_ms"] = self._clock()
         event_dict["seq"] = self.count

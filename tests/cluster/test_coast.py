@@ -1,8 +1,11 @@
-"""Idle fetch rounds in closed form (`events: fetch-aggregated`): the same run, fewer events.
+"""Idle fetch rounds in closed form: the same run, for a fraction of the work.
 
-The contract is exactness: a run logged with fetch-aggregated, its fetch.idle events expanded
-(rig.events.aggregate), is the run logged with full — every other event identical, in the same
-order and at the same simulated time, and the fetch events the same multiset."""
+The contract is exactness, twice. A run logged with `events: full` whose idle rounds coast
+(each skipped round's two lines written where the round would have written them,
+rig.cluster.coast_lines) is, byte for byte, the log with every round simulated: `_run` checks it
+for every run of every test here. And a run logged with fetch-aggregated, its fetch.idle events
+expanded (rig.events.aggregate), is the run logged with full — every other event identical, in
+the same order and at the same simulated time, and the fetch events the same multiset."""
 
 from __future__ import annotations
 
@@ -16,7 +19,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rig.cluster import coast, coast_begin
+from rig.cluster import coast, coast_begin, coast_lines
 from rig.cluster.periodic import first_meeting
 from rig.events import names
 from rig.events.aggregate import expand_fetch_idle
@@ -28,11 +31,32 @@ FETCH = (names.FETCH_REQUEST, names.FETCH_RESPONSE)
 
 
 def _run(folder: Path, document: dict[str, Any], mode: str) -> list[dict[str, Any]]:
+    """The run's events. For `full`, the log with every round simulated, which the same run
+    with its idle rounds coasting (rig.cluster.coast_lines) must write byte for byte."""
     path = folder / f"{mode}.yaml"
     path.write_text(yaml.safe_dump({**document, "events": mode}), encoding="utf-8")
+    variant = load_scenario(path).variants[0]
     log = folder / f"{mode}.jsonl"
-    simulate(load_scenario(path).variants[0], log)
+    if mode == "full":
+        coast_lines.ENABLED = False
+        try:
+            simulate(variant, log)
+        finally:
+            coast_lines.ENABLED = True
+        coasted = folder / "full-coasted.jsonl"
+        simulate(variant, coasted)
+        assert_same_bytes(log.read_bytes(), coasted.read_bytes())
+    else:
+        simulate(variant, log)
     return [orjson.loads(line) for line in log.read_bytes().splitlines()]
+
+
+def assert_same_bytes(simulated: bytes, coasted: bytes) -> None:
+    if simulated == coasted:
+        return
+    for i, (a, b) in enumerate(zip(simulated.splitlines(), coasted.splitlines(), strict=False)):
+        assert a == b, f"line {i + 1} differs:\nsimulated: {a!r}\ncoasted:   {b!r}"
+    raise AssertionError(f"{len(simulated)} bytes simulated, {len(coasted)} coasted")
 
 
 def _split(events: list[dict[str, Any]]) -> tuple[collections.Counter, list[dict[str, Any]]]:
@@ -91,6 +115,57 @@ def test_an_idle_cluster_is_a_handful_of_events_and_the_same_run(
     assert {(e["client"], e["broker"]) for e in idle} == fetchers
     assert len(idle) <= 2 * len(fetchers)
     assert sum(e["event"] in FETCH for e in aggregated) <= 8 * len(fetchers)
+
+
+def _coasts_begun(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Whether each attempt to begin a coast from here on began one."""
+    begun: list[bool] = []
+    begin = coast_begin.begin
+
+    def counted(host: Any, fetcher: Any, request: Any, response: Any) -> bool:
+        begun.append(begin(host, fetcher, request, response))
+        return begun[-1]
+
+    monkeypatch.setattr(coast_begin, "begin", counted)
+    return begun
+
+
+@pytest.mark.parametrize("sessions", ["sessionless", "incremental"])
+def test_a_full_log_of_an_idle_cluster_coasts_to_the_simulated_bytes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sessions: str) -> None:
+    begun = _coasts_begun(monkeypatch)
+    written = collections.Counter[str]()
+    write = coast_lines.Cursor.write
+
+    def counted(self: coast_lines.Cursor) -> Any:
+        written["request" if self.requests == self.responses else "response"] += 1
+        return write(self)
+
+    monkeypatch.setattr(coast_lines.Cursor, "write", counted)
+    document = {**_cluster(4, 60, **{"num.replica.fetchers": 2}), "duration": "6m",
+                "strategies": {"fetch_session": sessions}}
+    full = _run(tmp_path, document, "full")  # (the coasted log is the simulated one)
+    requests = sum(e["event"] == names.FETCH_REQUEST for e in full)
+    # 12 fetchers (as above) coast from their first rounds on, a few of them twice; all but
+    # a handful of each kind of line are written by coasts.
+    assert 12 <= sum(begun) <= 24
+    assert requests > 8000
+    assert requests - 4 * 12 <= written["request"] <= requests
+    assert written["response"] > written["request"] - 2 * sum(begun)
+
+
+def test_no_coast_begins_in_a_full_log_a_fault_waits_on_fetch_events_of(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fault after a fetch.response sees each as it comes, at its time: lines written late
+    would show it one out of time, so no idle round coasts."""
+    begun = _coasts_begun(monkeypatch)
+    document = {**_cluster(3, 12), "duration": "1m", "faults": [
+        {"kind": "crash", "broker": 2, "after": {"event": "fetch.response",
+                                                        "where": {"source": 1}},
+         "restart_after": "5s"}]}
+    full = _run(tmp_path, document, "full")
+    assert any(e["event"] == names.FAULT_INJECT for e in full)
+    assert begun and not any(begun)
 
 
 def test_rounds_woken_in_every_phase_come_out_the_same(

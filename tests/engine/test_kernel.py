@@ -155,6 +155,18 @@ def test_a_watcher_of_the_queue_queues_its_own_entries_ahead_of_the_one_being_qu
     assert heard == [(10, NORMAL, 0), (50, NORMAL, 10), (50, NORMAL, 10)]
 
 
+def test_a_watcher_that_stopped_watching_hears_no_more() -> None:
+    sim = Simulation()
+    heard: list[int] = []
+    sim.watch_queueing(lambda time_us, _priority, _scheduled: heard.append(time_us), {10})
+    sim.call_at(10, lambda: None)
+    sim.stop_watching_queueing()
+    sim.call_at(20, lambda: None, scheduled_us=10)
+    sim.stop_watching_queueing()  # (twice: nothing)
+    sim.run(30)
+    assert heard == [10] and sim.steps == 2
+
+
 def test_ran_before_counts_a_tie_with_the_running_action_as_behind_it() -> None:
     sim = Simulation()
     answers: list[tuple[bool, bool, bool, bool]] = []

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import io
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 import orjson
@@ -118,6 +119,47 @@ def test_an_event_kinds_emitter_writes_the_line_emit_writes() -> None:
     assert lines[1] == lines[0]
     assert b'"broker":9,"client":"c-2","waited_ms":1e-7,"full":false,"odd":"<opaque>"}' in (
         lines[1])
+
+
+def _write_waiting(stamped: Any, waiting: list[tuple[int, int]]) -> None:
+    while waiting:
+        stamped(*waiting.pop(0))
+
+
+def test_a_line_written_late_is_the_line_its_emitter_would_have_written_then() -> None:
+    """`stamped` (a coast's skipped rounds): the line of its time, numbered where it is
+    written; `before_emit` writes waiting lines ahead of the next one, whichever path it takes."""
+    logs = []
+    for late in (False, True):
+        sink = io.BytesIO()
+        now = [1000]
+        log = EventLog(sink, lambda now=now: now[0] / 1000, variant="v7")
+        request = log.kind("fetch.request", "epoch", "full", client="c-1")
+        waiting: list[tuple[int, int]] = []
+        if late:
+            stamped = log.stamped(request)
+            log.before_emit = partial(_write_waiting, stamped, waiting)
+        for epoch in (1, 2, 3):
+            if late:
+                waiting.append((now[0], epoch))
+            else:
+                request(epoch)
+            now[0] += 500
+            (log.emit("hw.advance", hw=epoch) if epoch % 2 else
+             log.kind("isr.shrink", "isr")([epoch]))
+        logs.append(sink.getvalue())
+    assert logs[1] == logs[0]
+    assert b'{"t_ms":1.5,"seq":3,"event":"fetch.request","variant":"v7","client":"c-1",' in logs[1]
+
+
+def test_no_line_of_a_watched_event_is_written_late() -> None:
+    log = EventLog(io.BytesIO(), lambda: 0.0)
+    request = log.kind("fetch.request", "epoch")
+    assert not log.watched("fetch.request")
+    log.observe(lambda event: None, {"fetch.request"})
+    assert log.watched("fetch.request") and not log.watched("hw.advance")
+    with pytest.raises(ValueError, match="observer"):
+        log.stamped(request)(1000, 1)
 
 
 def test_a_kinds_fixed_fields_come_first_as_if_passed_each_time() -> None:

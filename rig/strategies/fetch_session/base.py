@@ -137,9 +137,9 @@ class SessionCache(Protocol):
 
 @runtime_checkable
 class IdleRoundsClient(Protocol):
-    """Optional for a SessionClient (rig.cluster.coast). With it on both halves,
-    `events: fetch-aggregated` advances idle fetch rounds in closed form; without it, every
-    round is simulated."""
+    """Optional for a SessionClient (rig.cluster.coast). With it on both halves, idle fetch
+    rounds advance in closed form (the log is the same); without it, every round is
+    simulated."""
 
     def skip_idle_rounds(self, rounds: int) -> None:
         """As if `rounds` requests that listed nothing had each been answered without error
