@@ -340,6 +340,9 @@ def test_a_follower_of_a_re_elected_leader_logs_its_new_epoch(rule: str, logged:
     assert event["leader"] == 1
     assert (event.get("previous_epoch"), event.get("role")) == (
         (1, "follower") if logged == names.REPLICA_EPOCH_CHANGED else (None, None))
+    # One event for the new epoch, never both.
+    other = ({names.REPLICA_EPOCH_CHANGED, names.REPLICA_BECOME_FOLLOWER} - {logged}).pop()
+    assert not [fields for name, fields in one.events if name == other and fields["epoch"] == 2]
 
 
 @pytest.mark.parametrize(("at_election", "epochs"), [(True, [(0, 0), (1, 10)]),
