@@ -110,7 +110,7 @@ def simulate(variant: VariantSpec, events_path: Path, *, scenario: str = "",
         for group in groups:
             group.start()
         heap.built()
-        report = (lambda now_us: progress(now_us, log.count)) if progress else None
+        report = (lambda now_us: progress(now_us, log.settled_count())) if progress else None
         sim.run(variant.duration_ms * 1000, on_progress=report)
         settled = _quiesce(cluster, faults, variant.quiesce_ms)
         cluster.finish_coasting()
