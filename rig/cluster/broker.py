@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rig.cluster.context import NodeContext
+from rig.cluster.delayed_fetch import complete_made_followers
 from rig.cluster.fetch_server import FetchServer
 from rig.cluster.fetcher_manager import FetcherManager
 from rig.cluster.isr import ISR_CHANGE_PROPAGATION_INTERVAL_MS, IsrTasks
@@ -202,6 +203,9 @@ class Broker:
                 replica_manager.become_leader(replica, state, quiet)
             elif state.leader >= 0:
                 replica_manager.become_follower(replica, state, quiet, to_wake)
+        # ReplicaManager.makeFollowers: the fetches parked on a partition made follower are
+        # completed once the batch is applied (DelayedFetch Case A), before fetchers start.
+        complete_made_followers(self.fetch_purgatory, replica_manager)
         for fetcher in to_wake or ():
             fetcher.wake()
 

@@ -1,21 +1,24 @@
 """A parked fetch (Kafka's DelayedFetch): an operation watched in the fetch purgatory under its
 client's slot, answered when an announced change brings enough, or moves a partition's end to
-another segment than its fetch offset's, or when its max wait ends (docs/kafka.md §2–§3)."""
+another segment than its fetch offset's, or when the broker is made follower of a partition it
+reads, or when its max wait ends (docs/kafka.md §2–§3)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from rig.cluster.context import Process
 from rig.cluster.fetch_progress import fetch_offset
 from rig.cluster.messages import FetchRequestMsg
 from rig.cluster.partition import TopicPartition
+from rig.cluster.purgatory import Purgatory
 from rig.cluster.read_replica import answers
 from rig.cluster.replica import Replica
 from rig.cluster.replica_manager import ReplicaManager, Slot
 from rig.engine import Timer
+from rig.protocol.errors import FENCED_LEADER_EPOCH
 from rig.strategies.fetch_session import SessionContext
 
 
@@ -107,6 +110,18 @@ class DelayedFetch:
                 return True
         return False
 
+    def lost(self, key: TopicPartition) -> bool:
+        """DelayedFetch.tryComplete's Case A (and E) for `key`, a partition it reads that this
+        broker was just made follower of: the broker no longer answers the fetch for it
+        (Partition.fetchOffsetSnapshot: NotLeaderOrFollowerException), or it fences the leader
+        epoch the fetch sent for a partition (FencedLeaderEpochException, checked before the
+        leader: Partition.getLocalLog); either completes the fetch at once (forceComplete)."""
+        request = self.request
+        replica_manager = self.server.replica_manager
+        return (not answers(request, replica_manager.replicas.get(key))
+                or any(error == FENCED_LEADER_EPOCH for error, _epoch in
+                       replica_manager.fetch_epochs.fenced(self.slot, request).values()))
+
     def expire(self) -> None:
         self.server.complete(self)
 
@@ -120,3 +135,25 @@ class DelayedFetch:
         timer, self.timer = self.timer, None
         if timer is not None:
             timer.cancel()
+
+
+def complete_made_followers(purgatory: Purgatory[Slot, Any],
+                            replica_manager: ReplicaManager) -> None:
+    """After a batch of leadership changes (LeaderAndIsr: ReplicaManager.makeFollowers; KRaft:
+    applyDelta → applyLocalFollowersDelta), completeDelayedFetchOrProduceRequests for each
+    partition the batch made follower, in the batch's order: every fetch parked here reading
+    it is asked to complete, the oldest first, and one the broker no longer answers for it
+    (or fences) is answered now (`DelayedFetch.lost`: Case A), not at its max wait. Kafka
+    completes once the whole batch is applied, not partition by partition."""
+    keys = replica_manager.made_follower
+    if not keys:
+        return
+    replica_manager.made_follower = {}
+    if not replica_manager.broker.alive:
+        return  # (its purgatory died with it)
+    parked = [op for op in purgatory.operations() if isinstance(op, DelayedFetch)]
+    for key in keys:
+        for delayed in parked:
+            if (key in delayed.request.partitions and purgatory.is_watched(delayed)
+                    and delayed.lost(key)):
+                delayed.server.complete(delayed)

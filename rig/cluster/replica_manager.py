@@ -48,6 +48,9 @@ class ReplicaManager(HighWatermarks):
         # fetch is a chance to rejoin (Partition.maybeExpandIsr runs on each follower fetch).
         self.outside_isr: dict[int, dict[TopicPartition, None]] = {}
         self.fetch_epochs = FetchEpochs(replicas, self.config.fetch_leader_epoch_checked)
+        # The partitions the batch being applied made follower (Partition.makeFollower answered
+        # true): their parked fetches are completed after the batch (complete_made_followers).
+        self.made_follower: dict[TopicPartition, None] = {}
 
     def reset(self, power_loss: bool) -> int:
         """The process died: forget every client's progress, the replicas fall back to what
@@ -60,6 +63,7 @@ class ReplicaManager(HighWatermarks):
         self.consumer_positions.clear()
         self.consumer_watchers.clear()
         self.unled.clear()
+        self.made_follower.clear()
         self.fetch_epochs.clear()
         return sum(replica.restart(power_loss) for replica in self.replicas.values())
 
@@ -144,6 +148,7 @@ class ReplicaManager(HighWatermarks):
             if not quiet:
                 self._log_epoch_changed(replica, previous)
             return
+        self.made_follower[key] = None
         self.fetcher_manager.stop_fetching(replica)
         replica.role = Role.FOLLOWER
         replica.leader = state.leader

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from rig.cluster import replica_set
+from rig.cluster.delayed_fetch import complete_made_followers
 from rig.cluster.kraft.metadata_log import (
     FETCH_BYTES,
     FETCH_MAX_WAIT_MS,
@@ -183,6 +184,9 @@ class BrokerMetadataPublisher:
             if replica is None:  # a reassignment added this broker
                 replica = replica_set.create(plane.cluster, broker, key, part.replicas)
             self._publish_partition(replica, part)
+        # ReplicaManager.applyLocalFollowersDelta: once the delta is applied, the fetches parked
+        # on a partition made follower are completed (DelayedFetch Case A).
+        complete_made_followers(broker.fetch_purgatory, broker.replica_manager)
 
     def _publish_partition(self, replica: Replica, part: PartitionRegistration) -> None:
         """ReplicaManager.applyDelta for one partition this broker holds."""
@@ -219,6 +223,7 @@ class BrokerMetadataPublisher:
         leader): waiting acks=all produces are answered NOT_LEADER_OR_FOLLOWER."""
         rm = self.broker.replica_manager
         rm.fetch_epochs.changed()
+        rm.made_follower[replica.key] = None  # (makeFollower answers true: a new epoch)
         if replica.role is Role.LEADER:
             rm.produce_purgatory.abort(replica.key, NOT_LEADER_OR_FOLLOWER)
             rm.stopped_leading(replica)
