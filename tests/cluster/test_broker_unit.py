@@ -25,7 +25,7 @@ from rig.cluster.wire import Meter
 from rig.cluster.zookeeper import PartitionState
 from rig.engine import Simulation
 from rig.events import names
-from rig.protocol.errors import NOT_LEADER_OR_FOLLOWER, REQUEST_TIMED_OUT
+from rig.protocol.errors import FENCED_LEADER_EPOCH, NOT_LEADER_OR_FOLLOWER, REQUEST_TIMED_OUT
 from rig.scenario.broker_config import BrokerConfig
 from rig.scenario.model import OsSpec
 from rig.strategies.fetch_session.sessionless import Sessionless
@@ -277,6 +277,54 @@ def test_leadership_moving_away_fails_the_waiting_produce(one: Fixture) -> None:
     assert answers == [{KEY: NOT_LEADER_OR_FOLLOWER}]
     assert one.broker.replicas[KEY].role is Role.FOLLOWER
     assert one.fetchers_made == [(1, 0)]  # it follows the new leader with fetcher slot 0
+
+
+@pytest.mark.parametrize(("version", "error"), [(12, FENCED_LEADER_EPOCH),
+                                                (7, NOT_LEADER_OR_FOLLOWER)])
+def test_a_parked_fetch_is_answered_when_its_broker_is_made_follower_of_what_it_reads(
+        one: Fixture, version: int, error: int) -> None:
+    """DelayedFetch.tryComplete's Case A: ReplicaManager.makeFollowers completes the fetches
+    parked on each partition it made follower (completeDelayedFetchOrProduceRequests), and one
+    reading a partition its broker no longer leads is answered at once, not at its max wait.
+    A Fetch v9+ request carries the leader epoch it fetched at, which the broker checks first
+    (Partition.getLocalLog): FENCED_LEADER_EPOCH; before, NOT_LEADER_OR_FOLLOWER."""
+    follower = FakeFetcher(2)
+    client = one.sessions.new_client()
+    keys = {KEY: None}
+    one.broker.on_fetch(FetchRequestMsg(
+        follower, version, client.next_request(keys, keys, version), keys, topic_runs(keys),
+        {KEY: FetchState(0, current_leader_epoch=0 if version >= 9 else -1)}, 500, 1))
+    one.sim.run(100_000)
+    assert one.broker.fetch_server.parked((2, 0))
+    one.broker.on_leader_and_isr(1, {KEY: PartitionState(1, 1, (1, 2))})
+    assert not one.broker.fetch_server.parked((2, 0))
+    [response] = one.emitted(names.FETCH_RESPONSE)
+    assert response["waited_ms"] == 100 and response["errors"] == [["t", 0, error]]
+
+
+def test_the_fetches_parked_on_a_leader_and_isr_batch_are_answered_after_the_whole_batch(
+        one: Fixture) -> None:
+    """Kafka completes them once every partition of the batch is made follower, not partition
+    by partition: a fetch reading two partitions that move in one LeaderAndIsr is answered
+    once, refused for both (read after the first alone, the second would have been read)."""
+    other = ("t", 1)
+    one.broker.add_replica(Replica(other, 0, (0, 1, 2), Log(), 0))
+    one.broker.on_leader_and_isr(1, {other: PartitionState(0, 0, (0, 1, 2))})
+    follower = FakeFetcher(2)
+    client = one.sessions.new_client()
+    keys = {KEY: None, other: None}
+    one.broker.on_fetch(FetchRequestMsg(
+        follower, 7, client.next_request(keys, keys, 7), keys, topic_runs(keys),
+        {KEY: FetchState(0), other: FetchState(0)}, 500, 1))
+    assert one.broker.fetch_server.parked((2, 0))
+    one.broker.on_leader_and_isr(2, {KEY: PartitionState(1, 1, (1, 2)),
+                                     other: PartitionState(1, 1, (1, 2))})
+    moved = [event for event, _ in one.events if event in (names.REPLICA_BECOME_FOLLOWER,
+                                                           names.FETCH_RESPONSE)]
+    assert moved[-3:] == [names.REPLICA_BECOME_FOLLOWER] * 2 + [names.FETCH_RESPONSE]
+    [response] = one.emitted(names.FETCH_RESPONSE)
+    assert response["errors"] == [["t", 0, NOT_LEADER_OR_FOLLOWER],
+                                  ["t", 1, NOT_LEADER_OR_FOLLOWER]]
 
 
 def test_a_crash_asks_every_part_to_reset(one: Fixture) -> None:
