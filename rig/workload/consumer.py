@@ -209,8 +209,12 @@ class ConsumerMember:
         If that epoch is newer than the metadata's and the broker answered with its endpoint
         (rig's member keeps no node list of its own), the partition goes there now
         (Metadata.updatePartitionLeadership), its position validated against it first
-        (SubscriptionState.maybeValidatePositionForCurrentLeader); metadata is asked for all
-        the same (FetchCollector.requestMetadataUpdate). False if the refusal is kept."""
+        (SubscriptionState.maybeValidatePositionForCurrentLeader, in
+        AbstractFetch.handleFetchSuccess). A position awaiting validation has no valid
+        position when the refusal is collected: FetchCollector.initialize ignores it, and no
+        metadata is asked for. Only a position fetched on without validation (its epoch
+        unknown) has the refusal handled, which asks for metadata (handleInitializeErrors →
+        requestMetadataUpdate). False if the refusal is kept."""
         if (not self.leader_discovery or epoch <= self.leader_epochs.get(key, -1)
                 or leader not in alive):
             return False
@@ -219,7 +223,7 @@ class ConsumerMember:
         self.metadata.learn(key, leader, epoch)
         if not self.offsets.validate(key, leader, epoch):
             self.fetch_from(leader, key)
-        self.metadata.request_update()
+            self.metadata.request_update()
         return True
 
     def relocate(self, key: TopicPartition) -> None:

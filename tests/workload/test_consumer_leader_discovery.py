@@ -8,11 +8,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from rig.events import names
 from rig.protocol import NodeEndpoint, ResponsePartitionShape, ResponseShape, ResponseTopicShape
+from rig.protocol.errors import FENCED_LEADER_EPOCH
 from rig.protocol.sizes import response_body_size
 from rig.scenario.load import load_scenario
+from rig.workload.consumer_metadata import ConsumerMetadata
+from rig.workload.offset_fetcher import OffsetFetcher
 from tests.cluster.simulated import checked_run, named
+
+Asked = tuple[str, float, int | None]  # ("metadata" | "validate", sent at (ms), to broker)
 
 # KRaft: broker 0 leads t-0 and is shut down cleanly at 2 s; t-0 moves to broker 1, which the
 # consumer also fetches t-1 from.
@@ -61,21 +68,84 @@ def test_the_refusal_names_the_new_leader_and_its_endpoint_on_the_wire(
     assert refusal["body_bytes"] == response_body_size(named_leader)
 
 
-def _resumed_after(events: list[dict[str, Any]]) -> float:
-    """Milliseconds from broker 0's refusal to the consumer's next read of t-0."""
-    refused_at = _refusal(events)["t_ms"]
-    [resumed, *_] = [e for e in named(events, names.CONSUMER_READ)
-                     if e["partition"] == 0 and e["t_ms"] > refused_at]
-    assert resumed["broker"] == 1
-    return float(resumed["t_ms"] - refused_at)
+_ASK, _VALIDATE = ConsumerMetadata._ask, OffsetFetcher.validate  # (unpatched)
 
 
-def test_the_consumer_reads_the_moved_partition_sooner_from_3_7(
-        write_scenario: Callable[[str, str], Path], tmp_path: Path) -> None:
-    # 3.7 validates its position at broker 1 and fetches there at once (two round trips of
-    # 1 ms links, and the fetch's wait); 3.6 asks for metadata first, whose answer may still
-    # name the old leader, and tries again after retry.backoff.ms.
-    late = _resumed_after(_run("k3.6", write_scenario, tmp_path / "k3.6"))
-    soon = _resumed_after(_run("k3.7", write_scenario, tmp_path / "k3.7"))
-    assert soon < 20
-    assert late > soon
+def _traced(variant: str, write_scenario: Callable[[str, str], Path], tmp_path: Path,
+            monkeypatch: pytest.MonkeyPatch) -> tuple[list[dict[str, Any]], list[Asked]]:
+    """The variant's events, and the consumer's requests other than fetches, in order: its
+    metadata requests (to the broker asked) and its position validations (OffsetsForLeaderEpoch
+    to the leader), each with the simulated time it was sent."""
+    asked: list[Asked] = []
+
+    def metadata(self: ConsumerMetadata, request: object) -> int | None:
+        source = _ASK(self, request)
+        asked.append(("metadata", self.cluster.sim.now_us / 1000, source))
+        return source
+
+    def validation(self: OffsetFetcher, key: Any, broker: int, epoch: int) -> bool:
+        sent = _VALIDATE(self, key, broker, epoch)
+        if sent:
+            asked.append(("validate", self.member.cluster.sim.now_us / 1000, broker))
+        return sent
+
+    monkeypatch.setattr(ConsumerMetadata, "_ask", metadata)
+    monkeypatch.setattr(OffsetFetcher, "validate", validation)
+    return _run(variant, write_scenario, tmp_path), asked
+
+
+def _consumer(events: list[dict[str, Any]], name: str, broker: int) -> list[dict[str, Any]]:
+    return [e for e in named(events, name) if e["role"] == "consumer" and e["broker"] == broker]
+
+
+def test_3_7_validates_at_the_new_leader_a_round_trip_sooner_yet_reads_in_the_same_round(
+        write_scenario: Callable[[str, str], Path], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The consumer's fetch of t-0 parked at broker 0 is answered as broker 0 is made follower
+    (DelayedFetch Case A, after ReplicaManager.applyLocalFollowersDelta), FENCED_LEADER_EPOCH:
+    it carries epoch 0, and the epoch is checked before the leader (Partition.getLocalLog).
+
+    3.6 asks for metadata (AbstractFetch.handleInitializeCompletedFetchErrors →
+    requestMetadataUpdate), and once the answer names broker 1 at epoch 1 it validates its
+    position there (validatePositionsOnMetadataChange → maybeValidatePositionForCurrentLeader,
+    then OffsetsForLeaderEpoch). 3.7 takes the leader the refusal names (KIP-951:
+    Metadata.updatePartitionLeadership) and validates at once; the position awaiting
+    validation, FetchCollector ignores the refusal and asks for no metadata. Either way t-0 is
+    then fetched from broker 1 only once the fetch in flight there (t-1's long poll) returns:
+    one fetch per broker at a time (AbstractFetch.prepareFetchRequests skips a node with a
+    pending fetch), so here the metadata round trip 3.7 saves does not make it read sooner."""
+    runs = {v: _traced(v, write_scenario, tmp_path / v, monkeypatch) for v in ("k3.6", "k3.7")}
+    resumed = {}
+    validated = {}
+    for variant, (events, asked) in runs.items():
+        moved = next(e for e in named(events, names.REPLICA_BECOME_FOLLOWER)
+                     if e["broker"] == 0 and e["partition"] == 0 and e["t_ms"] > 2000)
+        refusal = _refusal(events)
+        assert refusal["t_ms"] == moved["t_ms"] and refusal["waited_ms"] < 500
+        assert refusal["errors"] == [["t", 0, FENCED_LEADER_EPOCH]]
+        after = [a for a in asked if a[1] > refusal["t_ms"] and a[1] < refusal["t_ms"] + 100]
+        if variant == "k3.6":
+            (_, asked_at, source), (what, validated_at, leader) = after
+            assert what == "validate" and leader == 1  # on the metadata's answer, a round
+            assert source == 0 and 1 < validated_at - asked_at < 1.1  # trip of 0.5 ms links
+            metadata_at = asked_at
+        else:
+            [(what, validated_at, leader)] = after  # no metadata request
+            assert what == "validate" and leader == 1
+        validated[variant] = validated_at
+        # The first fetch to broker 1 carrying t-0 is sent as the one in flight there returns.
+        carrying = next(e for e in _consumer(events, names.FETCH_REQUEST, 1)
+                        if ["t", 0, 188] in e.get("fetch_offsets", ()))
+        in_flight = [e for e in _consumer(events, names.FETCH_REQUEST, 1)
+                     if e["t_ms"] < carrying["t_ms"]][-1]
+        assert in_flight["t_ms"] < validated_at < carrying["t_ms"]
+        [returned] = [e for e in _consumer(events, names.FETCH_RESPONSE, 1)
+                      if in_flight["t_ms"] < e["t_ms"] <= carrying["t_ms"]]
+        assert carrying["t_ms"] - returned["t_ms"] < 1  # its answer's way back: 0.5 ms
+        [read, *_] = [e for e in named(events, names.CONSUMER_READ)
+                      if e["partition"] == 0 and e["t_ms"] > refusal["t_ms"]]
+        assert read["broker"] == 1 and carrying["t_ms"] < read["t_ms"] < carrying["t_ms"] + 2
+        resumed[variant] = read["t_ms"] - refusal["t_ms"]
+    # 3.7 validates as the refusal arrives, when 3.6 asks for metadata: a round trip sooner.
+    assert validated["k3.7"] == metadata_at < validated["k3.6"]
+    assert abs(resumed["k3.6"] - resumed["k3.7"]) < 0.1  # the same round at broker 1
