@@ -11,8 +11,10 @@ localLogWithEpochOrException, before the not-leader check):
   heard before this one did).
 
 The partition is not read, the fetch is answered at once (ReplicaManager.fetchMessages:
-errorReadingData), and a parked fetch whose epoch went stale is completed by the next change
-announced to its slot (DelayedFetch.tryComplete: FencedLeaderEpochException → forceComplete).
+errorReadingData), and a parked fetch whose epoch went stale is completed once the batch that
+made its broker follower is applied (rig.cluster.delayed_fetch.complete_made_followers), else
+by the next change announced to its slot (DelayedFetch.tryComplete: FencedLeaderEpochException
+→ forceComplete).
 A broker with no replica of the partition, or one not yet told its role after a restart, has
 no Partition to check and answers as before (rig.cluster.fetch_server). The follower's side is
 rig.cluster.fetcher, the consumer's rig.workload.consumer.
