@@ -142,18 +142,24 @@ def complete_made_followers(purgatory: Purgatory[Slot, Any],
     """After a batch of leadership changes (LeaderAndIsr: ReplicaManager.makeFollowers; KRaft:
     applyDelta → applyLocalFollowersDelta), completeDelayedFetchOrProduceRequests for each
     partition the batch made follower, in the batch's order: every fetch parked here reading
-    it is asked to complete, the oldest first, and one the broker no longer answers for it
-    (or fences) is answered now (`DelayedFetch.lost`: Case A), not at its max wait. Kafka
-    completes once the whole batch is applied, not partition by partition."""
+    it is asked to complete, and one the broker no longer answers for it (or fences) is
+    answered now (`DelayedFetch.lost`: Case A), not at its max wait. Kafka completes once the
+    whole batch is applied, not partition by partition. The fetches of one partition are asked
+    client by client (its followers', then its consumers': `fetch_slots`), an order that does
+    not depend on when a coasting client's fetch was parked again (rig.cluster.coast)."""
     keys = replica_manager.made_follower
     if not keys:
         return
     replica_manager.made_follower = {}
-    if not replica_manager.broker.alive:
-        return  # (its purgatory died with it)
-    parked = [op for op in purgatory.operations() if isinstance(op, DelayedFetch)]
+    if not replica_manager.broker.alive or not len(purgatory):
+        return  # (a dead broker's purgatory died with it)
+    replicas = replica_manager.replicas
     for key in keys:
-        for delayed in parked:
-            if (key in delayed.request.partitions and purgatory.is_watched(delayed)
-                    and delayed.lost(key)):
-                delayed.server.complete(delayed)
+        replica = replicas.get(key)
+        if replica is None:
+            continue
+        for slot in replica_manager.fetch_slots(replica):
+            for delayed in purgatory.watched(slot):
+                if (isinstance(delayed, DelayedFetch) and key in delayed.request.partitions
+                        and delayed.lost(key)):
+                    delayed.server.complete(delayed)

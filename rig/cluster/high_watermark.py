@@ -89,10 +89,15 @@ class HighWatermarks:
         answers it: `unled_carried`). A coast there ends first: its skipped rounds would not be
         idle now."""
         key = replica.key
-        slots = (*self._follower_slots(replica), *self.consumer_watchers.get(key, ()))
+        slots = self.fetch_slots(replica)
         self._before_change(slots)
         for slot in slots:
             self.unled.setdefault(slot, {})[key] = None
+
+    def fetch_slots(self, replica: Replica) -> tuple[Slot, ...]:
+        """The slots of the clients that may fetch `replica` here: its followers', then those
+        of the consumers that fetched it here (in the order they first did)."""
+        return (*self._follower_slots(replica), *self.consumer_watchers.get(replica.key, ()))
 
     def unled_carried(self, slot: Slot, request: FetchRequestMsg) -> list[TopicPartition]:
         """The partitions this broker stopped leading that `slot`'s fetch still carries and

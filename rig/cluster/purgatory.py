@@ -64,10 +64,6 @@ class Purgatory(Generic[K, Op]):
     def is_watched(self, op: Op) -> bool:
         return op in self._keys
 
-    def operations(self) -> list[Op]:
-        """Every operation watched, in the order each was first watched (a copy)."""
-        return list(self._keys)
-
     def check_and_complete(self, key: K) -> int:
         """Ask every operation watched under `key` to finish; those that did leave every key.
         Returns how many finished."""
