@@ -12,7 +12,9 @@ from rig.strategies.fetch_session.base import (
     FINAL_EPOCH,
     IdleRoundsCache,
     advance_epoch,
+    summarises_idle_rounds,
 )
+from rig.strategies.guard import GuardedCache, GuardedClient
 
 if TYPE_CHECKING:
     from rig.cluster.fetch_client import FetchClient
@@ -86,12 +88,25 @@ def begin(cluster: CoastHost, fetcher: FetchClient, request: FetchRequestMsg,
         cluster.horizon_us)
 
 
+# Per (cache type, client type), unguarded: whether their rounds may coast.
+_SUMMARISED: dict[tuple[type, type], bool] = {}
+
+
 def _offers_idle_rounds(cache: object, client: object) -> bool:
-    """Whether the session cache is an IdleRoundsCache and the client an IdleRoundsClient: what
-    isinstance on the two protocols asks (their methods are there), without its cost."""
-    return (callable(getattr(cache, "skip_idle_rounds", None))
-            and callable(getattr(cache, "expects", None))
-            and callable(getattr(client, "skip_idle_rounds", None)))
+    """Whether the session cache is an IdleRoundsCache and the client an IdleRoundsClient, each
+    with `skip_idle_rounds` from a class that has every call a skipped round stands for
+    (`summarises_idle_rounds`: not a plugin's subclass of a built-in that overrides one)."""
+    # (under their run-time guards, the strategy's own objects)
+    cache = cache._inner if isinstance(cache, GuardedCache) else cache
+    client = client._inner if isinstance(client, GuardedClient) else client
+    types = (type(cache), type(client))
+    known = _SUMMARISED.get(types)
+    if known is None:
+        known = _SUMMARISED[types] = (
+            callable(getattr(cache, "expects", None))
+            and summarises_idle_rounds(cache, ("open", "mark_changed", "sent"))
+            and summarises_idle_rounds(client, ("next_request", "on_response", "on_disconnect")))
+    return known
 
 
 def _queued_behind_coast(network: Network, link: Link, sent_us: int, queued_us: int,

@@ -14,6 +14,7 @@ from rig.strategies.fetch_session import (
     SessionContext,
     next_epoch,
 )
+from rig.strategies.fetch_session.base import summarises_idle_rounds
 from rig.strategies.fetch_session.incremental import IncrementalCache, IncrementalClient
 from rig.strategies.fetch_session.sessionless import SessionlessClient
 
@@ -183,3 +184,28 @@ def test_unprivileged_newcomer_may_evict_only_sessions_older_than_the_eviction_t
 def test_zero_slots_means_no_sessions() -> None:
     cache = IncrementalCache(0, random.Random(1))
     assert _create(cache, 5, True, 0) == 0
+
+
+class _Counting(IncrementalClient):
+    """A plugin's client that counts its requests: its skipped rounds would count too."""
+
+    def next_request(self, *args: object, **kwargs: object) -> object:
+        return super().next_request(*args, **kwargs)  # type: ignore[arg-type]
+
+
+class _CountingWithSkip(_Counting):
+    def skip_idle_rounds(self, rounds: int) -> None:
+        super().skip_idle_rounds(rounds)
+
+
+def test_only_a_class_with_every_call_it_skips_summarises_idle_rounds() -> None:
+    """A subclass of a built-in that overrides a call a skipped round stands for, and not
+    skip_idle_rounds, has every round simulated (rig.cluster.coast_begin)."""
+    calls = ("next_request", "on_response", "on_disconnect")
+    assert summarises_idle_rounds(IncrementalClient(), calls)
+    assert summarises_idle_rounds(SessionlessClient(), calls)
+    assert not summarises_idle_rounds(_Counting(), calls)
+    assert summarises_idle_rounds(_CountingWithSkip(), calls)
+    assert not summarises_idle_rounds(object(), calls)
+    cache = IncrementalCache(4, random.Random(1))
+    assert summarises_idle_rounds(cache, ("open", "mark_changed", "sent"))

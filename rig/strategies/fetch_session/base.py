@@ -135,11 +135,25 @@ class SessionCache(Protocol):
     # Optional: IdleRoundsCache.
 
 
+def summarises_idle_rounds(half: object, methods: tuple[str, ...]) -> bool:
+    """Whether `half` (a session client or cache) has `skip_idle_rounds` from a class that also
+    has each of `methods`, the calls skipped rounds stand for: defined there or in a class it
+    extends. A subclass that overrides one of them (a plugin extending a built-in) but not
+    `skip_idle_rounds` does not say what its skipped rounds would have done: every round of it
+    is simulated (rig.cluster.coast_begin)."""
+    mro = type(half).__mro__
+    owner = next((cls for cls in mro if "skip_idle_rounds" in vars(cls)), None)
+    return owner is not None and all(
+        next((cls for cls in mro if method in vars(cls)), None) in owner.__mro__
+        for method in methods)
+
+
 @runtime_checkable
 class IdleRoundsClient(Protocol):
     """Optional for a SessionClient (rig.cluster.coast). With it on both halves, idle fetch
     rounds advance in closed form (the log is the same); without it, every round is
-    simulated."""
+    simulated. A subclass that overrides `next_request`, `on_response` or `on_disconnect` must
+    define its own (`summarises_idle_rounds`), else its rounds are all simulated."""
 
     def skip_idle_rounds(self, rounds: int) -> None:
         """As if `rounds` requests that listed nothing had each been answered without error
@@ -149,7 +163,8 @@ class IdleRoundsClient(Protocol):
 
 @runtime_checkable
 class IdleRoundsCache(Protocol):
-    """Optional for a SessionCache: the broker's half of IdleRoundsClient."""
+    """Optional for a SessionCache: the broker's half of IdleRoundsClient (the same rule for
+    a subclass overriding `open`, `mark_changed` or `sent`)."""
 
     def skip_idle_rounds(self, session_id: int, rounds: int, last_used_ms: float) -> None:
         """As if session `session_id` had opened `rounds` requests listing nothing, the last
