@@ -174,8 +174,7 @@ class Coast(IdleRounds):
         if not self.active:
             return
         self.active = False
-        written = (self.host.lines.remove(self.cursor)
-                   if self.host.lines is not None and self.cursor is not None else None)
+        written = self.cursor.end() if self.cursor is not None else None
         self._unregister()
         sim = self.host.sim
         rounds, phase = self._where(sim.now_us)

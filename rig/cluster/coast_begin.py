@@ -44,8 +44,7 @@ def begin(cluster: CoastHost, fetcher: FetchClient, request: FetchRequestMsg,
             or (session.full and session.epoch != FINAL_EPOCH)
             or (not session.full and (session.listed or session.forgotten
                                       or response.listed))
-            or not fetcher.may_coast()
-            or (cluster.lines is not None and not cluster.lines.writable())):
+            or not fetcher.may_coast()):
         return False
     leader = cluster.brokers[fetcher.leader_id]
     asked = leader.fetch_server.session_asked_us
@@ -82,7 +81,8 @@ def begin(cluster: CoastHost, fetcher: FetchClient, request: FetchRequestMsg,
                                         response.sent_us, queued[1], period)
             or fetcher.timeout_ms * 1000 <= period
             or network.free_at(fetcher.node, leader.id) > now
-            or network.free_at(leader.id, fetcher.node) > now):
+            or network.free_at(leader.id, fetcher.node) > now
+            or (cluster.lines is not None and not cluster.lines.writable())):
         return False
     return Coast(cluster, fetcher, leader, request, response, queued).register(
         cluster.horizon_us)

@@ -54,11 +54,12 @@ class Cursor:
     """The lines one coast has written, and the next one's place: `(time, priority, scheduled
     at, cursor)` entries order the waiting lines of every coast (`__lt__` only on a tie)."""
 
-    __slots__ = ("_request", "_request_values", "_response", "_response_values", "coast",
-                 "requests", "responses", "woken")
+    __slots__ = ("_lines", "_request", "_request_values", "_response", "_response_values",
+                 "coast", "requests", "responses", "woken")
 
-    def __init__(self, coast: Coast, log: EventLog):
+    def __init__(self, coast: Coast, lines: CoastLines, log: EventLog):
         self.coast = coast
+        self._lines = lines
         fetcher = coast.fetcher
         self.requests = self.responses = 0  # lines written
         self.woken = False  # its coast woke: it writes no more
@@ -95,6 +96,11 @@ class Cursor:
         arrived = coast.start_us + self.responses * coast.period_us + coast.to_leader_us
         return arrived + coast.wait_us, NORMAL, arrived, self  # the response: its EXPIRY
 
+    def end(self) -> tuple[int, int]:
+        """Its coast wakes: the lines due by now are written, the later ones never will be.
+        (requests, responses) it wrote."""
+        return self._lines.remove(self)
+
     def _node(self) -> tuple[str, int]:
         """The coast_ties entry whose action writes the next line."""
         if self.requests == self.responses:
@@ -122,7 +128,7 @@ class CoastLines:
     def add(self, coast: Coast) -> Cursor:
         """`coast` began in the running action: its round 0's request line now, the rest in
         their places."""
-        cursor = Cursor(coast, self._log)
+        cursor = Cursor(coast, self, self._log)
         self.flush()  # (the lines before the running action's come first)
         heappush(self._waiting, cursor.write())
         self._live += 1
@@ -143,8 +149,7 @@ class CoastLines:
                 return
 
     def remove(self, cursor: Cursor) -> tuple[int, int]:
-        """A coast wakes: the lines due by now are written, its later ones never will be.
-        (requests, responses) it wrote."""
+        """`Cursor.end`."""
         self.flush()
         cursor.woken = True  # (its entry leaves the heap when it comes to the top)
         self._live -= 1

@@ -112,7 +112,7 @@ class FetchClient:
         # the next may begin (`coast_wait`), doubling while coasts keep ending early: when
         # something wakes coasts as fast as they begin, each costs more than the rounds it skips.
         self.coast_wait = self.coast_backoff = 0
-        self.request_emitter = self._emit_request = cluster.log.kind(
+        self.request_emitter = cluster.log.kind(
             names.FETCH_REQUEST, "version", "session_id", "session_epoch", "full", "partitions",
             "forgotten", "body_bytes", "header_bytes", "wire_bytes", "fetch_offsets",
             role=self.role, client=client_id, replica_id=replica_id, broker=leader_id,
@@ -216,7 +216,7 @@ class FetchClient:
         body, header, wire = self.last_sizes
         offsets = ([[key[0], key[1], state.fetch_offset] for key, state in
                     request.updates.items()],) if request.updates else ()
-        self._emit_request(self.version, session.session_id, session.epoch, session.full,
+        self.request_emitter(self.version, session.session_id, session.epoch, session.full,
                            self.last_listed, len(session.forgotten), body, header, wire,
                            *offsets)
         self.in_flight = True

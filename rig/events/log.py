@@ -200,7 +200,8 @@ class EventLog:
         # Called before each line is stamped, while lines that belong before it wait to be
         # written (a coast's skipped rounds): it writes them first. None when none wait.
         self.before_emit: Callable[[], None] | None = None
-        self._stamped: dict[Emitter, Callable[..., None]] = {}  # each kind's `stamped` twin
+        # Each kind's emitter → its event and its `stamped` twin.
+        self._stamped: dict[Emitter, tuple[str, Callable[..., None]]] = {}
 
     def observe(self, observer: Observer, events: Iterable[str] | None = None) -> None:
         """Call `observer` with every event (or only those named in `events`) after it is
@@ -252,21 +253,24 @@ class EventLog:
                             render(values)[1:])))
 
         def emit_stamped(t_us: int, *values: Any) -> None:
-            if not values or self.watched(event):
-                raise ValueError(f"{event}: a line written late needs its fields and no "
-                                 "observer watching it (it would see it out of time)")
+            if not values:
+                raise ValueError(f"{event}: a line written late needs its fields")
             count = self.count = self.count + 1
             write(b"".join((b'{"t_ms":', dumps(t_us / 1000), b',"seq":', b"%d," % count, head,
                             render(values)[1:])))
 
-        self._stamped[emit_kind] = emit_stamped
+        self._stamped[emit_kind] = (event, emit_stamped)
         return emit_kind
 
     def stamped(self, emitter: Emitter) -> Callable[..., None]:
         """The twin of a `kind` emitter that writes its line late: `(t_us, *values)` writes the
         line the emitter would have written at `t_us`, now (as the next in `seq`). Only for
-        events no observer watches."""
-        return self._stamped[emitter]
+        events no observer watches (observers come before a run: checked once, here)."""
+        event, twin = self._stamped[emitter]
+        if self.watched(event):
+            raise ValueError(f"{event}: an observer watches it, and would see a line written "
+                             "late out of time")
+        return twin
 
     def _watchers(self, name: str) -> tuple[Observer, ...]:
         """The observers that see events named `name`, in the order they came (kept)."""

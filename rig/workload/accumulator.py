@@ -12,12 +12,11 @@ import random
 from collections.abc import Callable
 
 from rig.engine.rng import randrange_of
-from rig.hashing import murmur2
 from rig.protocol.legacy_records import message_size
 from rig.protocol.records import BATCH_HEADER_BYTES, record_size
 from rig.scenario.model import ProducerSpec
 from rig.workload.batches import BatchQueues, OpenBatch
-from rig.workload.keyed_records import KeyedRecords, applies
+from rig.workload.keyed_records import KeyedRecords, applies, key_partition
 
 
 class RecordAccumulator:
@@ -77,9 +76,7 @@ class RecordAccumulator:
         if spec.partitioner == "murmur2" and key is not None:
             partition = self._key_partition.get(key)
             if partition is None:
-                data = f"key-{key}".encode()
-                partition = (murmur2(data) & 0x7FFFFFFF) % self.partitions
-                self._key_partition[key] = partition
+                partition = self._key_partition[key] = key_partition(key, self.partitions)
             return partition
         if spec.partitioner == "round-robin":
             return next(self._round_robin) % self.partitions
@@ -109,7 +106,7 @@ class RecordAccumulator:
             randrange_of(rng, 0, spec.key_count) if spec.keys == "uniform" else self._key)
         keyed = spec.keys in ("uniform", "zipf")
         murmur = spec.partitioner == "murmur2"
-        key_partition = self._key_partition
+        known_partitions = self._key_partition
         dist = spec.record_size
         draw_value: Callable[[], int] | None = (
             randrange_of(rng, dist.low, dist.high + 1) if dist.kind == "uniform"  # randint
@@ -124,7 +121,7 @@ class RecordAccumulator:
         for _ in range(count):
             key = draw_key() if keyed else None
             if murmur and key is not None:
-                partition = key_partition.get(key)
+                partition = known_partitions.get(key)
                 if partition is None:
                     partition = self._partition(key)
             else:

@@ -50,6 +50,13 @@ class RecordAccumulator(Protocol):
     queues: BatchQueues
 
 
+def key_partition(key: int, partitions: int) -> int:
+    """The partition of the record with key id `key` (its bytes `key-<id>`): Kafka's
+    murmur2 partitioner, Utils.toPositive(murmur2(key bytes)) % partitions (BuiltInPartitioner
+    .partitionForKey; DefaultPartitioner before 3.3)."""
+    return (murmur2(f"key-{key}".encode()) & 0x7FFFFFFF) % partitions
+
+
 def applies(accumulator: RecordAccumulator) -> bool:
     """Whether `accumulator`'s records can go in bulk: uniform keys, murmur2, one size."""
     spec = accumulator.spec
@@ -122,7 +129,7 @@ class KeyedRecords:
         new = (set(keys).difference(partition_of) if isinstance(partition_of, dict)
                else {key for key in keys if partition_of[key] < 0})
         for key in new:
-            partition_of[key] = (murmur2(f"key-{key}".encode()) & 0x7FFFFFFF) % acc.partitions
+            partition_of[key] = key_partition(key, acc.partitions)
         # Each partition's records' places in this draw, in order (the loop runs in C).
         partitions = list(map(partition_of.__getitem__, keys))
         places: dict[int, list[int]] = {partition: [] for partition in partitions}
