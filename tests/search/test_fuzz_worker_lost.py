@@ -58,6 +58,8 @@ def test_a_killed_worker_stops_the_session_and_keeps_its_runs(tmp_path: Path) ->
         proc.kill()
         raise
     reader.join(timeout=10)
+    if proc.stdout is not None:
+        proc.stdout.close()
     stdout, stderr = "".join(lines), errors.read_text()
     assert proc.returncode == 2, (stdout, stderr)
     assert "Traceback" not in stderr, stderr
