@@ -16,6 +16,7 @@ import pytest
 
 from rig.analysis.lost_records import lost_rows
 from rig.report import render_comparison, render_report
+from rig.report.recovery.headline import headline_rows
 from rig.report.recovery.lost import MAX_LOST_SHOWN
 from tests.report.conftest import FAULTS, screenshot_dir, write_report_run
 
@@ -339,6 +340,21 @@ def test_comparison_shows_recovery_numbers(recovery_run: Path, tmp_path: Path) -
     assert "v7 · produce and recovery" in text
     assert "v7 · follower fetches" in text
     assert re.search(r"Lost, acknowledged with acks=all records 130 0 −100 %", text)
+
+
+def test_a_count_by_name_wraps_between_its_words_and_numbers_stay_whole() -> None:
+    summary = {"variants": {v: {"produce": {"acked": 12031},
+                                "fetch_refusals": {"follower": refusals}}
+                            for v, refusals in (("a", {"NOT_LEADER_OR_FOLLOWER": 2,
+                                                       "FENCED_LEADER_EPOCH": 1}),
+                                                ("b", {}))}}
+    rows = {row["label"]: row["cells"] for row in headline_rows(summary, ["a", "b"])}
+    refused = rows["Follower fetches refused"]
+    assert [c["text"] for c in refused] == ["3 (not leader or follower 2, fenced leader epoch 1)",
+                                            "0"]
+    assert all(c["wrap"] for c in refused)
+    assert [(c["text"], c["wrap"]) for c in rows["Records acknowledged"]] == [
+        ("12,031", False), ("12,031", False)]
 
 
 # In Chromium -------------------------------------------------------------------------------------

@@ -79,8 +79,9 @@ def headline_rows(summary: Mapping[str, Any], variants: Sequence[str]) -> list[d
             "label": label,
             "unit": unit,
             "emph": label.startswith("Lost"),
-            # Numbers stay whole; a count by name wraps between its words.
+            # Numbers stay whole; a count by name (a mapping: fmt_by_name's words) wraps
+            # between its words.
             "cells": [{"text": fmt(value), "bad": bad and bool(number(value)),
-                       "wrap": fmt is fmt_by_name} for value in values],
+                       "wrap": isinstance(value, Mapping)} for value in values],
         })
     return out
