@@ -88,6 +88,7 @@ class Profile:
     registration_waits_for_old_session: bool  # 0.8.2 only
     rack_aware_assignment: bool  # 3.5+ clients (KIP-881)
     client_leader_discovery: bool  # 3.7+ clients (KIP-951, KAFKA-15415)
+    metadata_keeps_newer_epoch: bool  # 2.3+ clients (KAFKA-7738)
     retry_backoff_max_ms: int  # 3.7+: 1000 (KIP-580); before, the constant 100
     metadata_leader_not_available_asks: bool  # 2.3+ clients (KAFKA-7831)
     metadata_disconnect_fails_update: bool  # 2.5+ clients (KAFKA-8933)

@@ -209,6 +209,14 @@ RULES: tuple[VersionRule, ...] = (
                 "KIP-951 (KafkaApis.getCurrentLeader, Sender.completeBatch, AbstractFetch"
                 ".handleFetchSuccess, Metadata.updatePartitionLeadership); KAFKA-15415 "
                 "(RecordAccumulator.shouldBackoff)"),
+    VersionRule("metadata_keeps_newer_epoch", "a client's metadata answer naming a "
+                "partition at a leader epoch older than one the client has seen (an earlier "
+                "answer, or a refusal's current leader: KIP-951) leaves that partition as the "
+                "client knew it (before: every answer replaced its leader and epoch)",
+                (("0.8.2", False), ("2.3", True)),
+                "KAFKA-7738, 2.2 (Metadata.updateLastSeenEpoch: newEpoch >= oldEpoch, else "
+                "the cached PartitionInfo); KAFKA-9212 (2.3.2, 2.4.0) trusts only Metadata v9+ "
+                "answers' epochs, which 2.4+ clients get (the 2.3 profile is 2.3.0's)"),
     VersionRule("retry_backoff_max_ms", "retry.backoff.max.ms: a producer's retry waits "
                 "retry.backoff.ms × 2^(attempt − 1) up to it, ±20 % drawn at each look; a "
                 "client's metadata requests (a producer's, a consumer's) wait as long after "

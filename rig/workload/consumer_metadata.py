@@ -9,7 +9,9 @@ update (Metadata.requestUpdate) when what it knows fails it: a fetch refused as 
 with a fenced or unknown leader epoch (Fetcher.handleFetchResponse), a broken connection
 (NetworkClient.processDisconnection), a failed offsets request, a partition whose leader the
 last answer did not know (Fetcher.prepareFetchRequests asks at every poll, in every release).
-The request goes to the lowest-numbered live broker (rig's leastLoadedNode).
+The request goes to the lowest-numbered live broker (rig's leastLoadedNode). A partition an
+answer names at an older leader epoch than the member has seen stays as the member knew it
+(2.3+: rig.workload.metadata_epochs).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from rig.cluster.partition import TopicPartition
 from rig.scenario.api_versions import metadata_version
 from rig.scenario.model import ConsumerSpec
 from rig.scenario.profiles import profile
+from rig.workload.metadata_epochs import StaleAnswers
 from rig.workload.metadata_updater import MetadataUpdater
 from rig.workload.retry_backoff import ExponentialBackoff
 
@@ -51,6 +54,7 @@ class ConsumerMetadata:
         self._request = metadata_request_bytes(self._version, client_id, (spec.topic,))
         self._topic = spec.topic
         release = profile(cluster.variant.kafka)
+        self._stale = StaleAnswers(cluster.variant.kafka)
         self.updater = MetadataUpdater(
             cluster.sim, ExponentialBackoff(spec.retry_backoff_ms, release.retry_backoff_max_ms,
                                             cluster.streams.get(f"workload/consumer/{client_id}"
@@ -93,13 +97,18 @@ class ConsumerMetadata:
             return  # it failed meanwhile (a broken connection, request.timeout.ms)
         # KIP-580 (3.7+): progress is a leader epoch newer than the one known.
         progress = any(epoch > self.epochs.get(key, -1) for key, (_, epoch) in leaders.items())
+        taken: dict[TopicPartition, tuple[int, int]] = {}
         for key, (leader, epoch) in leaders.items():
+            if self._stale.ignores(epoch, self.epochs.get(key, -1)):
+                taken[key] = (self.leaders[key], self.epochs[key])
+                continue
             self.leaders[key] = leader
             self.epochs[key] = epoch
+            taken[key] = (leader, epoch)
         # The request is closed before the member acts on the answer: what it asks for then
         # is a new request, not this one's.
         self.updater.answered(progress, False)
-        if self._answered(leaders):
+        if self._answered(taken):
             self.updater.request_update()
 
 

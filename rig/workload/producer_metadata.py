@@ -1,6 +1,8 @@
 """What a producer knows of its topic's partitions (Kafka's ProducerMetadata): each partition's
 leader and leader epoch, and the brokers the last metadata answer listed. A metadata answer
-replaces them; from 3.7 a refused produce's current leader updates one partition (KIP-951)."""
+replaces them, except (2.3+) a partition it names at an older leader epoch than the producer
+has seen (rig.workload.metadata_epochs); from 3.7 a refused produce's current leader updates
+one partition (KIP-951)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from rig.cluster.metadata_response import metadata_response_bytes
 from rig.cluster.partition import TopicPartition
+from rig.workload.metadata_epochs import StaleAnswers
 
 if TYPE_CHECKING:
     from rig.cluster.cluster import Cluster
@@ -20,6 +23,7 @@ class ProducerMetadata:
         self.leaders = {key: state.leader for key, state in states.items() if key[0] == topic}
         self.epochs = {key: states[key].leader_epoch for key in self.leaders}
         self.nodes = set(cluster.brokers)
+        self._stale = StaleAnswers(cluster.variant.kafka)
         self._by_node: dict[int, list[TopicPartition]] = {}  # (kept until a leader moves)
 
     def partitions_for_node(self, leader: int) -> list[TopicPartition]:
@@ -35,10 +39,12 @@ class ProducerMetadata:
         newer = False
         for key in self.leaders:
             if key in leaders:
+                epoch = epochs.get(key, -1)
+                if self._stale.ignores(epoch, self.epochs.get(key, -1)):
+                    continue
                 if leaders[key] != self.leaders[key]:
                     self.leaders[key] = leaders[key]
                     self._by_node.clear()
-                epoch = epochs.get(key, -1)
                 newer = newer or epoch > self.epochs.get(key, -1)
                 self.epochs[key] = epoch
         if alive:
