@@ -17,6 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from machine import describe  # (benchmarks/machine.py: run as a script, its folder is on the path)
+
 ROOT = Path(__file__).resolve().parent.parent
 
 CASES = {
@@ -103,7 +105,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--only", choices=sorted(CASES), action="append")
     args = parser.parse_args()
-    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores")
+    print(describe())
     for name in args.only or CASES:
         run_case(name)
 

@@ -36,6 +36,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from machine import describe  # (benchmarks/machine.py: run as a script, its folder is on the path)
+
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIO = "scenarios/fuzz-replication.yaml"
 VARIANTS = ("hw-truncation", "leader-epoch")
@@ -266,7 +268,8 @@ def main() -> None:
             breakdown(root, env, variant, args.runs)
         return
     load = os.getloadavg()[0]
-    print(f"rig at {root}; python {sys.version.split()[0]}, {cores} cores, load average "
+    print(describe())
+    print(f"rig at {root}; load average "
           f"{load:.1f}; {args.runs} runs per variant, seed {args.seed}"
           + ("" if parallel else "; this rig has no --workers: one process"))
     for variant in args.variant or VARIANTS:
