@@ -108,6 +108,7 @@ def main() -> None:
     print(describe())
     for name in args.only or CASES:
         run_case(name)
+    print(f"after: {describe()}")
 
 
 if __name__ == "__main__":

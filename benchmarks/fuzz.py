@@ -290,6 +290,7 @@ def main() -> None:
                 print(f"  {'':14}   counting each run's quiesce too: "
                       f"{r['with_quiesce_per_wall']:6.1f} sim s/wall s, "
                       f"{r['with_quiesce_per_wall'] / r['workers']:6.1f} per core")
+    print(f"after: {describe()}")
 
 
 if __name__ == "__main__":

@@ -1,10 +1,11 @@
-"""How fast this machine runs CPython's interpreter loop right now: one line printed above
+"""How fast this machine runs CPython's interpreter loop right now: printed before and after
 the engine and fuzz benchmarks' figures, so that figures measured on different machines, or on
 one machine at different times, are not mistaken for a change in rig. On the twenty-seventh
-session's machine the loop below took 1.36–1.79 CPU s for two hours, then 0.59 s, and the seed
-hour went from 69k to 102k events per CPU s with it (docs/benchmarks.md); a fuzz run's figure
-did not move (36 and 39 simulated s per CPU s, against 107 on the previous session's machine):
-a workload that walks a large object graph depends on more than the loop measures.
+session's machine the loop below took anywhere from 0.51 to 1.79 CPU s, minute to minute
+(25 loops in a row after a fuzz benchmark: 1.09–1.78 s); the seed hour gave 69k events per CPU s
+in a slow hour and 102k in a fast minute, the same code (docs/benchmarks.md). A long
+measurement (a fuzz session, the suite) runs at the slow end: 36–39 simulated s per CPU s in
+both, against 107 on the previous session's machine.
 
 Run alone: python benchmarks/machine.py
 """
