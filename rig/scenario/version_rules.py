@@ -130,6 +130,12 @@ RULES: tuple[VersionRule, ...] = (
                 "tries again after retry.backoff.ms", (("0.8.2", False), ("2.3", True)),
                 "KIP-320, KAFKA-7747 (Fetcher.groupListOffsetRequests; "
                 "Partition.localLogWithEpochOrException)"),
+    VersionRule("consumer_fetch_leader_epoch", "a consumer's fetch (v9+) carries the leader "
+                "epoch its metadata names, which the leader checks (FENCED_ / "
+                "UNKNOWN_LEADER_EPOCH); before, it sends none (-1) and is never refused for "
+                "one", (("0.8.2", False), ("2.3", True)),
+                "KIP-320, KAFKA-7747 (Fetcher.prepareFetchRequests: position.currentLeader"
+                ".epoch; 2.1 and 2.2 send Optional.empty())"),
     VersionRule("offset_not_available", "a leader whose HW is still below the start of its "
                 "leader epoch answers a client's ListOffsets for the latest offset "
                 "OFFSET_NOT_AVAILABLE (the consumer tries again after retry.backoff.ms), so no "

@@ -132,7 +132,11 @@ class ConsumerMember:
         self.read_from: dict[TopicPartition, ReadReplica] = {}  # KIP-392
         cluster.place_client(self.node, "consumer", self.rack)
         self.version = spec.fetch_version or cluster.config.fetch_version
-        self.leader_discovery = profile(cluster.variant.kafka).client_leader_discovery
+        release = profile(cluster.variant.kafka)
+        self.leader_discovery = release.client_leader_discovery
+        # 2.3+ (KAFKA-7747): a fetch carries the leader epoch the metadata names; a 2.1 or 2.2
+        # consumer's Fetch v10 carries none (-1), so no leader refuses it for its epoch.
+        self.sends_leader_epoch = release.consumer_fetch_leader_epoch
         self.assigned = [(spec.topic, p) for p in partitions]
         self.positions: dict[TopicPartition, int] = {}
         # The leader epoch of the batch each position was read from (None: not known), and the
@@ -167,9 +171,9 @@ class ConsumerMember:
         fetcher = self.fetchers.get(leader)
         if fetcher is None:
             fetcher = self.fetchers[leader] = ConsumerFetcher(self, leader)
-        # (Fetch v9+ sends the leader epoch its metadata names: KIP-320)
-        fetcher.fetch(key, FetchState(self.positions[key],
-                                      current_leader_epoch=self.leader_epochs.get(key, -1)))
+        # (Fetch v9+ sends the leader epoch its metadata names, 2.3+ consumers: KIP-320)
+        epoch = self.leader_epochs.get(key, -1) if self.sends_leader_epoch else -1
+        fetcher.fetch(key, FetchState(self.positions[key], current_leader_epoch=epoch))
         fetcher.wake()
 
     def prefer(self, key: TopicPartition, leader: int, broker: int) -> None:
