@@ -72,8 +72,7 @@ class Profile:
     message_format: int  # the magic the brokers write: 0 (0.8–0.9), 1 (0.10), 2 (0.11+)
     epoch_end_before_first_known: str  # "undefined" (1.x) or "first-start" (2.0+)
     epoch_start_at_election: bool  # 2.1+ (KAFKA-7415)
-    list_offsets_leader_epoch: bool  # 2.3+ consumers (KIP-320, KAFKA-7747)
-    consumer_fetch_leader_epoch: bool  # 2.3+ consumers (KIP-320, KAFKA-7747)
+    consumer_leader_epoch: bool  # 2.3+ consumers: ListOffsets and Fetch (KIP-320, KAFKA-7747)
     offset_not_available: bool  # 2.2+ (KIP-207)
     isr_rejoin_needs_epoch_start: bool  # 2.1+
     failed_read_resets_follower: bool  # before 2.4 (KAFKA-8400)

@@ -124,18 +124,15 @@ RULES: tuple[VersionRule, ...] = (
                 "Partition.makeFollower's answer (1.1: the leader did not change; 2.0: nor did "
                 "the epoch move by more than one; 2.1, KIP-320: the epoch did not change), "
                 "ReplicaManager.makeFollowers"),
-    VersionRule("list_offsets_leader_epoch", "a consumer's ListOffsets (v4+) carries the "
-                "leader epoch its metadata names: a leader at another epoch refuses it "
-                "(FENCED_ / UNKNOWN_LEADER_EPOCH), and the consumer asks for metadata and "
-                "tries again after retry.backoff.ms", (("0.8.2", False), ("2.3", True)),
-                "KIP-320, KAFKA-7747 (Fetcher.groupListOffsetRequests; "
-                "Partition.localLogWithEpochOrException)"),
-    VersionRule("consumer_fetch_leader_epoch", "a consumer's fetch (v9+) carries the leader "
-                "epoch its metadata names, which the leader checks (FENCED_ / "
-                "UNKNOWN_LEADER_EPOCH); before, it sends none (-1) and is never refused for "
-                "one", (("0.8.2", False), ("2.3", True)),
-                "KIP-320, KAFKA-7747 (Fetcher.prepareFetchRequests: position.currentLeader"
-                ".epoch; 2.1 and 2.2 send Optional.empty())"),
+    VersionRule("consumer_leader_epoch", "a consumer's ListOffsets (v4+) and fetches (v9+) "
+                "carry the leader epoch its metadata names: a leader at another epoch refuses "
+                "them (FENCED_ / UNKNOWN_LEADER_EPOCH), and the consumer asks for metadata (a "
+                "ListOffsets tries again after retry.backoff.ms); before, it sends none (-1: a "
+                "2.1 or 2.2 consumer's Fetch v10) and is never refused for one",
+                (("0.8.2", False), ("2.3", True)),
+                "KIP-320, KAFKA-7747 (Fetcher.groupListOffsetRequests, Fetcher"
+                ".prepareFetchRequests: position.currentLeader.epoch, where 2.1 and 2.2 send "
+                "Optional.empty(); Partition.localLogWithEpochOrException)"),
     VersionRule("offset_not_available", "a leader whose HW is still below the start of its "
                 "leader epoch answers a client's ListOffsets for the latest offset "
                 "OFFSET_NOT_AVAILABLE (the consumer tries again after retry.backoff.ms), so no "

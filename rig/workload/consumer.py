@@ -136,7 +136,7 @@ class ConsumerMember:
         self.leader_discovery = release.client_leader_discovery
         # 2.3+ (KAFKA-7747): a fetch carries the leader epoch the metadata names; a 2.1 or 2.2
         # consumer's Fetch v10 carries none (-1), so no leader refuses it for its epoch.
-        self.sends_leader_epoch = release.consumer_fetch_leader_epoch
+        self.sends_leader_epoch = release.consumer_leader_epoch
         self.assigned = [(spec.topic, p) for p in partitions]
         self.positions: dict[TopicPartition, int] = {}
         # The leader epoch of the batch each position was read from (None: not known), and the

@@ -93,7 +93,7 @@ class OffsetFetcher:
         self._versions = {LIST_OFFSETS: consumer_list_offsets_version(release),
                           OFFSETS_FOR_LEADER_EPOCH: consumer_epoch_version(release)}
         # 2.3+ (KAFKA-7747): ListOffsets v4+ carries the leader epoch of the consumer's metadata.
-        self._epoch_in_list_offsets = (profile(release).list_offsets_leader_epoch
+        self._epoch_in_list_offsets = (profile(release).consumer_leader_epoch
                                        and self._versions[LIST_OFFSETS] >= 4)
         self.resetting: dict[TopicPartition, str] = {}  # awaiting a reset → why (its reason)
 
