@@ -3,7 +3,9 @@ from partition leaders.
 
 A member keeps one fetch in flight per broker it reads from (Kafka's consumer fetches from every
 node at once), reads only below the high watermark, uses fetch sessions like a follower (but its
-sessions are not privileged), and follows leadership changes through metadata refreshes. With a
+sessions are not privileged), and follows leadership changes through metadata refreshes: a
+partition a broker refuses is fetched there again, refused at every round trip, until a metadata
+answer moves it (ConsumerMember._follow; 3.7+: or the refusal names its leader). With a
 client.rack and Fetch v11+, a leader may name a preferred read replica (KIP-392): the member
 then reads that partition there, in its own fetch session with that broker, until
 metadata.max.age.ms passes or the replica answers with an error (Kafka's
@@ -27,7 +29,6 @@ from rig.protocol.errors import (
     FENCED_LEADER_EPOCH,
     NOT_LEADER_OR_FOLLOWER,
     OFFSET_OUT_OF_RANGE,
-    UNKNOWN_LEADER_EPOCH,
 )
 from rig.scenario.model import ConsumerSpec
 from rig.scenario.profiles import profile
@@ -104,16 +105,15 @@ class ConsumerFetcher(FetchClient):
             elif key in response.current_leaders.leaders and member.take_leader(
                     key, *response.current_leaders.leaders[key], response.current_leaders.nodes):
                 continue
-            elif error == NOT_LEADER_OR_FOLLOWER:
-                member.relocate(key)
+            elif error in (NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH):
+                # (FENCED: 2.3+, KIP-320; the broker has a newer leader epoch than the
+                # consumer's metadata.) The partition stays here until metadata moves it.
+                member.metadata.request_update()
             elif error == OFFSET_OUT_OF_RANGE:
                 self.remove_partition(key)
                 member.offsets.reset(key, self.leader_id)
-            elif error in (FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH):
-                # 2.1+ (KIP-320): the broker knows another leader epoch than the consumer's
-                # metadata; Kafka's consumer asks for metadata again (Fetcher:
-                # metadata.requestUpdate).
-                member.relocate(key)
+            # UNKNOWN_LEADER_EPOCH (the consumer's metadata is ahead of this broker): Kafka's
+            # consumer only logs it and fetches again, until the broker learns the epoch.
         for key, broker in response.preferred.items():
             if key in self.partitions:
                 member.prefer(key, self.leader_id, broker)
@@ -231,7 +231,7 @@ class ConsumerMember:
         return True
 
     def relocate(self, key: TopicPartition) -> None:
-        """The partition's leader moved, or its connection failed: drop it here until the
+        """Its connection failed, or a request about its position did: drop it here until the
         metadata names its leader (Metadata.requestUpdate; the request goes when the updater
         allows). A preferred read replica is forgotten too."""
         self._drop(key)
@@ -260,15 +260,56 @@ class ConsumerMember:
             fetcher.remove_partition(key)
 
     def _answered(self, leaders: Leaders) -> bool:
-        """A metadata answer: each partition fetched nowhere goes to the leader it names.
-        Whether another update is needed (one of them has no leader)."""
-        orphans = [key for key in self.assigned if key not in self.offsets.awaiting
-                   and not any(key in f.partitions for f in self.fetchers.values())]
-        for key in orphans:
-            leader, epoch = leaders[key]
-            if leader >= 0:
-                self._place(key, leader, epoch)
-        return any(leaders[key][0] < 0 for key in orphans)
+        """A metadata answer: each partition goes where it names (`_follow`). Whether another
+        update is needed (a partition to fetch has no leader)."""
+        awaiting = self.offsets.awaiting
+        needed = False
+        for key in self.assigned:
+            if key not in awaiting and self._follow(key, *leaders[key]):
+                needed = True
+        return needed
+
+    def _follow(self, key: TopicPartition, leader: int, epoch: int) -> bool:
+        """Metadata names `leader` at `epoch` for `key`. A partition fetched nowhere goes there;
+        one fetched under another leader moves there, and (2.3+) one fetched at another leader
+        epoch is validated again: Kafka's consumer compares every position's current leader
+        and epoch with its metadata's after each update (validatePositionsOnMetadataChange →
+        SubscriptionState.maybeValidatePositionForCurrentLeader; 2.1–2.2:
+        Fetcher.prepareFetchRequests reads the metadata's leader at every fetch). That is also
+        how a partition refused NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH leaves the broker
+        that refused it. True if it has no leader to go to."""
+        under = self._fetched_under(key)
+        if under == leader:
+            if epoch == self.leader_epochs.get(key):
+                return False
+            if key not in self.read_from and not self.offsets.validates_position(key):
+                # Another epoch at the same leader, nothing to validate: the position fetches
+                # on there (SubscriptionState.validatePosition's FETCHING branch), at that
+                # epoch from 2.3, which alters the partition in the fetch session
+                # (FetchSessionHandler: its PartitionData changed). A preferred read replica
+                # is forgotten on any change (maybeValidatePosition): that goes below.
+                self.leader_epochs[key] = epoch
+                if self.sends_leader_epoch:
+                    self.fetchers[leader].fetch(key, FetchState(self.positions[key],
+                                                                current_leader_epoch=epoch))
+                return False
+        if under is not None:
+            self._drop(key)
+        if leader < 0:
+            return True
+        self._place(key, leader, epoch)
+        return False
+
+    def _fetched_under(self, key: TopicPartition) -> int | None:
+        """The leader whose metadata `key` is fetched under (from it, or from the read replica
+        it named), None if it is fetched nowhere."""
+        replica = self.read_from.get(key)
+        if replica is not None:
+            return replica.leader
+        for broker, fetcher in self.fetchers.items():
+            if key in fetcher.partitions:
+                return broker
+        return None
 
     def _place(self, key: TopicPartition, leader: int, epoch: int) -> None:
         """Fetch `key` from `leader`: a reset goes first (AWAIT_RESET: no validation, no

@@ -6,12 +6,13 @@ The member reads the cached leaders wherever Kafka's consumer does without a req
 a committed offset fetches again from the leader the metadata names (SubscriptionState
 .seekUnvalidated, then validatePositionsIfNeeded with Metadata.currentLeader). It asks for an
 update (Metadata.requestUpdate) when what it knows fails it: a fetch refused as NOT_LEADER or
-with a fenced or unknown leader epoch (Fetcher.handleFetchResponse), a broken connection
-(NetworkClient.processDisconnection), a failed offsets request, a partition whose leader the
-last answer did not know (Fetcher.prepareFetchRequests asks at every poll, in every release).
-The request goes to the lowest-numbered live broker (rig's leastLoadedNode). A partition an
-answer names at an older leader epoch than the member has seen stays as the member knew it
-(2.3+: rig.workload.metadata_epochs).
+at a fenced leader epoch (Fetcher.initializeCompletedFetch; an unknown epoch is only logged),
+a broken connection (NetworkClient.processDisconnection), a failed offsets request, a partition
+whose leader the last answer did not know (Fetcher.prepareFetchRequests asks at every poll, in
+every release). The request goes to the lowest-numbered live broker (rig's leastLoadedNode).
+Each answer moves every partition whose leader or (2.3+) leader epoch it changed
+(ConsumerMember._follow). A partition an answer names at an older leader epoch than the member
+has seen stays as the member knew it (2.3+: rig.workload.metadata_epochs).
 """
 
 from __future__ import annotations

@@ -125,13 +125,19 @@ class OffsetFetcher:
 
         self._ask(LIST_OFFSETS, key, broker, None, answer, done)
 
+    def validates_position(self, key: TopicPartition) -> bool:
+        """Whether a new leader epoch for `key` sends its position to validation: the broker
+        answers OffsetsForLeaderEpoch v3+ and the position's epoch is known
+        (SubscriptionState.validatePosition; else it fetches on unvalidated)."""
+        return self.validates and self.member.position_epochs.get(key) is not None
+
     def validate(self, key: TopicPartition, broker: int, leader_epoch: int) -> bool:
         """Whether the position of `key` needs validating against `broker`, which metadata
         names its leader at `leader_epoch`; if so, OffsetsForLeaderEpoch is on its way."""
-        member = self.member
-        asked = member.position_epochs.get(key)
-        if not self.validates or asked is None:
+        if not self.validates_position(key):
             return False
+        member = self.member
+        asked = member.position_epochs[key]
         position = member.positions[key]
 
         def answer(leader: Any, _replica: Replica) -> Answer:
