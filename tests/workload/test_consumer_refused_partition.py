@@ -23,6 +23,7 @@ from rig.protocol.errors import UNKNOWN_LEADER_EPOCH
 from rig.scenario.load import load_scenario
 from rig.workload.consumer_group import ConsumerGroup
 from rig.workload.consumer_metadata import ConsumerMetadata
+from rig.workload.offset_fetcher import OffsetFetcher
 from tests.cluster.simulated import checked_run, named
 
 # Broker 0 leads t-0; it shuts down cleanly at 1 s (t-0 moves to broker 1) and is back at 2 s;
@@ -170,3 +171,85 @@ def test_an_unknown_leader_epoch_is_only_logged_and_fetched_again(
     assert [t for t in asked if t >= UNKNOWN_EPOCH_AT_US / 1000] == []
     assert not [e for e in named(events, names.CONSUMER_READ)
                 if e["t_ms"] > first]
+
+
+NEWER_EPOCH_AT_US = 1_000_000
+NEWER = """
+name: refused-partition
+seed: 3
+duration: 1200ms
+kafka: "2.4"
+cluster: {brokers: 3}
+topics:
+  - {name: t, partitions: 1, replication_factor: 3}
+workload:
+  producers:
+    - {name: app, topic: t, rate: 200, acks: all, linger: 5ms}
+  consumers:
+    - {group: g, topic: t, members: 1}
+variants:
+  v7: {protocol: {fetch_version: 7}}
+  v11: {protocol: {fetch_version: 11}}
+"""
+
+
+@pytest.mark.parametrize("variant", ["v7", "v11"])
+def test_a_newer_epoch_at_the_same_leader_validates_or_alters_the_session(
+        variant: str, write_scenario: Callable[[str, str], Path], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A metadata answer names the leader the consumer fetches from at a newer leader epoch
+    (2.3+: SubscriptionState.maybeValidatePosition — any change of the position's current
+    leader). With OffsetsForLeaderEpoch v3+ (Fetch v11 here) the position is validated there
+    before it is fetched again; without (a Fetch v7 consumer, whose broker has no usable
+    version) it is fetched on at once, and its fetch session lists the partition as altered
+    (FetchSessionHandler: its PartitionData, whose epoch changed, differs)."""
+    start = ConsumerGroup.start
+    validations: list[tuple[float, int, int]] = []
+    validate = OffsetFetcher.validate
+
+    def traced(self: OffsetFetcher, key: Any, broker: int, epoch: int) -> bool:
+        sent = validate(self, key, broker, epoch)
+        if sent:
+            validations.append((self.member.cluster.sim.now_us / 1000, broker, epoch))
+        return sent
+
+    def start_and_answer(group: ConsumerGroup) -> None:
+        start(group)
+
+        def newer() -> None:  # an answer naming the same leader at the next epoch
+            [member] = group.members
+            state = group.cluster.partition_states[KEY]
+            member._answered({KEY: (state.leader, state.leader_epoch + 1)})
+
+        def look() -> None:  # what the consumer fetches the partition with, 50 ms later
+            [member] = group.members
+            states = [f.partitions[KEY] for f in member.fetchers.values() if KEY in f.partitions]
+            seen.extend(state.current_leader_epoch for state in states)
+
+        group.cluster.sim.call_at(NEWER_EPOCH_AT_US, newer)
+        group.cluster.sim.call_at(NEWER_EPOCH_AT_US + 50_000, look)
+
+    seen: list[int] = []
+    monkeypatch.setattr(ConsumerGroup, "start", start_and_answer)
+    monkeypatch.setattr(OffsetFetcher, "validate", traced)
+    events, _, _ = _traced(variant, write_scenario, tmp_path, monkeypatch, NEWER)
+    at = NEWER_EPOCH_AT_US / 1000
+    requests = [e for e in _consumer(events, names.FETCH_REQUEST) if e["t_ms"] > at]
+    [leader] = {e["broker"] for e in requests}
+    if variant == "v11":
+        # Validated at the leader, at the epoch the answer named, which the leader does not
+        # know: refused, the consumer asks for metadata, whose answer names epoch 0 again,
+        # and validates once more after retry.backoff.ms. Meanwhile the partition is fetched
+        # nowhere (the only one: no fetch is sent), and fetched again once validated.
+        assert validations == [(at, leader, 1), (pytest.approx(at + 101, abs=1), leader, 0)]
+        assert seen == []
+        assert validations[1][0] < requests[0]["t_ms"] < validations[1][0] + 2
+        assert not [e for e in named(events, names.CONSUMER_READ)
+                    if at < e["t_ms"] < validations[1][0]]
+    else:
+        # No validation: the partition is fetched on at the new epoch (which Fetch v7 does not
+        # carry: nothing fences it), listed again at its position, and reads go on.
+        assert validations == [] and seen == [1]
+        assert requests[0]["forgotten"] == 0 and requests[0]["partitions"] == 1
+        assert requests[0]["fetch_offsets"][0][:2] == ["t", 0]
+        assert [e for e in named(events, names.CONSUMER_READ) if at < e["t_ms"] < at + 100]
