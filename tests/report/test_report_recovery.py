@@ -42,7 +42,7 @@ def _numbers(acked: int, lost: int, violations: list[dict[str, Any]]) -> dict[st
                         "offline_partition_seconds": 12.5, "max_recovery_seconds": 30.009828,
                         "faults": 1},
         "fetch_refusals": {"follower": {"UNKNOWN_LEADER_EPOCH": 2, "NOT_LEADER_OR_FOLLOWER": 6},
-                           "consumer": {}},
+                           "consumer": {"NOT_LEADER_OR_FOLLOWER": 103}},
         "checks": {"ok": not violations, "violations": violations,
                    "expected_by_scenario": bool(violations)},
     }
@@ -155,6 +155,9 @@ def test_section_with_numbers_faults_and_lost_records(recovery_run: Path) -> Non
     assert "Leader elections 10 10" in text and "Unclean leader elections 1 1" in text
     refused = "8 (not leader or follower 6, unknown leader epoch 2)"
     assert ("Follower fetches refused partitions a leader answered with an error, by error "
+            f"{refused} {refused}") in text
+    refused = "103 (not leader or follower 103)"
+    assert ("Consumer fetches refused partitions a leader answered with an error, by error "
             f"{refused} {refused}") in text
     # A loss is flagged, a zero is not.
     assert re.search(r'<span class="badge fail">130</span>', section)
@@ -381,6 +384,11 @@ def test_recovery_charts_render_in_chromium(chromium: Any, tmp_path: Path) -> No
     assert chromium.network_requests() == []
     driver = chromium.driver
     assert "orders<b>-2" in driver.find_element("css selector", "#recovery-lost").text
+    # Every variant's column is on the screen: a count by name wraps between its words
+    # instead of widening the table past it (the cell's own nowrap once kept it whole).
+    assert driver.execute_script(
+        "const wrap = document.getElementById('recovery-headline').closest('.table-wrap');"
+        "return wrap.scrollWidth - wrap.clientWidth") <= 1
     shots = screenshot_dir(tmp_path)
     chromium.screenshot(shots / "report-recovery.png")
     narrow = chromium.open(page, width=390)

@@ -53,6 +53,8 @@ RECOVERY_METRICS: tuple[tuple[str, str, tuple[str, ...], Fmt, bool], ...] = (
     ("Follower fetches refused", "partitions a leader answered with an error, by error",
      ("fetch_refusals", "follower"), fmt_by_name, False),
     ("Largest consumer lag", "records behind the HW", ("consumers", "max_lag"), fmt_int, False),
+    ("Consumer fetches refused", "partitions a leader answered with an error, by error",
+     ("fetch_refusals", "consumer"), fmt_by_name, False),
     ("Consumer position resets", "out of range, or a truncation detected (2.3+)",
      ("consumers", "offset_resets"), fmt_int, False),
     ("Skipped by consumers", "committed records a group's position passed unread",
