@@ -212,6 +212,16 @@ class FetchClient:
     def _send_fetch(self) -> None:
         cluster = self.cluster
         request = self.next_request_msg()
+        self.in_flight = True
+        sent = self._sent = self._sent + 1
+        request.request_id = sent
+        self.sent_at_us = cluster.sim.now_us
+        if self._refused(sent):
+            # The connection to a dead process fails before the request is written: built
+            # (its session's state moved), never sent, so not logged. Kafka's replica fetcher
+            # fails in NetworkClientUtils.awaitReady; the consumer's request fails unsent
+            # (ConsumerNetworkClient.checkDisconnects) and its session handler resets.
+            return
         session = request.session
         body, header, wire = self.last_sizes
         offsets = ([[key[0], key[1], state.fetch_offset] for key, state in
@@ -219,15 +229,8 @@ class FetchClient:
         self.request_emitter(self.version, session.session_id, session.epoch, session.full,
                            self.last_listed, len(session.forgotten), body, header, wire,
                            *offsets)
-        self.in_flight = True
-        sent = self._sent = self._sent + 1
-        request.request_id = sent
-        self.sent_at_us = cluster.sim.now_us
-        leader = cluster.brokers[self.leader_id]
-        if self._refused(sent):
-            return
-        cluster.send(self.node, self.leader_id, wire, partial(leader.on_fetch, request),
-                     kind="fetch")
+        cluster.send(self.node, self.leader_id, wire,
+                     partial(cluster.brokers[self.leader_id].on_fetch, request), kind="fetch")
         self._arm_timeout(sent)
 
     def resume(self, request: FetchRequestMsg, sent_us: int, skipped: int) -> None:
@@ -241,8 +244,8 @@ class FetchClient:
                                             lambda: self._timed_out(sent), scheduled_us=sent_us)
 
     def _refused(self, sent: int) -> bool:
-        """Whether the leader's process is dead: it resets the connection, and the client
-        learns it after a round trip (request `sent` then times out)."""
+        """Whether the leader's process is dead: its machine refuses the connection, and the
+        client learns it after a round trip (request `sent`, never written, then fails)."""
         cluster = self.cluster
         if cluster.brokers[self.leader_id].alive:
             return False
