@@ -122,8 +122,10 @@ def test_a_refused_partition_is_fetched_where_it_was_until_metadata_moves_it(
         assert next_refusal["t_ms"] - refusal["t_ms"] < 1.5
 
 
-UNKNOWN_EPOCH_AT_US = 1_000_000
-AHEAD = """
+# One partition, read by one consumer at Fetch v11 (2.4's) or v7; the tests below change what
+# the consumer knows at 1 s.
+AT_US = 1_000_000
+ONE_PARTITION = """
 name: refused-partition
 seed: 3
 duration: 1500ms
@@ -136,6 +138,9 @@ workload:
     - {name: app, topic: t, rate: 200, acks: all, linger: 5ms}
   consumers:
     - {group: g, topic: t, members: 1}
+variants:
+  v7: {protocol: {fetch_version: 7}}
+  v11: {protocol: {fetch_version: 11}}
 """
 
 
@@ -158,39 +163,19 @@ def test_an_unknown_leader_epoch_is_only_logged_and_fetched_again(
             member.fetchers[leader].fetch(KEY, FetchState(
                 member.positions[KEY], current_leader_epoch=member.leader_epochs[KEY]))
 
-        group.cluster.sim.call_at(UNKNOWN_EPOCH_AT_US, ahead)
+        group.cluster.sim.call_at(AT_US, ahead)
 
     monkeypatch.setattr(ConsumerGroup, "start", start_and_jump)
-    events, asked, _ = _traced("default", write_scenario, tmp_path, monkeypatch, AHEAD)
+    events, asked, _ = _traced("v11", write_scenario, tmp_path, monkeypatch, ONE_PARTITION)
     refusals = [e for e in _consumer(events, names.FETCH_RESPONSE) if e.get("errors")]
     assert refusals and all(e["errors"] == [["t", 0, UNKNOWN_LEADER_EPOCH]] for e in refusals)
     first, last = refusals[0]["t_ms"], refusals[-1]["t_ms"]
-    assert first < UNKNOWN_EPOCH_AT_US / 1000 + 50
+    assert first < AT_US / 1000 + 50
     # Refused every round trip to the end of the run; no metadata asked for.
     assert last > 1499 and len(refusals) > (last - first) / 1.5
-    assert [t for t in asked if t >= UNKNOWN_EPOCH_AT_US / 1000] == []
+    assert [t for t in asked if t >= AT_US / 1000] == []
     assert not [e for e in named(events, names.CONSUMER_READ)
                 if e["t_ms"] > first]
-
-
-NEWER_EPOCH_AT_US = 1_000_000
-NEWER = """
-name: refused-partition
-seed: 3
-duration: 1200ms
-kafka: "2.4"
-cluster: {brokers: 3}
-topics:
-  - {name: t, partitions: 1, replication_factor: 3}
-workload:
-  producers:
-    - {name: app, topic: t, rate: 200, acks: all, linger: 5ms}
-  consumers:
-    - {group: g, topic: t, members: 1}
-variants:
-  v7: {protocol: {fetch_version: 7}}
-  v11: {protocol: {fetch_version: 11}}
-"""
 
 
 @pytest.mark.parametrize("variant", ["v7", "v11"])
@@ -226,14 +211,14 @@ def test_a_newer_epoch_at_the_same_leader_validates_or_alters_the_session(
             states = [f.partitions[KEY] for f in member.fetchers.values() if KEY in f.partitions]
             seen.extend(state.current_leader_epoch for state in states)
 
-        group.cluster.sim.call_at(NEWER_EPOCH_AT_US, newer)
-        group.cluster.sim.call_at(NEWER_EPOCH_AT_US + 50_000, look)
+        group.cluster.sim.call_at(AT_US, newer)
+        group.cluster.sim.call_at(AT_US + 50_000, look)
 
     seen: list[int] = []
     monkeypatch.setattr(ConsumerGroup, "start", start_and_answer)
     monkeypatch.setattr(OffsetFetcher, "validate", traced)
-    events, _, _ = _traced(variant, write_scenario, tmp_path, monkeypatch, NEWER)
-    at = NEWER_EPOCH_AT_US / 1000
+    events, _, _ = _traced(variant, write_scenario, tmp_path, monkeypatch, ONE_PARTITION)
+    at = AT_US / 1000
     requests = [e for e in _consumer(events, names.FETCH_REQUEST) if e["t_ms"] > at]
     [leader] = {e["broker"] for e in requests}
     if variant == "v11":
