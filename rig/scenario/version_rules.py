@@ -126,9 +126,10 @@ RULES: tuple[VersionRule, ...] = (
                 "ReplicaManager.makeFollowers"),
     VersionRule("consumer_leader_epoch", "a consumer's ListOffsets (v4+) and fetches (v9+) "
                 "carry the leader epoch its metadata names: a leader at another epoch refuses "
-                "them (FENCED_ / UNKNOWN_LEADER_EPOCH), and the consumer asks for metadata (a "
-                "ListOffsets tries again after retry.backoff.ms); before, it sends none (-1: a "
-                "2.1 or 2.2 consumer's Fetch v10) and is never refused for one",
+                "them (FENCED_ / UNKNOWN_LEADER_EPOCH); the consumer asks for metadata (a "
+                "ListOffsets tries again after retry.backoff.ms; a fetch refused at an unknown "
+                "epoch is only logged and sent again); before, it sends none (-1: a 2.1 or 2.2 "
+                "consumer's Fetch v10) and is never refused for one",
                 (("0.8.2", False), ("2.3", True)),
                 "KIP-320, KAFKA-7747 (Fetcher.groupListOffsetRequests, Fetcher"
                 ".prepareFetchRequests: position.currentLeader.epoch, where 2.1 and 2.2 send "
