@@ -217,10 +217,9 @@ class FetchClient:
         request.request_id = sent
         self.sent_at_us = cluster.sim.now_us
         if self._refused(sent):
-            # The connection to a dead process fails before the request is written: built
-            # (its session's state moved), never sent, so not logged. Kafka's replica fetcher
-            # fails in NetworkClientUtils.awaitReady; the consumer's request fails unsent
-            # (ConsumerNetworkClient.checkDisconnects) and its session handler resets.
+            # Its connection to a dead process fails: built (its session moved), never written
+            # nor logged. Kafka's replica fetcher fails in NetworkClientUtils.awaitReady, the
+            # consumer's request unsent (ConsumerNetworkClient.checkDisconnects).
             return
         session = request.session
         body, header, wire = self.last_sizes

@@ -18,26 +18,21 @@ a position is validated against a new leader's log (rig.workload.offset_fetcher)
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from rig.cluster.fetch_client import FetchClient
-from rig.cluster.messages import FetchResponseMsg
 from rig.cluster.partition import FetchState, TopicPartition
 from rig.engine import Timer
-from rig.events import names
-from rig.protocol.errors import (
-    FENCED_LEADER_EPOCH,
-    NOT_LEADER_OR_FOLLOWER,
-    OFFSET_OUT_OF_RANGE,
-)
 from rig.scenario.model import ConsumerSpec
 from rig.scenario.profiles import profile
+from rig.workload.consumer_fetcher import ConsumerFetcher
 from rig.workload.consumer_metadata import ConsumerMetadata, Leaders
 from rig.workload.offset_fetcher import OffsetFetcher
 from rig.workload.offsets import Committer
 
 if TYPE_CHECKING:
     from rig.cluster.cluster import Cluster
+
+__all__ = ["ConsumerFetcher", "ConsumerMember", "ReadReplica"]
 
 
 class ReadReplica(NamedTuple):
@@ -46,79 +41,6 @@ class ReadReplica(NamedTuple):
     broker: int
     leader: int
     expiry: Timer
-
-
-class ConsumerFetcher(FetchClient):
-    role: ClassVar[str] = "consumer"
-    privileged: ClassVar[bool] = False
-
-    def __init__(self, member: ConsumerMember, leader_id: int):
-        spec = member.spec
-        super().__init__(member.cluster, member.node, leader_id, member.client_id,
-                         member.version, member.cluster.strategies.fetch_session.new_client(),
-                         spec.fetch_max_wait_ms, spec.fetch_min_bytes, spec.request_timeout_ms,
-                         spec.retry_backoff_ms, slot_key=(member.client_id, 0))
-        self.member = member
-        self.max_bytes = spec.fetch_max_bytes
-        self.partition_max_bytes = spec.max_partition_fetch_bytes
-        self.rack_id = member.rack or ""
-
-    def may_coast(self) -> bool:
-        # An empty response changes nothing here (commits and lag samples run on their own
-        # timers), so idle rounds repeat until something wakes them. Reads from a follower
-        # (KIP-392) are simulated round by round.
-        read_from = self.member.read_from
-        return not self.stopped and not any(key in read_from for key in self.partitions)
-
-    def _disconnected(self) -> None:
-        # Kafka's consumer marks the node unavailable and asks for metadata (its
-        # NetworkClient.processDisconnection): the partitions move to whoever leads them then.
-        self.member.metadata.connection_reset(self.leader_id)
-        for key in list(self.partitions):
-            self.member.relocate(key)
-
-    def _apply(self, response: FetchResponseMsg) -> None:
-        member = self.member
-        for key, (batches, _size) in response.records.items():
-            state = self.partitions.get(key)
-            if state is None or not batches:
-                continue
-            consumed = [b for b in batches if b.end_offset > state.fetch_offset]
-            if consumed:
-                member.consumed += sum(b.records for b in consumed)
-                member.cluster.log.emit(
-                    names.CONSUMER_READ, group=member.spec.group, client=member.client_id,
-                    topic=key[0], partition=key[1], broker=self.leader_id,
-                    batches=[[b.base_offset, b.end_offset, b.producer, b.sequence]
-                             for b in consumed])
-                state.fetch_offset = consumed[-1].end_offset
-                member.positions[key] = state.fetch_offset
-                member.position_epochs[key] = consumed[-1].epoch
-                self.dirty[key] = None
-        for key, error in response.errors.items():
-            if key not in self.partitions:
-                continue
-            if key in member.read_from:
-                # An error from the preferred read replica (it is no longer a replica, or it
-                # lacks the offset): back to the leader (Kafka's clearPreferredReadReplica).
-                member.back_to_leader(key)
-            elif key in response.current_leaders.leaders and member.take_leader(
-                    key, *response.current_leaders.leaders[key], response.current_leaders.nodes):
-                continue
-            elif error in (NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH):
-                # (FENCED: 2.3+, KIP-320; the broker has a newer leader epoch than the
-                # consumer's metadata.) The partition stays here until metadata moves it.
-                member.metadata.request_update()
-            elif error == OFFSET_OUT_OF_RANGE:
-                self.remove_partition(key)
-                member.offsets.reset(key, self.leader_id)
-            # UNKNOWN_LEADER_EPOCH (the consumer's metadata is ahead of this broker): Kafka's
-            # consumer only logs it and fetches again, until the broker learns the epoch.
-        for key, broker in response.preferred.items():
-            if key in self.partitions:
-                member.prefer(key, self.leader_id, broker)
-        if member.committer is not None and response.records:
-            member.committer.polled()
 
 
 class ConsumerMember:

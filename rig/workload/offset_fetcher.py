@@ -53,22 +53,15 @@ from rig.protocol import (
     response_wire_size,
 )
 from rig.scenario.api_versions import consumer_epoch_version, consumer_list_offsets_version
-from rig.scenario.model import ConsumerSpec
 from rig.scenario.profiles import POSITION_VALIDATION_FETCH_VERSION, profile
+from rig.workload.member import MemberState
 
 Answer = tuple[int, int | None] | None  # (offset, its leader epoch); None: not the leader
 
 
-class Member(Protocol):
+class Member(MemberState, Protocol):
     """The consumer member whose positions these are (rig.workload.consumer.ConsumerMember)."""
 
-    cluster: Any  # rig.cluster.cluster.Cluster
-    spec: ConsumerSpec
-    node: str
-    client_id: str
-    version: int  # its Fetch version
-    positions: dict[TopicPartition, int]
-    position_epochs: dict[TopicPartition, int | None]
     leader_epochs: dict[TopicPartition, int]
 
     def relocate(self, key: TopicPartition) -> None: ...

@@ -28,21 +28,14 @@ from rig.cluster.offsets import Committed, handle_offset_commit, handle_offset_f
 from rig.cluster.partition import TopicPartition
 from rig.events import names
 from rig.hashing import offsets_partition
-from rig.scenario.model import ConsumerSpec
 from rig.workload.coordinator_wire import CoordinatorWire
+from rig.workload.member import MemberState
 
 
-class Member(Protocol):
+class Member(MemberState, Protocol):
     """The consumer member a Committer commits for (rig.workload.consumer.ConsumerMember)."""
 
-    cluster: Any  # rig.cluster.cluster.Cluster
-    spec: ConsumerSpec
-    node: str
-    client_id: str
-    version: int  # its Fetch version
     assigned: list[TopicPartition]
-    positions: dict[TopicPartition, int]
-    position_epochs: dict[TopicPartition, int | None]
     leader_epochs: dict[TopicPartition, int]
     offsets: Any  # rig.workload.offset_fetcher.OffsetFetcher
 
