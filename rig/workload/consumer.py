@@ -93,10 +93,14 @@ class ConsumerMember:
         fetcher = self.fetchers.get(leader)
         if fetcher is None:
             fetcher = self.fetchers[leader] = ConsumerFetcher(self, leader)
-        # (Fetch v9+ sends the leader epoch its metadata names, 2.3+ consumers: KIP-320)
-        epoch = self.leader_epochs.get(key, -1) if self.sends_leader_epoch else -1
-        fetcher.fetch(key, FetchState(self.positions[key], current_leader_epoch=epoch))
+        fetcher.fetch(key, self._fetch_state(key))
         fetcher.wake()
+
+    def _fetch_state(self, key: TopicPartition) -> FetchState:
+        """What a fetch of `key` sends: its position and (Fetch v9+, 2.3+ consumers: KIP-320)
+        the leader epoch its metadata names, else -1."""
+        epoch = self.leader_epochs.get(key, -1) if self.sends_leader_epoch else -1
+        return FetchState(self.positions[key], current_leader_epoch=epoch)
 
     def prefer(self, key: TopicPartition, leader: int, broker: int) -> None:
         """The leader named `broker` the preferred read replica of `key`: read it there until
@@ -212,8 +216,7 @@ class ConsumerMember:
                 # is forgotten on any change (maybeValidatePosition): that goes below.
                 self.leader_epochs[key] = epoch
                 if self.sends_leader_epoch:
-                    self.fetchers[leader].fetch(key, FetchState(self.positions[key],
-                                                                current_leader_epoch=epoch))
+                    self.fetchers[leader].fetch(key, self._fetch_state(key))
                 return False
         if under is not None:
             self._drop(key)
