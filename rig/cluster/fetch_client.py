@@ -7,66 +7,19 @@ and what a response means for them (`_apply`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
 from functools import partial
-from typing import Any, ClassVar, Protocol
+from typing import ClassVar
 
-from rig.cluster.context import Strategies, Wakeable
+from rig.cluster.client_host import ClientHost
+from rig.cluster.connection_states import ConnectionStates
+from rig.cluster.context import Wakeable
 from rig.cluster.messages import FetchRequestMsg, FetchResponseMsg, topic_runs
-from rig.cluster.network import Network, Node
+from rig.cluster.network import Node
 from rig.cluster.partition import FetchState, TopicPartition
-from rig.cluster.replica import Replica
-from rig.cluster.wire import Meter
-from rig.engine import Simulation, Timer
-from rig.events import EventLog, names
+from rig.engine import Timer
+from rig.events import names
 from rig.protocol import RequestShape
 from rig.strategies.fetch_session import SessionClient
-
-
-class Leader(Protocol):
-    """A broker as a fetch client reaches it."""
-
-    alive: bool
-
-    @property
-    def replicas(self) -> Mapping[TopicPartition, Replica]: ...
-
-    def on_fetch(self, request: Any) -> None: ...
-
-    def on_epoch_request(self, key: TopicPartition, epoch: int) -> tuple[int, int] | None: ...
-
-
-class ClientHost(Protocol):
-    """What a fetch client uses of the model around it (rig.cluster.cluster.Cluster)."""
-
-    sim: Simulation
-    log: EventLog
-    meter: Meter
-    network: Network
-    strategies: Strategies
-    clients: list[Any]  # every client the cluster tells of connection resets
-    coasting: bool  # idle rounds may be advanced in closed form (rig.cluster.coast)
-
-    @property
-    def brokers(self) -> Mapping[int, Leader]: ...
-
-    def send(self, src: Node, dst: Node, nbytes: int, deliver: Callable[[], None], *,
-             reliable: bool = False, kind: str = "control") -> None: ...
-
-    def unclean_election(self, key: TopicPartition) -> bool:
-        """unclean.leader.election.enable for the partition's topic."""
-        ...
-
-    def halt(self, broker_id: int, key: TopicPartition, leader: int, leader_leo: int,
-             log_end_offset: int) -> None:
-        """The broker stops at once: its follower of `key` would have to truncate below its
-        own log end with unclean election off."""
-        ...
-
-    def begin_coast(self, client: FetchClient, request: FetchRequestMsg,
-                    response: FetchResponseMsg) -> bool:
-        """Whether `client` coasts from here (rig.cluster.coast.begin)."""
-        ...
 
 
 class FetchClient:
@@ -77,8 +30,11 @@ class FetchClient:
     def __init__(self, cluster: ClientHost, node: Node, leader_id: int, client_id: str,
                  version: int, client: SessionClient, max_wait_ms: int, min_bytes: int,
                  timeout_ms: int, backoff_ms: int, *, slot_key: tuple[int | str, int],
-                 replica_id: int = -1, fetcher_id: int = 0):
+                 replica_id: int = -1, fetcher_id: int = 0,
+                 connections: ConnectionStates | None = None):
         self.cluster = cluster
+        # Its NetworkClient's connections (a consumer's fetchers share their member's)
+        self.connections = connections or ConnectionStates.of(cluster, node, client_id)
         self.node = self.source = node
         self.slot_key = slot_key
         self.replica_id = replica_id
@@ -243,19 +199,36 @@ class FetchClient:
                                             lambda: self._timed_out(sent), scheduled_us=sent_us)
 
     def _refused(self, sent: int) -> bool:
-        """Whether the leader's process is dead: its machine refuses the connection, and the
-        client learns it after a round trip (request `sent`, never written, then fails)."""
-        cluster = self.cluster
-        if cluster.brokers[self.leader_id].alive:
+        """Whether request `sent` cannot be written now (built, its session moved): its
+        connection to the leader fails or is still being made (rig.cluster.connection_states),
+        and what comes of it comes later. While a machine without power is asked, the client
+        waits its socket timeout at most (`_not_connected`)."""
+        if self.connections.writable(self.leader_id, lambda: self._reconnected(sent),
+                                     lambda: self._timed_out(sent)):
             return False
-        rtt_us = 2 * cluster.network.base_link(self.node, self.leader_id).latency_us
-        cluster.sim.call_after(rtt_us, lambda: self._timed_out(sent))
+        if self.cluster.brokers[self.leader_id].machine_down:
+            self._timeout = self.cluster.sim.after(self.timeout_ms * 1000,
+                                                   lambda: self._not_connected(sent))
         return True
+
+    def _reconnected(self, sent: int) -> None:
+        """The connection request `sent` waited for is made: it goes (built again)."""
+        if self._drop(sent):
+            self._disarm()
+            self.send()
+
+    def _not_connected(self, sent: int) -> None:
+        """No connection within the socket timeout: the replica fetcher's awaitReady gives up
+        and closes it (ReplicaFetcherBlockingSend.sendRequest), then backs off."""
+        if sent == self._sent and self.in_flight:
+            self.connections.close(self.leader_id)
+        self._timed_out(sent)
 
     def connection_reset(self, broker: int) -> None:
         """`broker`'s process died with our request open: the client sees the reset now."""
         if self.coast is not None:
             self.coast.wake()
+        self.connections.disconnected(broker)
         if broker == self.leader_id and self.in_flight and not self.stopped:
             self._timed_out(self._sent)
 
@@ -270,14 +243,21 @@ class FetchClient:
             self._timeout = None
 
     def _timed_out(self, sent: int) -> None:
-        if sent != self._sent or self.stopped or not self.in_flight:
-            return
         # No answer (a dead or unreachable leader): drop the connection, back off, retry.
+        if self._drop(sent):
+            self.connections.disconnected(self.leader_id)
+            self._disconnected()
+
+    def _drop(self, sent: int) -> bool:
+        """Whether request `sent` was the one in flight; if so it is given up, and the next
+        request starts the session over."""
+        if sent != self._sent or self.stopped or not self.in_flight:
+            return False
         self.in_flight = False
         self._sent += 1
         self.client.on_disconnect()
         self.dirty.update(self.keys)
-        self._disconnected()
+        return True
 
     def _disconnected(self) -> None:
         """The connection to the leader failed; by default back off and try again."""

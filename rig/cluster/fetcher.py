@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
-from rig.cluster.fetch_client import ClientHost
+from rig.cluster.client_host import ClientHost
 from rig.cluster.follower_truncation import LATEST, FollowerTruncation
 from rig.cluster.messages import FetchResponseMsg
 from rig.cluster.partition import FetchState, TopicPartition, partitions_by_topic

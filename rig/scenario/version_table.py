@@ -10,6 +10,8 @@ from rig.scenario.version_rules import RULES
 
 
 def _cell(value: Any) -> str:
+    if value is None:
+        return "none"
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, int):

@@ -52,9 +52,10 @@ class BatchQueues:
     Their order is the order in which each partition's first batch was queued: a dict's, as rig
     always walked them (Kafka walks a hash map's: arbitrary in both, fixed in rig)."""
 
-    __slots__ = ("_held", "_place", "_queues")
+    __slots__ = ("_drain_index", "_held", "_place", "_queues")
 
     def __init__(self) -> None:
+        self._drain_index: dict[int, int] = {}  # per leader: where its next drain starts
         self._queues: dict[TopicPartition, deque[OpenBatch]] = {}
         self._place: dict[TopicPartition, int] = {}  # where a partition stands in the order
         self._held: set[TopicPartition] = set()  # the partitions whose queue is not empty
@@ -105,6 +106,34 @@ class BatchQueues:
     def ordered(self, keys: Iterable[TopicPartition]) -> list[TopicPartition]:
         """`keys` (partitions that have had a batch queued) in the queues' order."""
         return sorted(keys, key=self._place.__getitem__)
+
+    def drain_node(self, leader: int, parts: list[TopicPartition], ready: set[TopicPartition],
+                   max_request: int) -> dict[TopicPartition, OpenBatch]:
+        """One request's batches for `leader` (RecordAccumulator.drainBatchesForOneNode): of
+        `parts`, the partitions it leads, from where its last drain stopped (its drainIndex, so
+        no partition starves), the head batch of each `ready` one, until max.request.size would
+        be passed. The first batch goes whatever its size; a later one that does not fit ends
+        the drain (it goes first in the next request). The request lists them in the order of
+        the queues (Kafka's follows a HashMap's: the order is arbitrary in both)."""
+        count = len(parts)
+        start = index = self._drain_index.get(leader, 0) % count
+        taken: dict[TopicPartition, OpenBatch] = {}
+        size = 0
+        while True:
+            key = parts[index]
+            self._drain_index[leader] = index
+            index = (index + 1) % count
+            head = self.head(key) if key in ready else None
+            if head is not None:
+                if taken and size + head.size > max_request:
+                    break
+                taken[key] = self.popleft(key)
+                size += head.size
+            if index == start:
+                break
+        if len(taken) < 2:
+            return taken
+        return {key: taken[key] for key in self.ordered(taken)}
 
     def __bool__(self) -> bool:
         return bool(self._held)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple
 
+from rig.cluster.connection_states import ConnectionStates
 from rig.cluster.partition import FetchState, TopicPartition
 from rig.engine import Timer
 from rig.scenario.model import ConsumerSpec
@@ -66,6 +67,7 @@ class ConsumerMember:
         self.position_epochs: dict[TopicPartition, int | None] = {}
         self.leader_epochs: dict[TopicPartition, int] = {}
         self.fetchers: dict[int, ConsumerFetcher] = {}
+        self.connections = ConnectionStates.of(cluster, self.node, self.client_id)  # its fetchers'
         self.consumed = 0
         self.metadata = ConsumerMetadata(cluster, spec, self.client_id, self.assigned,
                                          self._answered)

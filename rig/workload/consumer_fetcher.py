@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Protocol
 
+from rig.cluster.connection_states import ConnectionStates
 from rig.cluster.fetch_client import FetchClient
 from rig.cluster.messages import FetchResponseMsg
 from rig.cluster.partition import TopicPartition
@@ -23,6 +24,7 @@ class Member(MemberState, Protocol):
     consumed: int
     read_from: dict[TopicPartition, Any]  # partition → its ReadReplica (KIP-392)
     metadata: Any  # rig.workload.consumer_metadata.ConsumerMetadata
+    connections: ConnectionStates  # its NetworkClient's, which its fetchers share
     offsets: Any  # rig.workload.offset_fetcher.OffsetFetcher
     committer: Any  # rig.workload.offsets.Committer, or None
 
@@ -45,7 +47,8 @@ class ConsumerFetcher(FetchClient):
         super().__init__(member.cluster, member.node, leader_id, member.client_id,
                          member.version, member.cluster.strategies.fetch_session.new_client(),
                          spec.fetch_max_wait_ms, spec.fetch_min_bytes, spec.request_timeout_ms,
-                         spec.retry_backoff_ms, slot_key=(member.client_id, 0))
+                         spec.retry_backoff_ms, slot_key=(member.client_id, 0),
+                         connections=member.connections)
         self.member = member
         self.max_bytes = spec.fetch_max_bytes
         self.partition_max_bytes = spec.max_partition_fetch_bytes
@@ -64,6 +67,14 @@ class ConsumerFetcher(FetchClient):
         self.member.metadata.connection_reset(self.leader_id)
         for key in list(self.partitions):
             self.member.relocate(key)
+
+    def _not_connected(self, sent: int) -> None:
+        # request.timeout.ms with the connection to a powered-off machine still being made:
+        # the request fails unsent (ConsumerNetworkClient.failExpiredRequests), its session
+        # starts over (FetchSessionHandler.handleError) and the next poll asks the same broker
+        # over the same attempt. Only the attempt's end is a disconnect (metadata asked).
+        if self._drop(sent):
+            self.wake()
 
     def _apply(self, response: FetchResponseMsg) -> None:
         member = self.member

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
+from rig.backoff import ExponentialBackoff
 from rig.cluster.metadata_response import metadata_request_bytes, metadata_response_bytes
 from rig.cluster.partition import TopicPartition
 from rig.scenario.api_versions import metadata_version
@@ -27,7 +28,6 @@ from rig.scenario.model import ConsumerSpec
 from rig.scenario.profiles import profile
 from rig.workload.metadata_epochs import StaleAnswers
 from rig.workload.metadata_updater import MetadataUpdater
-from rig.workload.retry_backoff import ExponentialBackoff
 
 if TYPE_CHECKING:
     from rig.cluster.cluster import Cluster

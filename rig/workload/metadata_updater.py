@@ -27,10 +27,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from rig.backoff import ExponentialBackoff
 from rig.engine import Simulation
 from rig.scenario.client_config import METADATA_MAX_AGE_MS, RECONNECT_BACKOFF_MS
 from rig.workload.poll_timer import PollTimer
-from rig.workload.retry_backoff import ExponentialBackoff
 
 
 class MetadataUpdater:

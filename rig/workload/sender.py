@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from rig.backoff import ExponentialBackoff
+from rig.cluster.connection_states import ConnectionStates
 from rig.cluster.current_leader import NO_LEADERS, CurrentLeaders
 from rig.cluster.endpoints import node_endpoints
 from rig.cluster.log import Batch
@@ -29,7 +31,6 @@ from rig.workload.accumulator import OpenBatch, RecordAccumulator
 from rig.workload.metadata_updater import MetadataUpdater
 from rig.workload.poll_timer import PollTimer
 from rig.workload.producer_metadata import ProducerMetadata, ask_for_metadata
-from rig.workload.retry_backoff import ExponentialBackoff
 
 if TYPE_CHECKING:
     from rig.cluster.cluster import Cluster
@@ -84,7 +85,7 @@ class Sender:
             self._ask_for_metadata)
         self._leader_not_available_asks = release.metadata_leader_not_available_asks
         self._connections: set[int] = set()  # the brokers it has sent a request to
-        self._drain_index: dict[int, int] = {}  # per leader: where its next drain starts
+        self.connections = ConnectionStates.of(cluster, self.node, self.node)  # its sockets'
         self._open_requests: dict[int, list[tuple[dict[TopicPartition, OpenBatch], list[bool]]]]
         self._open_requests = {}
 
@@ -104,7 +105,8 @@ class Sender:
                 continue
             ready.difference_update(self.sending)
             while ready and self._in_flight.get(leader, 0) < MAX_IN_FLIGHT:
-                group = self._drain_node(leader, ready)
+                group = self.queues.drain_node(
+                    leader, self.metadata.partitions_for_node(leader), ready, MAX_REQUEST)
                 if not group:
                     break
                 self._send(leader, group)
@@ -124,35 +126,6 @@ class Sender:
         if look is not None:
             self._poll.wake_at(look)
         return look is not None
-
-    def _drain_node(self, leader: int, ready: set[TopicPartition]) -> dict[TopicPartition,
-                                                                             OpenBatch]:
-        """One request's batches for `leader` (RecordAccumulator.drainBatchesForOneNode): the
-        partitions it leads, from where the last drain stopped (its drainIndex, so no partition
-        starves), the head batch of each ready one, until max.request.size would be passed.
-        The first batch goes whatever its size; a later one that does not fit ends the drain
-        (it goes first in the next request). The request lists them in the accumulator's order
-        of its queues (Kafka's follows a HashMap's: the order is arbitrary in both)."""
-        parts = self.metadata.partitions_for_node(leader)
-        count = len(parts)
-        start = index = self._drain_index.get(leader, 0) % count
-        taken: dict[TopicPartition, OpenBatch] = {}
-        size = 0
-        while True:
-            key = parts[index]
-            self._drain_index[leader] = index
-            index = (index + 1) % count
-            head = self.queues.head(key) if key in ready else None
-            if head is not None:
-                if taken and size + head.size > MAX_REQUEST:
-                    break
-                taken[key] = self.queues.popleft(key)
-                size += head.size
-            if index == start:
-                break
-        if len(taken) < 2:
-            return taken
-        return {key: taken[key] for key in self.queues.ordered(taken)}
 
     def _expire(self, now_ms: float) -> None:
         """delivery.timeout.ms: a queued batch older than that fails, and is not retried."""
@@ -192,14 +165,24 @@ class Sender:
         self._in_flight[leader] = self._in_flight.get(leader, 0) + 1
         self.sending.update(group)  # one batch in flight per partition keeps order
         answered = [False]
-        if not cluster.brokers[leader].alive:
-            # The connection is refused (a dead process) or reset: the client sees a network
-            # error after a round trip, not after request.timeout.ms.
-            refused = dict.fromkeys(group, NETWORK_EXCEPTION)
-            cluster.sim.call_after(2 * cluster.network.base_link(self.node, leader).latency_us,
-                              lambda: self._on_response(leader, group, refused, answered))
-            return
 
+        def write() -> None:
+            self._write(leader, group, wire, size, answered)
+
+        def failed() -> None:
+            # Refused (a dead process) or given up (a machine without power): a network
+            # error, not request.timeout.ms (rig.cluster.connection_states).
+            self._on_response(leader, group, dict.fromkeys(group, NETWORK_EXCEPTION), answered)
+
+        if self.connections.writable(leader, write, failed):
+            write()
+
+    def _write(self, leader: int, group: dict[TopicPartition, OpenBatch],
+               wire: dict[TopicPartition, Batch], size: int, answered: list[bool]) -> None:
+        """The request goes on the connection to `leader`: answered, or (its process gone)
+        timed out after request.timeout.ms, which closes the connection."""
+        cluster = self.cluster
+        spec = self.spec
         self._open_requests.setdefault(leader, []).append((group, answered))
 
         def reply(results: dict[TopicPartition, Any], current: CurrentLeaders) -> None:
@@ -210,13 +193,19 @@ class Sender:
                          lambda: self._on_response(leader, group, results, answered, current),
                          kind="produce")
 
+        def timed_out() -> None:
+            if not answered[0]:
+                self.connections.disconnected(leader)
+                self._on_response(leader, group, dict.fromkeys(group, REQUEST_TIMED_OUT),
+                                  answered)
+
         cluster.send(self.node, leader, size, lambda: cluster.brokers[leader].on_produce(
             wire, spec.acks, spec.request_timeout_ms, reply, self.version), kind="produce")
-        cluster.sim.call_after(spec.request_timeout_ms * 1000, lambda: self._on_response(
-            leader, group, dict.fromkeys(group, REQUEST_TIMED_OUT), answered))
+        cluster.sim.call_after(spec.request_timeout_ms * 1000, timed_out)
 
     def connection_reset(self, broker: int) -> None:
         """`broker`'s process died: every request open to it fails with a network error."""
+        self.connections.disconnected(broker)
         for group, answered in self._open_requests.pop(broker, []):
             self._on_response(broker, group, dict.fromkeys(group, NETWORK_EXCEPTION), answered)
         if broker in self._connections:  # (a broker it never talked to breaks nothing here)

@@ -11,6 +11,7 @@ from typing import Any
 from rig.cluster.context import Strategies
 from rig.cluster.wire import Meter
 from rig.engine import Simulation
+from rig.engine.rng import Streams
 from rig.events.log import positional
 from rig.strategies.fetch_session.sessionless import Sessionless
 from rig.strategies.isr.lag_time import LagTime
@@ -33,6 +34,8 @@ class FetcherHost:
         self.strategies = Strategies(KafkaPlacement(), LeaderEpoch(), LagTime(), Sessionless())
         self.clients: list[Any] = []
         self.coasting = False
+        self.variant = SimpleNamespace(kafka="3.9")  # (the release of its connection timeouts)
+        self.streams = Streams(0)
         self.wire: list[tuple[str, Callable[[], None]]] = []
 
     def send(self, src: Any, dst: Any, nbytes: int, deliver: Callable[[], None], *,

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from rig.backoff import ExponentialBackoff
 from rig.engine import Simulation
 from rig.events import names
 from rig.scenario.load import load_scenario
 from rig.workload.metadata_updater import MetadataUpdater
-from rig.workload.retry_backoff import ExponentialBackoff
 from tests.cluster.simulated import checked_run, named
 
 MS = 1000
@@ -142,9 +142,11 @@ def test_a_request_that_times_out_is_a_broken_connection() -> None:
     assert client.sent == [0, 30_100]  # request.timeout.ms, then the backoff after the failure
 
 
-# A rack's power fails for 10 s; with racks ignored some partitions keep both replicas there
+# A rack's brokers crash for 10 s; with racks ignored some partitions keep both replicas there
 # and stay offline (unclean election off): the producer's keyed records keep a batch waiting
-# for each of them, and every answer names no leader for them (rack-failure, shorter).
+# for each of them, and every answer names no leader for them (rack-failure, shorter, with
+# crashes: their machines refuse the producer's connections at once, where machines without
+# power would leave its requests waiting request.timeout.ms; rig.cluster.connection_states).
 OUTAGE = """
 name: offline-partitions-metadata
 seed: 11
@@ -166,7 +168,8 @@ workload:
   producers:
     - {{name: app, topic: events, rate: 200, keys: {{uniform: 1000}}, acks: 1, linger: 20ms}}
 faults:
-  - {{kind: rack-failure, rack: b, at: 5s, restart_after: 10s}}
+  - {{kind: crash, broker: 2, at: 5s, restart_after: 10s}}
+  - {{kind: crash, broker: 3, at: 5s, restart_after: 10s}}
 variants:
   rack-unaware:
     strategies:

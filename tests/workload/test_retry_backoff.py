@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from rig.backoff import ExponentialBackoff
 from rig.events import names
 from rig.protocol.errors import NOT_ENOUGH_REPLICAS
 from rig.scenario.load import load_scenario
-from rig.workload.retry_backoff import ExponentialBackoff
 from tests.cluster.simulated import checked_run, named
 
 

@@ -1,10 +1,12 @@
-"""How long a producer's retried batch waits (RecordAccumulator.shouldBackoff): until it has
-waited the backoff since its last attempt.
+"""Kafka's ExponentialBackoff (org.apache.kafka.common.utils): a wait that grows with the
+attempts in a row, for whatever client waits so. A producer's retried batch waits until it has
+waited the backoff since its last attempt (RecordAccumulator.shouldBackoff); a client's metadata
+requests (rig.workload.metadata_updater) and its connection attempts to a machine that answers
+nothing (rig.cluster.connection_setup) wait as long.
 
-Kafka's ExponentialBackoff (KIP-580, the producer's from 3.7): `retry.backoff.ms` × 2^attempt,
-up to `retry.backoff.max.ms`, times a factor drawn from [1 − jitter, 1 + jitter) at each look.
-With the maximum at the initial backoff, as before 3.7 (no maximum then), it is the constant
-`retry.backoff.ms`, without jitter."""
+`initial` × 2^attempt, up to `max`, times a factor drawn from [1 − jitter, 1 + jitter) at each
+look (the producer's from 3.7, KIP-580). With the maximum at the initial backoff, as before 3.7
+(no maximum then), it is the constant `retry.backoff.ms`, without jitter."""
 
 from __future__ import annotations
 
