@@ -280,14 +280,15 @@ RULES: tuple[VersionRule, ...] = (
                 "replicated and fetched like any record", (("0.8.2", False), ("3.3", True)),
                 "KIP-835 (QuorumController.maybeScheduleNextWriteNoOpRecord, from metadata "
                 "version 3.3-IV0: MetadataVersion.isNoOpRecordSupported)"),
+    VersionRule("reconnect_backoff_max_ms", "reconnect.backoff.max.ms: a producer waits "
+                "reconnect.backoff.ms (50 ms) × 2^failures up to it, ±20 %, to connect again",
+                (("0.8.2", 50), ("0.11", 1000)), "KIP-144 (ClusterConnectionStates)"),
     VersionRule("connection_setup_timeout_ms", "socket.connection.setup.timeout.ms: a "
-                "client's connection to a machine that answers nothing (it lost power) fails "
-                "after it, ±20 % (none before: the kernel's SYN retries end it at 127 s, or the "
-                "client's own limit)", (("0.8.2", None), ("2.7", 10_000)),
-                "KIP-601, KAFKA-9893 (ClusterConnectionStates, "
-                "NetworkClient.handleTimedOutConnections)"),
+                "connection to a machine that lost power fails after it, ±20 % (none before: "
+                "the kernel's SYN retries end at 127 s)", (("0.8.2", None), ("2.7", 10_000)),
+                "KIP-601, KAFKA-9893 (NetworkClient.handleTimedOutConnections)"),
     VersionRule("connection_setup_timeout_max_ms", "socket.connection.setup.timeout.max.ms: "
-                "the setup timeout doubles with each failed attempt in a row to a node, up to it",
+                "the setup timeout doubles with each failed attempt in a row, up to it",
                 (("0.8.2", None), ("2.7", 127_000), ("2.8", 30_000)),
                 "KIP-601; apache/kafka#10306 (2.8)"),
     VersionRule("raft_check_quorum", "a KRaft leader without fetches from a majority for 1.5 × "

@@ -8,7 +8,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from rig.backoff import ExponentialBackoff
-from rig.cluster.connection_states import ConnectionStates
 from rig.cluster.current_leader import NO_LEADERS, CurrentLeaders
 from rig.cluster.endpoints import node_endpoints
 from rig.cluster.log import Batch
@@ -28,6 +27,7 @@ from rig.scenario.client_config import RETRY_BACKOFF_MS
 from rig.scenario.model import ProducerSpec
 from rig.scenario.profiles import profile
 from rig.workload.accumulator import OpenBatch, RecordAccumulator
+from rig.workload.client_connections import ClientConnections
 from rig.workload.metadata_updater import MetadataUpdater
 from rig.workload.poll_timer import PollTimer
 from rig.workload.producer_metadata import ProducerMetadata, ask_for_metadata
@@ -85,7 +85,12 @@ class Sender:
             self._ask_for_metadata)
         self._leader_not_available_asks = release.metadata_leader_not_available_asks
         self._connections: set[int] = set()  # the brokers it has sent a request to
-        self.connections = ConnectionStates.of(cluster, self.node, self.node)  # its sockets'
+        # Its NetworkClient: which leaders take a request now (a failed connection asks
+        # for metadata and lets the Sender's loop run again after the reconnect backoff).
+        self.network = ClientConnections(
+            cluster, self.node, release.reconnect_backoff_max_ms,
+            cluster.streams.get(f"workload/producer/{producer_id}/reconnect-backoff"),
+            self.updater.connection_reset, lambda: self.drain(cluster.sim.now_us / 1000))
         self._open_requests: dict[int, list[tuple[dict[TopicPartition, OpenBatch], list[bool]]]]
         self._open_requests = {}
 
@@ -104,6 +109,8 @@ class Sender:
                 self.updater.request_update()
                 continue
             ready.difference_update(self.sending)
+            if ready and not self.network.ready(leader):
+                continue
             while ready and self._in_flight.get(leader, 0) < MAX_IN_FLIGHT:
                 group = self.queues.drain_node(
                     leader, self.metadata.partitions_for_node(leader), ready, MAX_REQUEST)
@@ -164,18 +171,7 @@ class Sender:
             return
         self._in_flight[leader] = self._in_flight.get(leader, 0) + 1
         self.sending.update(group)  # one batch in flight per partition keeps order
-        answered = [False]
-
-        def write() -> None:
-            self._write(leader, group, wire, size, answered)
-
-        def failed() -> None:
-            # Refused (a dead process) or given up (a machine without power): a network
-            # error, not request.timeout.ms (rig.cluster.connection_states).
-            self._on_response(leader, group, dict.fromkeys(group, NETWORK_EXCEPTION), answered)
-
-        if self.connections.writable(leader, write, failed):
-            write()
+        self._write(leader, group, wire, size, [False])
 
     def _write(self, leader: int, group: dict[TopicPartition, OpenBatch],
                wire: dict[TopicPartition, Batch], size: int, answered: list[bool]) -> None:
@@ -194,10 +190,10 @@ class Sender:
                          kind="produce")
 
         def timed_out() -> None:
+            # NetworkClient.handleTimedOutRequests: the connection closes, and every other
+            # request open on it fails as disconnected.
             if not answered[0]:
-                self.connections.disconnected(leader)
-                self._on_response(leader, group, dict.fromkeys(group, REQUEST_TIMED_OUT),
-                                  answered)
+                self._close(leader, answered)
 
         cluster.send(self.node, leader, size, lambda: cluster.brokers[leader].on_produce(
             wire, spec.acks, spec.request_timeout_ms, reply, self.version), kind="produce")
@@ -205,9 +201,16 @@ class Sender:
 
     def connection_reset(self, broker: int) -> None:
         """`broker`'s process died: every request open to it fails with a network error."""
-        self.connections.disconnected(broker)
+        self._close(broker)
+
+    def _close(self, broker: int, timed_out: list[bool] | None = None) -> None:
+        """The connection to `broker` broke, or (`timed_out`: that request's flag) a request on
+        it timed out: that one fails as timed out, every other open one as disconnected."""
+        if broker in self._connections:
+            self.network.disconnected(broker)
         for group, answered in self._open_requests.pop(broker, []):
-            self._on_response(broker, group, dict.fromkeys(group, NETWORK_EXCEPTION), answered)
+            error = REQUEST_TIMED_OUT if answered is timed_out else NETWORK_EXCEPTION
+            self._on_response(broker, group, dict.fromkeys(group, error), answered)
         if broker in self._connections:  # (a broker it never talked to breaks nothing here)
             self._connections.discard(broker)
             self.updater.connection_reset(broker)

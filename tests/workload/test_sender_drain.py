@@ -17,7 +17,8 @@ TOPIC = "t"
 def _sender(sizes: list[int], leaders: list[int]) -> tuple[Sender, list[list[int]]]:
     keys = [(TOPIC, p) for p in range(len(sizes))]
     cluster: Any = SimpleNamespace(
-        variant=SimpleNamespace(kafka="3.9"), sim=SimpleNamespace(now_us=0), brokers={0: 0, 1: 1},
+        variant=SimpleNamespace(kafka="3.9"), sim=SimpleNamespace(now_us=0),
+        brokers={0: SimpleNamespace(alive=True), 1: SimpleNamespace(alive=True)},
         streams=Streams(0),
         partition_states={key: SimpleNamespace(leader=leader, leader_epoch=0)
                           for key, leader in zip(keys, leaders, strict=True)})
