@@ -205,15 +205,16 @@ class Sender:
 
     def _close(self, broker: int, timed_out: list[bool] | None = None) -> None:
         """The connection to `broker` broke, or (`timed_out`: that request's flag) a request on
-        it timed out: that one fails as timed out, every other open one as disconnected."""
-        if broker in self._connections:
+        it timed out: that one fails as timed out, every other open one as disconnected. As
+        NetworkClient.processDisconnection: the metadata updater hears of it first, then the
+        requests' callbacks run (their metadata request goes after the disconnect)."""
+        if broker in self._connections:  # (a broker it never talked to breaks nothing here)
+            self._connections.discard(broker)
             self.network.disconnected(broker)
+            self.updater.connection_reset(broker)
         for group, answered in self._open_requests.pop(broker, []):
             error = REQUEST_TIMED_OUT if answered is timed_out else NETWORK_EXCEPTION
             self._on_response(broker, group, dict.fromkeys(group, error), answered)
-        if broker in self._connections:  # (a broker it never talked to breaks nothing here)
-            self._connections.discard(broker)
-            self.updater.connection_reset(broker)
 
     def _on_response(self, leader: int, group: dict[TopicPartition, OpenBatch],
                      results: dict[TopicPartition, Any], answered: list[bool],
