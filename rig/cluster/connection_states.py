@@ -91,11 +91,9 @@ class ConnectionStates:
                  failed: Callable[[], None]) -> bool:
         """Whether a request to `broker_id` may be written now. If not, `failed` runs when the
         connection fails (refused, or given up) or `connected` when it is made."""
-        broker: Target = self.host.brokers[broker_id]
-        if broker.alive:
-            self.open.add(broker_id)
-            self.failed.pop(broker_id, None)
+        if self.ready_now(broker_id):
             return True
+        broker: Target = self.host.brokers[broker_id]
         if broker.machine_down:
             if broker_id in self.open:
                 return True  # written into a socket whose far end lost power: never answered
@@ -106,6 +104,17 @@ class ConnectionStates:
         self.open.discard(broker_id)
         self.host.sim.call_after(self._rtt_us(broker_id), lambda: self._refused(broker_id,
                                                                                  failed))
+        return False
+
+    def ready_now(self, broker_id: int) -> bool:
+        """Whether `broker_id`'s process is alive, so that a request goes at once: on the open
+        connection, or a new one (made now; the count of failures starts again). The hot path:
+        nothing else is looked at or built."""
+        if self.host.brokers[broker_id].alive:
+            if broker_id not in self.open:
+                self.open.add(broker_id)
+                self.failed.pop(broker_id, None)
+            return True
         return False
 
     def disconnected(self, broker_id: int) -> None:

@@ -203,8 +203,9 @@ class FetchClient:
         connection to the leader fails or is still being made (rig.cluster.connection_states),
         and what comes of it comes later. While a machine without power is asked, the client
         waits its socket timeout at most (`_not_connected`)."""
-        if self.connections.writable(self.leader_id, lambda: self._reconnected(sent),
-                                     lambda: self._timed_out(sent)):
+        connections = self.connections
+        if connections.ready_now(self.leader_id) or connections.writable(
+                self.leader_id, lambda: self._reconnected(sent), lambda: self._timed_out(sent)):
             return False
         if self.cluster.brokers[self.leader_id].machine_down:
             self._timeout = self.cluster.sim.after(self.timeout_ms * 1000,

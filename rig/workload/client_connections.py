@@ -44,8 +44,9 @@ class ClientConnections:
         again once a connection is made or its reconnect backoff ends."""
         if broker in self._not_ready:
             return False
-        if self.states.writable(broker, lambda: self._made(broker),
-                                lambda: self._connect_failed(broker)):
+        states = self.states
+        if states.ready_now(broker) or states.writable(
+                broker, lambda: self._made(broker), lambda: self._connect_failed(broker)):
             self._failures.pop(broker, None)
             return True
         self._not_ready.add(broker)
