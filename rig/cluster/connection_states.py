@@ -51,7 +51,7 @@ class Host(Protocol):
     variant: Any  # the scenario's variant (its `kafka` release)
 
     @property
-    def brokers(self) -> Mapping[int, Any]: ...
+    def brokers(self) -> Mapping[int, Target]: ...
 
 
 class _Attempt:
@@ -93,7 +93,7 @@ class ConnectionStates:
         connection fails (refused, or given up) or `connected` when it is made."""
         if self.ready_now(broker_id):
             return True
-        broker: Target = self.host.brokers[broker_id]
+        broker = self.host.brokers[broker_id]
         if broker.machine_down:
             if broker_id in self.open:
                 return True  # written into a socket whose far end lost power: never answered
@@ -102,8 +102,8 @@ class ConnectionStates:
             return False
         # A dead process on a running machine: reset a round trip later.
         self.open.discard(broker_id)
-        self.host.sim.call_after(self._rtt_us(broker_id), lambda: self._refused(broker_id,
-                                                                                 failed))
+        self.host.sim.call_after(self.host.network.round_trip_us(self.node, broker_id),
+                                 lambda: self._failed(broker_id, [failed]))
         return False
 
     def ready_now(self, broker_id: int) -> bool:
@@ -139,7 +139,7 @@ class ConnectionStates:
         else:
             gives_up_ms = self._setup.backoff_ms(self.failed.get(broker_id, 0))
         sim = self.host.sim
-        latency_us = self._rtt_us(broker_id) // 2
+        latency_us = self._latency_us(broker_id)
         for at_ms in SYN_SENT_AT_MS:
             if at_ms < gives_up_ms:
                 sim.call_after(at_ms * 1000 + latency_us,
@@ -150,7 +150,7 @@ class ConnectionStates:
     def _syn_arrives(self, broker_id: int, attempt: _Attempt) -> None:
         if self._attempts.get(broker_id) is attempt and self.host.brokers[broker_id].alive:
             # Its broker listens again: the SYN-ACK is back a one-way trip later.
-            self.host.sim.call_after(self._rtt_us(broker_id) // 2,
+            self.host.sim.call_after(self._latency_us(broker_id),
                                      lambda: self._made(broker_id, attempt))
 
     def _made(self, broker_id: int, attempt: _Attempt) -> None:
@@ -163,19 +163,18 @@ class ConnectionStates:
             connected()
 
     def _gave_up(self, broker_id: int, attempt: _Attempt) -> None:
-        if self._attempts.get(broker_id) is not attempt:
-            return
-        del self._attempts[broker_id]
+        if self._attempts.get(broker_id) is attempt:
+            del self._attempts[broker_id]
+            self._failed(broker_id, [failed for _, failed in attempt.waiters])
+
+    def _failed(self, broker_id: int, callbacks: list[Callable[[], None]]) -> None:
+        """An attempt failed (refused, or given up): one more in a row."""
         self.failed[broker_id] = self.failed.get(broker_id, 0) + 1
-        for _, failed in attempt.waiters:
+        for failed in callbacks:
             failed()
 
-    def _refused(self, broker_id: int, failed: Callable[[], None]) -> None:
-        self.failed[broker_id] = self.failed.get(broker_id, 0) + 1
-        failed()
-
-    def _rtt_us(self, broker_id: int) -> int:
-        return 2 * self.host.network.base_link(self.node, broker_id).latency_us
+    def _latency_us(self, broker_id: int) -> int:
+        return self.host.network.base_link(self.node, broker_id).latency_us
 
 
 __all__ = ["OS_CONNECT_TIMEOUT_MS", "SYN_SENT_AT_MS", "ConnectionStates"]

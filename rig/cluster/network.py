@@ -151,3 +151,8 @@ class Network:
     def base_link(self, a: Node, b: Node) -> LinkSpec:
         latency_us, us_per_byte, _ = self._link(a, b)
         return LinkSpec(latency_us, 1_000_000 / us_per_byte)
+
+    def round_trip_us(self, a: Node, b: Node) -> int:
+        """Twice the base latency between `a` and `b`: how long a refused connection or a
+        reset takes to reach the client (a SYN and its RST)."""
+        return 2 * self._link(a, b)[0]

@@ -99,8 +99,8 @@ class ProcessFaults:
             # nothing: they wait for their request timeouts).
             self.clients = [c for c in self.clients if not c.stopped]
             for client in [*self.clients, *self.producers]:
-                rtt_us = 2 * self.network.base_link(client.node, broker.id).latency_us
-                self.sim.after(rtt_us, partial(client.connection_reset, broker.id))
+                self.sim.after(self.network.round_trip_us(client.node, broker.id),
+                               partial(client.connection_reset, broker.id))
         return lost
 
     def _stopped(self, broker: Broker) -> None:

@@ -47,7 +47,8 @@ class ClientConnections:
         states = self.states
         if states.ready_now(broker) or states.writable(
                 broker, lambda: self._made(broker), lambda: self._connect_failed(broker)):
-            self._failures.pop(broker, None)
+            if self._failures:  # (the drain's hot path: nothing to forget, no lookup)
+                self._failures.pop(broker, None)
             return True
         self._not_ready.add(broker)
         return False

@@ -23,7 +23,8 @@ class Host:
     def __init__(self) -> None:
         self.sim = Simulation()
         self.network = SimpleNamespace(
-            base_link=lambda a, b: SimpleNamespace(latency_us=LATENCY_US))
+            base_link=lambda a, b: SimpleNamespace(latency_us=LATENCY_US),
+            round_trip_us=lambda a, b: 2 * LATENCY_US)
         self.brokers: dict[int, Any] = {0: SimpleNamespace(alive=True, machine_down=False)}
 
     def lose_power(self) -> None:
