@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from rig.backoff import ExponentialBackoff
+from rig.cluster.client_connections import ClientConnections
 from rig.cluster.current_leader import NO_LEADERS, CurrentLeaders
 from rig.cluster.endpoints import node_endpoints
 from rig.cluster.log import Batch
@@ -27,7 +28,6 @@ from rig.scenario.client_config import RETRY_BACKOFF_MS
 from rig.scenario.model import ProducerSpec
 from rig.scenario.profiles import profile
 from rig.workload.accumulator import OpenBatch, RecordAccumulator
-from rig.workload.client_connections import ClientConnections
 from rig.workload.metadata_updater import MetadataUpdater
 from rig.workload.poll_timer import PollTimer
 from rig.workload.producer_metadata import ProducerMetadata, ask_for_metadata
@@ -88,7 +88,7 @@ class Sender:
         # Its NetworkClient: which leaders take a request now (a failed connection asks
         # for metadata and lets the Sender's loop run again after the reconnect backoff).
         self.network = ClientConnections(
-            cluster, self.node, release.reconnect_backoff_max_ms,
+            cluster, self.node, str(self.node), release.reconnect_backoff_max_ms,
             cluster.streams.get(f"workload/producer/{producer_id}/reconnect-backoff"),
             self.updater.connection_reset, lambda: self.drain(cluster.sim.now_us / 1000))
         self._open_requests: dict[int, list[tuple[dict[TopicPartition, OpenBatch], list[bool]]]]

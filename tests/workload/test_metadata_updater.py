@@ -189,7 +189,7 @@ def test_a_producer_waiting_on_offline_partitions_asks_once_per_backoff(
     # 2.4: one request per retry.backoff.ms (100 ms) while the partitions are offline (the
     # election at 10 s to the restart at 15 s, about 50), and before the election one after
     # each failed connection to the dead leaders, whose attempts space out from 50 ms to 1 s
-    # (reconnect.backoff.max.ms, KIP-144; rig.workload.client_connections): 64 in all (101
+    # (reconnect.backoff.max.ms, KIP-144; rig.cluster.client_connections): 64 in all (101
     # when rig's producer sent its batches to the dead leaders and asked after each refusal).
     # 3.7 (KIP-580): 100, 200, 400, 800, then 1000 ms apart, ±20 %. Before that, rig asked
     # again at each answer: 14,897 requests.

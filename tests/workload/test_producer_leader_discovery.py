@@ -20,7 +20,7 @@ from tests.cluster.simulated import checked_run, named
 # Its process stops at 2,005 ms, just after the producer's next batch left (at 2,005 ms): the
 # reset fails that request (ZooKeeper mode; KRaft's broker still runs and refuses it) before the
 # metadata answer the reset asks for comes. (A batch sent after the stop would wait, never sent
-# to the closed node: rig.workload.client_connections.)
+# to the closed node: rig.cluster.client_connections.)
 SCENARIO = """
 name: leader-moves
 seed: 3

@@ -3,7 +3,7 @@ comes from a machine without power), the requests it writes there wait request.t
 (30 s), and only that timeout closes the connection and sends it to metadata for the new leader
 (NetworkClient.handleTimedOutRequests; rig.cluster.connection_states). A crashed process's
 machine refuses the connection at once: the producer sends that leader nothing (its batches wait,
-rig.workload.client_connections) and finds the new leader soon after the controller elects it.
+rig.cluster.client_connections) and finds the new leader soon after the controller elects it.
 Before, rig sent both dead leaders request after request, each refused a round trip later."""
 
 from __future__ import annotations

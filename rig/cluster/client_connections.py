@@ -1,17 +1,20 @@
-"""Which brokers a producer may write to now: Kafka's NetworkClient.ready with the reconnect
+"""Which brokers a client may write to now: Kafka's NetworkClient.ready with the reconnect
 backoff of its ClusterConnectionStates (the connections themselves, and what a dead broker
-does to them, are rig.cluster.connection_states).
+does to them, are rig.cluster.connection_states). A producer's Sender (rig.workload.sender) and a
+broker's channel to the controller (rig.cluster.broker_to_controller_channel) ask it.
 
-A request goes to a leader only over a connection that takes it: open, or just made to a live
-process. Otherwise the client starts a connection and the Sender drains nothing for that leader
-(its batches stay queued, no attempt counted, no request written): a dead process's machine
-refuses it a round trip later, a machine without power leaves it waiting. A failed connection
-asks for metadata (NetworkClient.handleDisconnections: "we got a disconnect so we should
-probably refresh our metadata") and the next attempt waits reconnect.backoff.ms, 50 ms, doubled
-with each failure in a row up to reconnect.backoff.max.ms (1 s from 0.11, KIP-144; constant
-before), ±20 %; a connection that closes (reset, or a request timed out) waits it too
-(ClusterConnectionStates.disconnected). Before 2026-11-29 rig's producer drained batches for a
-dead leader, logged each request and failed it a round trip later with NETWORK_EXCEPTION."""
+A request goes only over a connection that takes it: open, or just made to a live process.
+Otherwise the client starts a connection and the request waits (the Sender drains nothing for
+that leader: its batches stay queued, no attempt counted, no request written): a dead process's
+machine refuses it a round trip later, a machine without power leaves it waiting. A failed
+connection is reported (a producer asks for metadata: NetworkClient.handleDisconnections, "we
+got a disconnect so we should probably refresh our metadata") once its backoff is in place
+(processDisconnection: ClusterConnectionStates.disconnected first), and the next attempt waits
+reconnect.backoff.ms, 50 ms, doubled with each failure in a row up to reconnect.backoff.max.ms
+(a producer's 1 s from 0.11, KIP-144, constant before; a broker's channels 50 ms: a constant
+backoff without jitter), ±20 %; a connection that closes (reset, or a request timed out) waits
+it too (ClusterConnectionStates.disconnected). Before 2026-11-29 rig's producer drained batches
+for a dead leader, logged each request and failed it a round trip later with NETWORK_EXCEPTION."""
 
 from __future__ import annotations
 
@@ -26,15 +29,15 @@ from rig.scenario.client_config import RECONNECT_BACKOFF_MS
 
 
 class ClientConnections:
-    def __init__(self, cluster: Any, node: Node, reconnect_backoff_max_ms: int,
+    def __init__(self, cluster: Any, node: Node, client_id: str, reconnect_backoff_max_ms: int,
                  rng: random.Random, failed: Callable[[int], None],
                  ready_again: Callable[[], None]):
         self.sim = cluster.sim
-        self.states = ConnectionStates.of(cluster, node, str(node))
+        self.states = ConnectionStates.of(cluster, node, client_id)
         self._reconnect = ExponentialBackoff(RECONNECT_BACKOFF_MS, reconnect_backoff_max_ms,
                                              rng)
-        self._failed = failed  # (the leader): a failed connection's metadata request
-        self._ready_again = ready_again  # the Sender's loop
+        self._failed = failed  # (the broker): what a failed connection means to the client
+        self._ready_again = ready_again  # the client's loop (a producer's Sender)
         self._not_ready: set[int] = set()  # being connected to, or backing off
         self._failures: dict[int, int] = {}  # per broker: connections failed in a row
         self._waits: dict[int, int] = {}  # per broker: its latest backoff (older ones end nothing)
@@ -64,8 +67,8 @@ class ClientConnections:
         self._ready_again()
 
     def _connect_failed(self, broker: int) -> None:
+        self._back_off(broker)  # first: the client's next look finds the broker backing off
         self._failed(broker)
-        self._back_off(broker)
 
     def _back_off(self, broker: int) -> None:
         failures = self._failures.get(broker, 0)
