@@ -2,7 +2,7 @@
 attempts in a row, for whatever client waits so. A producer's retried batch waits until it has
 waited the backoff since its last attempt (RecordAccumulator.shouldBackoff); a client's metadata
 requests (rig.workload.metadata_updater) and its connection attempts to a machine that answers
-nothing (rig.cluster.connection_setup) wait as long.
+nothing (rig.cluster.connection_states) wait as long.
 
 `initial` × 2^attempt, up to `max`, times a factor drawn from [1 − jitter, 1 + jitter) at each
 look (the producer's from 3.7, KIP-580). With the maximum at the initial backoff, as before 3.7

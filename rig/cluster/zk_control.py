@@ -50,8 +50,13 @@ class ZooKeeperControlPlane:
         """`client` (a broker's channel to the controller) hears of connection resets."""
         self.cluster.clients.append(client)
 
-    def link_latency_ms(self, src: int, dst: int) -> float:
-        return float(self.cluster.network.base_link(src, dst).latency_us) / 1000
+    @property
+    def network(self) -> Any:
+        return self.cluster.network
+
+    @property
+    def streams(self) -> Any:
+        return self.cluster.streams
 
     def assignment(self, key: TopicPartition) -> tuple[int, ...]:
         return self.cluster.assignment(key)

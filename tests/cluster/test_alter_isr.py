@@ -18,6 +18,8 @@ from rig.cluster.controller import Controller
 from rig.cluster.kraft.replication_control import AlterPartitionRequest
 from rig.cluster.replica import Replica
 from rig.cluster.zookeeper import PartitionState
+from rig.engine import Simulation
+from rig.engine.rng import Streams
 from rig.events import names
 from rig.protocol.errors import (
     FENCED_LEADER_EPOCH,
@@ -320,6 +322,12 @@ class Plane:
             b: SimpleNamespace(id=b, alive=True, machine_down=False) for b in (1, 2)}
         self.wire: list[tuple[Any, Any, Callable[[], None]]] = []
         self.clients: list[Any] = []
+        # What the channel's connections read: the test's clock (set to the leader's), and a
+        # 0.5 ms link each way.
+        self.sim: Simulation = host.sim
+        self.streams = Streams(0)
+        self.network = SimpleNamespace(round_trip_us=lambda a, b: 1000,
+                                       base_link=lambda a, b: SimpleNamespace(latency_us=500))
 
     def send(self, src: Any, dst: Any, nbytes: int, deliver: Callable[[], None], *,
              reliable: bool = False) -> None:
@@ -327,9 +335,6 @@ class Plane:
 
     def watch_connections(self, client: Any) -> None:
         self.clients.append(client)
-
-    def link_latency_ms(self, src: int, dst: int) -> float:
-        return 0.5
 
     def deliver(self) -> list[tuple[Any, Any]]:
         wire, self.wire = self.wire, []
@@ -340,14 +345,16 @@ class Plane:
         return [(src, dst) for src, dst, _ in wire]
 
 
-def _leader_with_manager() -> tuple[Fixture, Plane, Host]:
+def _leader_with_manager(kafka: str = "3.9", **config: Any) -> tuple[Fixture, Plane, Host]:
     host = Host({KEY: (0, 1, 2)}, live=[0, 1, 2])
+    host.variant.kafka = kafka  # the release whose connection setup timeouts the channel has
     host.zk.partitions = {KEY: PartitionState(0, 0, (0, 1, 2), 0)}
     controller = Controller(host, 1, 1)  # type: ignore[arg-type]
     host.controller = controller
     plane = Plane(host, controller)
     manager = AlterIsrManager(plane)
-    one = Fixture(isr_writer=manager, min_isr=1)  # 3.7: AlterIsr sent at once
+    one = Fixture(isr_writer=manager, min_isr=1, **config)  # 3.7: AlterIsr sent at once
+    plane.sim = one.sim
     plane.brokers[0] = one.broker
     manager.broker_started(one.broker)
     # The controller's UpdateMetadata: the live brokers, and broker 1 as the controller.
@@ -442,6 +449,92 @@ def test_a_request_with_no_answer_goes_again_after_the_controller_socket_timeout
     assert plane.wire == [] and replica.isr_change_pending
     _at(one, 70_001)  # controller.socket.timeout.ms 30 s after it was sent
     _taken_by(plane, one, 2)
+
+
+def _power_off(plane: Plane, broker: int) -> None:
+    plane.brokers[broker].alive = False
+    plane.brokers[broker].machine_down = True
+
+
+def _first_write(plane: Plane, one: Fixture, start_ms: int, end_ms: int) -> int:
+    """The first millisecond in [start, end) at whose end something is on the wire."""
+    for ms in range(start_ms, end_ms):
+        _at(one, ms)
+        if plane.wire:
+            return ms
+    raise AssertionError(f"nothing sent by {end_ms} ms")
+
+
+def test_a_request_on_the_connection_open_to_a_powered_off_controller_waits_its_timeout(
+        ) -> None:
+    one, plane, host = _leader_with_manager()
+    one.broker.isr.expire()
+    _taken_by(plane, one, 1)  # the channel's connection to controller 1 is open
+    _power_off(plane, 1)  # no reset comes: the connection stays open
+    _new_controller(plane, host)
+    one.produce(acks=1)  # broker 1 falls behind
+    _at(one, 71_000)
+    one.broker.isr.expire()
+    # Written at once on the open connection (rig before 2026-11-30 wrote nothing and gave up
+    # after a flat 10 s, as if connecting anew).
+    assert _to(plane) == [(0, 1)]
+    plane.wire = []  # into a socket whose far end lost power
+    one.broker.on_update_metadata(2, {}, {}, alive=frozenset({0, 2}), controller=2)
+    _at(one, 100_999)
+    assert plane.wire == [] and one.broker.replicas[KEY].isr_change_pending
+    _at(one, 101_001)  # controller.socket.timeout.ms: closed, and sent to the new controller
+    assert _to(plane) == [(0, 2)]
+    plane.deliver()
+    plane.deliver()
+    assert one.broker.replicas[KEY].isr == (0,)
+
+
+def test_a_new_connection_to_a_powered_off_controller_is_made_by_the_syn_its_restart_answers(
+        ) -> None:
+    one, plane, _ = _leader_with_manager()
+    _power_off(plane, 1)  # before the channel ever connected to it
+    one.broker.isr.expire()
+    assert plane.wire == []  # connecting: SYNs at 0, 1, 3 s ...
+    _at(one, 42_500)
+    plane.brokers[1].alive, plane.brokers[1].machine_down = True, False  # restarted
+    # The SYN sent 3 s into the attempt finds it listening: connected a round trip later,
+    # and the request goes (rig before 2026-11-30: at the flat 10 s give-up, 50 s).
+    assert _first_write(plane, one, 42_501, 60_000) == 43_001
+    _taken_by(plane, one, 1)
+
+
+@pytest.mark.parametrize(("kafka", "third"), [
+    ("2.7", (32_000, 48_000)),  # socket.connection.setup.timeout.max.ms 127 s
+    ("2.8", (24_000, 30_000)),  # 30 s (apache/kafka#10306): 40 s ±20 %, capped
+])
+def test_a_connection_to_a_machine_without_power_is_given_up_at_the_setup_timeout(
+        kafka: str, third: tuple[int, int]) -> None:
+    # A long request timeout: the attempts, not the request, end each wait.
+    one, plane, _ = _leader_with_manager(kafka, controller_socket_timeout_ms=600_000)
+    (channel,) = plane.clients
+    _power_off(plane, 1)
+    one.broker.isr.expire()
+    given_up = []
+    # 10 s, doubled with each failure in a row, ±20 %, capped (KIP-601).
+    for attempt in ((8_000, 12_000), (16_000, 24_000), third):
+        start = one.sim.now_us // 1000
+        while channel.network.states.failed.get(1, 0) < len(given_up) + 1:
+            _at(one, one.sim.now_us // 1000 + 1)
+        given_up.append(one.sim.now_us // 1000 - start)
+        assert attempt[0] <= given_up[-1] <= attempt[1] + 1
+        _at(one, one.sim.now_us // 1000 + 50)  # the reconnect backoff: a new attempt
+    assert plane.wire == []
+
+
+def test_a_request_waiting_for_its_connection_expires_at_the_request_timeout() -> None:
+    one, plane, _ = _leader_with_manager(controller_socket_timeout_ms=5_000)
+    _power_off(plane, 1)
+    one.broker.isr.expire()  # connecting to controller 1 (given up 8–12 s later)
+    one.broker.on_update_metadata(2, {}, {}, alive=frozenset({0, 2}), controller=2)
+    # InterBrokerSendThread.failExpiredRequests: unsent for controller.socket.timeout.ms, the
+    # request fails as disconnected; the channel reads its metadata cache again.
+    assert _first_write(plane, one, 40_001, 60_000) == 45_000
+    assert _to(plane) == [(0, 2)]
 
 
 def test_with_no_controller_known_the_channel_waits_and_polls() -> None:
