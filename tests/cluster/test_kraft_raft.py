@@ -229,3 +229,27 @@ def test_a_restarted_leader_comes_back_resigned() -> None:
     assert host.nodes[0].state == RESIGNED
     host.run_ms(8000)
     assert len(host.leaders()) == 1 and host.leaders()[0].epoch >= 2
+
+
+def test_a_lost_fetch_is_sent_again_at_the_request_timeout_from_its_send() -> None:
+    # A fetch timeout longer than the request timeout: the follower stays a follower.
+    host = Host(fetch_timeout_ms=10_000, check_quorum=False)
+    sent: list[int] = []
+    send = host.send
+
+    def recording(src: Any, dst: Any, nbytes: int, deliver: Callable[[], None]) -> None:
+        if (src, dst) == (1, 0):
+            sent.append(host.sim.now_us)
+        send(src, dst, nbytes, deliver)
+
+    host.send = recording  # type: ignore[method-assign]
+    host.start()
+    host.run_ms(100)  # follower 1's fetch waits in the leader's long poll (500 ms)
+    host.cut.add(frozenset((0, 1)))  # the answer is lost
+    host.run_ms(1000)
+    host.cut.clear()
+    last = sent[-1]
+    host.run_ms(3000)
+    # RequestManager.hasRequestTimedOut: lastSendTimeMs + controller.quorum.request.timeout.ms
+    # (2 s), the long poll included; rig before 2026-11-30 waited 2.5 s.
+    assert next(t - last for t in sent if t > last) == 2_000_000

@@ -3,7 +3,6 @@ where its last epoch diverges, and stands for election after the fetch timeout."
 
 from __future__ import annotations
 
-from rig.cluster.kraft.metadata_log import FETCH_MAX_WAIT_MS
 from rig.cluster.kraft.quorum_state import (
     FOLLOWER,
     LEADER,
@@ -59,8 +58,9 @@ class FollowerState(QuorumState):
         now = self.sim.now_us
         self._leader_timers = [t for t in self._leader_timers
                                if not t.cancelled and t.time_us > now]
-        self._leader_timers.append(self.sim.after(
-            (FETCH_MAX_WAIT_MS + REQUEST_TIMEOUT_MS) * 1000, timed_out))
+        # Its timeout runs from the send, the long poll included (RequestManager
+        # .hasRequestTimedOut: lastSendTimeMs + controller.quorum.request.timeout.ms).
+        self._leader_timers.append(self.sim.after(REQUEST_TIMEOUT_MS * 1000, timed_out))
 
     def _fetched_reply(self, token: int, reply: FetchReply) -> None:
         if token != self._fetch_token or self.state != FOLLOWER:

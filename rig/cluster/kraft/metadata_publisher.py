@@ -12,7 +12,6 @@ from rig.cluster import replica_set
 from rig.cluster.delayed_fetch import complete_made_followers
 from rig.cluster.kraft.metadata_log import (
     FETCH_BYTES,
-    FETCH_MAX_WAIT_MS,
     RECORD_BYTES,
     BrokerRegistrationChangeRecord,
     PartitionChangeRecord,
@@ -21,13 +20,12 @@ from rig.cluster.kraft.metadata_log import (
 )
 from rig.cluster.kraft.partition_change_builder import RECOVERING, PartitionRegistration
 from rig.cluster.kraft.quorum_controller import NODE
+from rig.cluster.kraft.quorum_state import REQUEST_TIMEOUT_MS
 from rig.cluster.kraft.raft import RETRY_BACKOFF_BASE_MS, FetchReply
 from rig.cluster.partition import TopicPartition
 from rig.cluster.replica import Replica, Role
 from rig.events import names
 from rig.protocol.errors import NOT_LEADER_OR_FOLLOWER
-
-REQUEST_TIMEOUT_MS = 2000  # controller.quorum.request.timeout.ms
 
 
 class BrokerMetadataPublisher:
@@ -89,7 +87,7 @@ class BrokerMetadataPublisher:
             if token == self._fetch_token:
                 self._fetch()
 
-        broker.schedule((FETCH_MAX_WAIT_MS + REQUEST_TIMEOUT_MS) * 1000, timed_out)
+        broker.schedule(REQUEST_TIMEOUT_MS * 1000, timed_out)
         plane.send(broker.id, NODE, FETCH_BYTES, at_controller)
 
     def _fetch_from_quorum(self, token: int, offset: int) -> None:
@@ -132,7 +130,7 @@ class BrokerMetadataPublisher:
                 plane.skip_voter(broker.id, node)
                 self._fetch()
 
-        broker.schedule((FETCH_MAX_WAIT_MS + REQUEST_TIMEOUT_MS) * 1000, timed_out)
+        broker.schedule(REQUEST_TIMEOUT_MS * 1000, timed_out)
         plane.send(broker.id, node, FETCH_BYTES, at_node)
 
     def _apply(self, start: int, records: tuple[Record, ...]) -> None:
