@@ -4,11 +4,12 @@ BrokerToControllerRequestThread, an InterBrokerSendThread. The AlterIsrManager
 (rig.cluster.alter_isr_manager) sends through it, one request at a time.
 
 - The request goes to the controller the channel has cached (activeController), which it takes
-  from the broker's metadata cache: the controller id and live brokers of the last
-  UpdateMetadata (none: it looks again every 100 ms). A NOT_CONTROLLER answer or a request
-  failed as disconnected clears the cache and puts the request first again: it goes to the
-  controller the metadata cache names then, which is the old one until the new controller's
-  UpdateMetadata arrives. A new controller is learnt only so.
+  from the broker's ControllerNodeProvider: in ZooKeeper mode the metadata cache's controller id,
+  if that broker is alive in it (none: it looks again every 100 ms); in KRaft the Raft leader
+  the broker knows. A NOT_CONTROLLER answer or a request failed as disconnected clears the cache
+  and puts the request first again: it goes to the controller the provider names then (in
+  ZooKeeper mode the old one until the new controller's UpdateMetadata arrives). A new
+  controller is learnt only so.
 - Its NetworkClient (rig.cluster.client_connections; the same in every release) reconnects
   after a constant 50 ms and gives a request controller.socket.timeout.ms (InterBrokerSendThread's
   requestTimeoutMs), in flight (then its connection closes: handleTimedOutRequests) or waiting
@@ -42,16 +43,21 @@ class BrokerToControllerChannel:
     """One broker process's channel: the controller it sends to, the request under way (queued
     for a controller, waiting for a connection, or written), and its NetworkClient."""
 
-    def __init__(self, plane: Any, broker: Any):
+    def __init__(self, plane: Any, broker: Any, controller: Callable[[], Any],
+                 nodes: Any = None):
+        """`controller()`: the node the provider names now (None: none); `nodes`: what the
+        connections see of the nodes they reach (sim, network, streams, variant and `brokers`,
+        the nodes by id), the plane unless the controllers are not brokers."""
         self.plane = plane
         self.broker = broker
+        self._controller = controller
         self.incarnation = broker.incarnation
-        self.target: int | None = None  # activeController (None: read the metadata cache)
+        self.target: Any = None  # activeController (None: ask the provider)
         self.sent = 0  # attempts: an answer to an older one (re-sent since) is ignored
         self.waiting = 0  # the attempt waiting unsent for its connection
         self._request: tuple[int, Handler, Answered] | None = None
         name = f"broker-{broker.id}-to-controller"
-        self.network = ClientConnections(plane, broker.id, name, RECONNECT_BACKOFF_MS,
+        self.network = ClientConnections(nodes or plane, broker.id, name, RECONNECT_BACKOFF_MS,
                                          plane.streams.get(name), self._connect_failed,
                                          self._connectable)
         plane.watch_connections(self)
@@ -86,18 +92,17 @@ class BrokerToControllerChannel:
         return self.incarnation == self.broker.incarnation and self.broker.alive
 
     def _send(self) -> None:
-        """doWork: the cached controller, or first the metadata cache's (getControllerId,
-        getAliveBroker); then the request goes if its connection takes it now."""
+        """doWork: the cached controller, or first the provider's; then the request goes if
+        its connection takes it now."""
         broker = self.broker
         if not self._live() or self._request is None:
             return
         if self.target is None:
-            cache = broker.metadata_cache
-            controller_id = cache.controller_id
-            if controller_id is None or not cache.has_alive_broker(controller_id):
+            controller = self._controller()
+            if controller is None:
                 broker.schedule(CONTROLLER_POLL_MS * 1000, self._send)
                 return
-            self.target = controller_id
+            self.target = controller
         self.sent += 1
         token = self.sent
         if not self.network.ready(self.target):

@@ -93,15 +93,17 @@ class ProcessFaults:
         self.wake_coasts(broker.id)
         lost = broker.crash(power_loss)
         self.transport.forget(broker.id)
-        if not power_loss:
-            # The process is gone but the machine is up: its sockets are reset, and clients
-            # with a request open to it learn that after a round trip (a power loss resets
-            # nothing: they wait for their request timeouts).
-            self.clients = [c for c in self.clients if not c.stopped]
-            for client in [*self.clients, *self.producers]:
-                self.sim.after(self.network.round_trip_us(client.node, broker.id),
-                               partial(client.connection_reset, broker.id))
+        if not power_loss:  # (a power loss resets nothing: clients wait their timeouts)
+            self.reset_connections(broker.id)
         return lost
+
+    def reset_connections(self, node: int) -> None:
+        """`node`'s process is gone but its machine is up: its sockets are reset, and clients
+        connected to it learn that after a round trip."""
+        self.clients = [c for c in self.clients if not c.stopped]
+        for client in [*self.clients, *self.producers]:
+            self.sim.after(self.network.round_trip_us(client.node, node),
+                           partial(client.connection_reset, node))
 
     def _stopped(self, broker: Broker) -> None:
         broker.report_lost_sessions()

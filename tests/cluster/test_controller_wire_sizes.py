@@ -391,11 +391,13 @@ def test_a_kraft_leaders_alter_partition_on_the_wire_has_its_bytes() -> None:
     replica = Replica(KEY, 0, (0, 1, 2), Log(), 0, role=Role.LEADER)
     replica.isr = (0, 1, 2)
     broker = SimpleNamespace(id=0, incarnation=1, now_ms=0.0, schedule=lambda *args: None,
-                             replicas={KEY: replica}, replica_manager=SimpleNamespace(
+                             alive=True, replicas={KEY: replica},
+                             replica_manager=SimpleNamespace(
                                  set_isr=lambda r, isr: setattr(r, "isr", isr)),
                              config=SimpleNamespace(inter_broker_protocol_version="3.9",
                                                     alter_isr_takes_same_version=True,
-                                                    hw_on_alter_isr_response=False))
+                                                    hw_on_alter_isr_response=False,
+                                                    controller_socket_timeout_ms=30_000))
     AlterPartitionManager(plane).change_isr(broker, replica, (0, 1), shrink=[2])
     assert replica.isr == (0, 1)
     # AlterPartition v3 (3.9): the ISR with each member's broker epoch (its own, 3; broker 1's

@@ -19,6 +19,8 @@ from rig.cluster.messages import FetchRequestMsg, topic_runs
 from rig.cluster.partition import FetchState
 from rig.cluster.replica import Replica
 from rig.cluster.zookeeper import PartitionState
+from rig.engine import Simulation
+from rig.engine.rng import Streams
 from rig.events import names
 from rig.protocol.errors import INELIGIBLE_REPLICA, NONE
 from rig.strategies.isr.base import FollowerProgress
@@ -116,6 +118,21 @@ class _Plane:
         self.asked: list[AlterPartitionRequest] = []
         self.log = SimpleNamespace(emit=lambda event, **fields: None)
         self.variant = SimpleNamespace(kafka="3.9")
+        # What the leader's channel to the controller reads: the controller's node alive, a
+        # clock, a 0.5 ms link.
+        self.brokers: dict[int, Any] = {}
+        self.voters: tuple[int, ...] = ()
+        self.streams = Streams(0)
+        self.cluster = SimpleNamespace(
+            sim=Simulation(), streams=self.streams, variant=self.variant,
+            network=SimpleNamespace(round_trip_us=lambda a, b: 1000,
+                                    base_link=lambda a, b: SimpleNamespace(latency_us=500)))
+
+    def node_alive(self, node: Any) -> bool:
+        return True
+
+    def watch_connections(self, client: Any) -> None:
+        pass
 
     def at_controller(self, node: Any) -> Any:
         return SimpleNamespace(alter_partition=lambda request, answer: self.asked.append(request))
@@ -139,7 +156,9 @@ def test_from_3_5_the_leader_proposes_no_follower_whose_fetch_epoch_is_not_its_i
     # fetch with v13–v14: no epoch (-1), which passes.
     replica.followers[2] = FollowerProgress(broker_epoch=fetched_epoch)
     broker = SimpleNamespace(id=0, incarnation=1, now_ms=0.0, schedule=lambda *args: None,
-                             config=SimpleNamespace(inter_broker_protocol_version="3.9"))
+                             alive=True, config=SimpleNamespace(
+                                 inter_broker_protocol_version="3.9",
+                                 controller_socket_timeout_ms=30_000))
     AlterPartitionManager(plane).change_isr(broker, replica, (0, 1, 2), expand=[2])
     # Partition.isReplicaIsrEligible → isBrokerEpochIsrEligible (KAFKA-14617, 3.5): the
     # fetched epoch must be -1 or the image's.

@@ -11,37 +11,44 @@ replica that the leader's own image shows fenced or shutting down is not propose
 (isReplicaIsrEligible).
 KRaft brokers announce nothing afterwards: the metadata log carries every change.
 
-In a quorum (cluster.controllers) the request goes to the active controller the broker knows;
-NOT_CONTROLLER, no controller known, or no answer within the request timeout leave the
-partition free to propose again (AlterPartitionManager re-sends to the new controller; rig's
-leaders propose anew at their next ISR check).
+The broker's queue is ZooKeeper mode's (rig.cluster.alter_partition_manager: one request in
+flight, the partitions queued meanwhile batched into the next), and so is its channel
+(rig.cluster.broker_to_controller_channel), whose controller is the Raft leader the broker
+knows (RaftControllerNodeProvider; none known: it looks again every 100 ms). The controller
+answers once the records are committed. NOT_CONTROLLER, a dead controller's connection (reset
+by a crashed process a round trip later; a combined controller's machine without power answers
+nothing) or no answer within controller.socket.timeout.ms (30 s) send the request again to the
+leader the broker knows then. Until 2026-11-30 rig sent one request per partition with a 2 s
+timeout and, on NOT_CONTROLLER or without a controller, left the change to the leader's next
+ISR check.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
+from types import SimpleNamespace
 from typing import Any
 
-from rig.cluster.alter_isr import handle_response, log_rejected, propose
-from rig.cluster.controller_wire import alter_partition_bytes, alter_partition_response_bytes
-from rig.cluster.kraft.broker_lifecycle import REQUEST_TIMEOUT_MS
-from rig.cluster.kraft.partition_change_builder import RECOVERED, RECOVERING
+from rig.cluster.alter_isr import Answer, handle_response, log_rejected, propose
+from rig.cluster.alter_partition_manager import AlterItem, DefaultAlterPartitionManager, Reply
+from rig.cluster.broker_to_controller_channel import BrokerToControllerChannel
+from rig.cluster.kraft.partition_change_builder import RECOVERED, PartitionRegistration
 from rig.cluster.kraft.replication_control import AlterPartitionRequest
 from rig.cluster.partition import TopicPartition
 from rig.cluster.replica import Replica
-from rig.protocol.errors import NOT_CONTROLLER, STALE_BROKER_EPOCH
+from rig.protocol.errors import NONE, NOT_CONTROLLER, STALE_BROKER_EPOCH
 
 # Errors the controller answers for the whole request (ControllerApis: NOT_CONTROLLER;
 # ReplicationControlManager.alterPartition: a stale broker epoch): no partitions in the answer.
 _TOP_LEVEL = frozenset({NOT_CONTROLLER, STALE_BROKER_EPOCH})
 
 
-class AlterPartitionManager:
+class AlterPartitionManager(DefaultAlterPartitionManager):
     """The ISR writer of every broker of a KRaft cluster (rig.cluster.context.IsrWriter)."""
 
     def __init__(self, plane: Any):
-        self.plane = plane
-        self._sent = 0  # a count of requests: an answer after a timeout is not the latest
-        self._inflight: dict[tuple[int, TopicPartition], int] = {}
+        super().__init__(plane)
+        self._nodes: _ControllerNodes | None = None
 
     def change_isr(self, broker: Any, replica: Replica, isr: tuple[int, ...],
                    shrink: list[int] | None = None, expand: list[int] | None = None) -> None:
@@ -50,85 +57,98 @@ class AlterPartitionManager:
         if expand and any(life.ineligible(b, followers[b].broker_epoch if b in followers
                                           else -1) for b in expand):
             return  # Partition.canAddReplicaToIsr: not ISR-eligible in this broker's image
-        self._send(broker, replica, isr, RECOVERED, expand)
+        self._propose(broker, replica, isr, RECOVERED, expand)
 
     def recover(self, broker: Any, replica: Replica) -> None:
         """KIP-704: a leader elected unclean (RECOVERING) marks the partition RECOVERED once its
         log is recovered, with itself alone as the ISR; until then no other replica joins."""
-        self._send(broker, replica, (broker.id,), RECOVERED)
+        self._propose(broker, replica, (broker.id,), RECOVERED)
 
     def propagate_isr_changes(self, broker: Any, keys: tuple[TopicPartition, ...]) -> None:
         """ZooKeeper's /isr_change_notification has no KRaft counterpart: nothing to do (the
         ISR tasks call this only for changes a ZooKeeper write recorded)."""
 
-    def _send(self, broker: Any, replica: Replica, isr: tuple[int, ...], recovery: str,
-              expand: list[int] | None = None) -> None:
+    def _propose(self, broker: Any, replica: Replica, isr: tuple[int, ...], recovery: str,
+                 expand: list[int] | None = None) -> None:
         """Partition.sendAlterPartitionRequest (AlterPartition v3, metadata version 3.5+)."""
-        plane = self.plane
-        life = plane.lifecycles[broker.id]
+        life = self.plane.lifecycles[broker.id]
         pending = propose(replica, isr, expand)
-        key, epoch, incarnation = replica.key, replica.leader_epoch, broker.incarnation
-        request = AlterPartitionRequest(key, broker.id, life.epoch, epoch, replica.zk_version,
-                                        isr, _isr_epochs(broker.id, life.epoch, replica, isr),
-                                        recovery)
-        node = life.known
-        if node is None:  # a quorum between leaders: propose again later
-            replica.pending_isr = None
-            return
-        self._sent += 1
-        sent = self._sent
-        inflight = self._inflight
-        inflight[(broker.id, key)] = sent
+        self.submit(broker, replica, pending, AlterPartitionRequest(
+            replica.key, broker.id, life.epoch, replica.leader_epoch, replica.zk_version, isr,
+            _isr_epochs(broker.id, life.epoch, replica, isr), recovery))
 
-        def at_controller() -> None:
-            plane.at_controller(node).alter_partition(request, lambda error, part: plane.send(
-                node, broker.id, _answer_bytes(plane, broker, key, error, part),
-                lambda: answered(error, part), reliable=True))
+    # -- the hooks ------------------------------------------------------------------------------
+    def _new_channel(self, broker: Any) -> BrokerToControllerChannel:
+        plane = self.plane
+        if self._nodes is None:
+            self._nodes = _ControllerNodes(plane)
+        life = plane.lifecycles[broker.id]
+        return BrokerToControllerChannel(plane, broker, lambda: life.known, self._nodes)
 
-        def answered(error: int, part: Any) -> None:
-            if broker.incarnation != incarnation:
-                return
-            if plane.quorum and inflight.get((broker.id, key)) != sent:
-                return  # timed out and proposed again since
-            if replica.leader_epoch != epoch or broker.replicas.get(key) is not replica:
-                # The partition moved on (a new leader epoch, or deleted) before the answer
-                # came: Partition ignores it ("partitionState != proposedIsrState"), but the
-                # broker did receive the error. NEW_LEADER_ELECTED races the very record it
-                # reports: the controller wrote it and answered at once, and the metadata
-                # fetch may bring the record first.
-                if error and error != NOT_CONTROLLER:
-                    log_rejected(plane.log.emit, request, error, ignored=True)
-                return
-            if error == NOT_CONTROLLER and plane.quorum:
-                if replica.pending_isr is pending:
-                    replica.pending_isr = None  # retriable (a controller no longer active, or
-                return  # behind): propose again
-            answer = None if part is None else (part.leader_epoch, part.isr,
-                                                part.partition_epoch)
-            if handle_response(broker, plane.log.emit, replica, pending, request, error,
-                               answer):
-                replica.pending_isr = None  # retriable: proposed again at the next check
+    def _at_controller(self, broker: Any, target: Any, items: list[AlterItem],
+                       reply: Reply) -> None:
+        """ControllerApis.handleAlterPartitionRequest: the partitions' changes, answered
+        together once committed (a top-level error: no partitions)."""
+        controller = self.plane.at_controller(target)
+        results: dict[TopicPartition, tuple[int, Answer | None]] = {}
+        top = [NONE]
 
-        def timed_out() -> None:
-            if (inflight.get((broker.id, key)) == sent and broker.incarnation == incarnation
-                    and replica.leader_epoch == epoch):
-                inflight.pop((broker.id, key))
-                if replica.pending_isr is pending:
-                    replica.pending_isr = None
+        def one(key: TopicPartition, error: int, part: PartitionRegistration | None) -> None:
+            if error in _TOP_LEVEL:
+                top[0] = error
+            results[key] = (error, None if part is None or error else (
+                part.leader_epoch, part.isr, part.partition_epoch))
+            if len(results) == len(items):
+                reply(top[0], {} if top[0] else results)
 
-        assert recovery in (RECOVERED, RECOVERING)
-        if plane.quorum:
-            broker.schedule(REQUEST_TIMEOUT_MS * 1000, timed_out)
-        plane.send(broker.id, node, alter_partition_bytes(plane.variant, broker, [(key, len(isr))]),
-                   at_controller, reliable=True)
+        for item in items:
+            key = item.request.key
+            controller.alter_partition(item.request,
+                                       lambda error, part, key=key: one(key, error, part))
+
+    def _handle(self, broker: Any, item: AlterItem, error: int, answer: Answer | None) -> bool:
+        replica, request = item.replica, item.request
+        if replica.leader_epoch != request.leader_epoch or broker.replicas.get(
+                request.key) is not replica:
+            # The partition moved on (a new leader epoch, or deleted) before the answer came:
+            # Partition ignores it ("partitionState != proposedIsrState"), but the broker did
+            # receive the error. NEW_LEADER_ELECTED races the very record it reports: the
+            # controller wrote it and answered at once, and the metadata fetch may bring the
+            # record first.
+            if error:
+                log_rejected(self.plane.log.emit, request, error, ignored=True)
+            return False
+        return handle_response(broker, self.plane.log.emit, replica, item.pending, request,
+                               error, answer)
 
 
-def _answer_bytes(plane: Any, broker: Any, key: TopicPartition, error: int, part: Any) -> int:
-    """The answer on the wire: the partition with its ISR, or without one (an error for the
-    partition), or none (an error for the request)."""
-    answers = [] if error in _TOP_LEVEL else [
-        (key, len(part.isr) if part is not None and not error else 0)]
-    return alter_partition_response_bytes(plane.variant, broker, answers)
+class _ControllerNodes:
+    """What a broker's connections to the controllers see (ConnectionStates' host): a combined
+    controller is its broker's process; a dedicated one a process of its own on a machine rig
+    never powers off; the one controller of a cluster without a quorum never fails."""
+
+    def __init__(self, plane: Any):
+        cluster = plane.cluster
+        self.sim, self.network, self.streams = cluster.sim, cluster.network, cluster.streams
+        self.variant = cluster.variant
+        self.brokers = _Nodes(plane)
+
+
+class _Nodes(Mapping[Any, Any]):
+    def __init__(self, plane: Any):
+        self.plane = plane
+
+    def __getitem__(self, node: Any) -> Any:
+        brokers = self.plane.brokers
+        if node in brokers:
+            return brokers[node]
+        return SimpleNamespace(alive=self.plane.node_alive(node), machine_down=False)
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter((*self.plane.brokers, *self.plane.voters))
+
+    def __len__(self) -> int:
+        return len(self.plane.brokers) + len(self.plane.voters)
 
 
 def _isr_epochs(leader: int, own_epoch: int, replica: Replica,

@@ -77,6 +77,14 @@ class KRaftControlPlane:
     def send(self, *args: Any, **kwargs: Any) -> None:
         self.cluster.send(*args, **kwargs)
 
+    @property
+    def streams(self) -> Any:
+        return self.cluster.streams
+
+    def watch_connections(self, client: Any) -> None:
+        """`client` (a broker's channel to the controller) hears of connection resets."""
+        self.cluster.clients.append(client)
+
     def assignment(self, key: TopicPartition) -> tuple[int, ...]:
         return self.cluster.assignment(key)
 
@@ -160,6 +168,7 @@ class KRaftControlPlane:
             self.log.emit(names.CONTROLLER_CRASH, node=node, quorum_epoch=raft.epoch,
                           active=self.active is self.controllers[node])
             raft.crash()
+            self.cluster.reset_connections(node)  # its machine runs: its sockets are reset
 
     def restart_controller(self, node: int) -> None:
         raft = self.raft[node]
