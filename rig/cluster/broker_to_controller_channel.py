@@ -1,7 +1,8 @@
-"""A ZooKeeper-era broker's channel to the controller (inter.broker.protocol.version 2.7+):
-Kafka's BrokerToControllerChannelManager (3.7+ NodeToControllerChannelManager) with its one
-BrokerToControllerRequestThread, an InterBrokerSendThread. The AlterIsrManager
-(rig.cluster.alter_isr_manager) sends through it, one request at a time.
+"""A broker's channel to the controller: Kafka's BrokerToControllerChannelManager (3.7+
+NodeToControllerChannelManager) with its one BrokerToControllerRequestThread, an
+InterBrokerSendThread. A broker's AlterPartition queue (rig.cluster.alter_partition_manager:
+ZooKeeper mode at inter.broker.protocol.version 2.7+, and KRaft) sends through it, one request
+at a time.
 
 - The request goes to the controller the channel has cached (activeController), which it takes
   from the broker's ControllerNodeProvider: in ZooKeeper mode the metadata cache's controller id,
@@ -35,7 +36,7 @@ from rig.scenario.client_config import RECONNECT_BACKOFF_MS
 CONTROLLER_POLL_MS = 100  # BrokerToControllerRequestThread.doWork, no controller known
 
 # At the node the request reached: (that node, reply(top error, answer bytes, result)).
-Handler = Callable[[int, Callable[[int, int, Any], None]], None]
+Handler = Callable[[Any, Callable[[int, int, Any], None]], None]
 Answered = Callable[[int, Any], None]  # (top error, result): the answer, NOT_CONTROLLER aside
 
 
@@ -135,8 +136,8 @@ class BrokerToControllerChannel:
             return
         if top == NOT_CONTROLLER:
             # handleResponse: disconnect from it, forget it, and put the request first again;
-            # doWork then reads the metadata cache (the same node until UpdateMetadata says
-            # otherwise: again after the reconnect backoff).
+            # doWork then asks the provider (the same node until the broker learns of another:
+            # again after the reconnect backoff).
             assert self.target is not None
             self.network.disconnected(self.target)
             self._forget_controller()
