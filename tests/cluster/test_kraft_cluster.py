@@ -87,3 +87,25 @@ def test_the_elr_keeps_the_isr_shrinking_to_empty_only_when_on(
     assert any(e["elr"] for e in change)  # a replica left an ISR below min ISR
     off = run(write_scenario, tmp_path, fault, kafka="4.0")
     assert not any(e["elr"] for e in off if e["event"] == names.PARTITION_CHANGE)
+
+
+def test_a_refused_registration_backs_off_up_to_the_session_timeout(
+        write_scenario: Callable[[str, str], Path], tmp_path: Path) -> None:
+    # A 60 s session: broker 1, restarted 2 s after its crash, is refused until the controller
+    # fences its old session (63–65 s). BrokerLifecycleManager's resendExponentialBackoff waits
+    # 100 ms, doubling, at most broker.session.timeout.ms: attempts 0.1, 0.3, …, 25.5, 51.1 s
+    # after the restart, then 51.2 s later (rig before 2026-11-30 capped the wait at half the
+    # session timeout: 30 s, registering at 88.1 s).
+    scenario = BASE.replace("duration: 40s", "duration: 130s").replace(
+        "config: {{min.insync.replicas: 2}}",
+        "config: {{min.insync.replicas: 2, broker.session.timeout.ms: 60s}}")
+    scenario = scenario.replace("rate: 200", "rate: 20")
+    path = write_scenario(scenario.format(
+        kafka="4.1", fault="{kind: crash, broker: 1, at: 5s, restart_after: 2s}"), "s.yaml")
+    [variant] = load_scenario(path).variants
+    simulate(variant, tmp_path / "e.jsonl")
+    events = [orjson.loads(line) for line in (tmp_path / "e.jsonl").read_bytes().splitlines()]
+    fenced = first(events, names.BROKER_FENCED, broker=1)
+    registered = first(events, names.BROKER_REGISTERED, broker=1)
+    assert 63_000 <= fenced["t_ms"] <= 65_000
+    assert 7_000 + 102_300 <= registered["t_ms"] <= 7_000 + 102_300 + 100

@@ -4,8 +4,9 @@ docs/kafka.md §12). The registration, heartbeats and controlled shutdown are he
 fetch and its publication are in metadata_publisher (BrokerMetadataPublisher).
 
 - Registration: a new process registers (a new broker epoch); a refusal (its old session is
-  still valid) is retried with BrokerLifecycleManager's backoff: 100 ms, doubling, at most half
-  the session timeout (rig leaves out its 2 % jitter).
+  still valid) is retried with BrokerLifecycleManager's backoff (resendExponentialBackoff):
+  100 ms, doubling, at most broker.session.timeout.ms (rig leaves out its 2 % jitter; until
+  2026-11-30 rig capped it at half the session timeout, which no release does).
 - Heartbeats: STARTING (wants to stay fenced) every 10 ms until the controller says it has
   caught up with its own registration record, then RECOVERY (asks to be unfenced), then
   RUNNING every `broker.heartbeat.interval.ms`.
@@ -106,7 +107,7 @@ class BrokerLifecycle(BrokerMetadataPublisher):
         node = self.known
         self._register_token += 1
         token = self._register_token
-        cap = broker.config.broker_session_timeout_ms // 2
+        cap = broker.config.broker_session_timeout_ms
 
         def again() -> None:
             if token == self._register_token and self.epoch < 0:
