@@ -226,11 +226,16 @@ class FetchClient:
         self._timed_out(sent)
 
     def connection_reset(self, broker: int) -> None:
-        """`broker`'s process died with our request open: the client sees the reset now."""
+        """`broker`'s process died with our request open: the client sees the reset now. (A
+        reset of another node — another broker, a KRaft controller — only closes that
+        connection: a coasting client of a live leader stays coasting.)"""
+        if broker != self.leader_id:
+            self.connections.disconnected(broker)
+            return
         if self.coast is not None:
             self.coast.wake()
         self.connections.disconnected(broker)
-        if broker == self.leader_id and self.in_flight and not self.stopped:
+        if self.in_flight and not self.stopped:
             self._timed_out(self._sent)
 
     def _arm_timeout(self, sent: int) -> None:

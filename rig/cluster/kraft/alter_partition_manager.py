@@ -25,7 +25,6 @@ ISR check.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
 from types import SimpleNamespace
 from typing import Any
 
@@ -134,7 +133,9 @@ class _ControllerNodes:
         self.brokers = _Nodes(plane)
 
 
-class _Nodes(Mapping[Any, Any]):
+class _Nodes:
+    """The nodes by id, as ConnectionStates looks them up (`brokers[node]`)."""
+
     def __init__(self, plane: Any):
         self.plane = plane
 
@@ -143,12 +144,6 @@ class _Nodes(Mapping[Any, Any]):
         if node in brokers:
             return brokers[node]
         return SimpleNamespace(alive=self.plane.node_alive(node), machine_down=False)
-
-    def __iter__(self) -> Iterator[Any]:
-        return iter((*self.plane.brokers, *self.plane.voters))
-
-    def __len__(self) -> int:
-        return len(self.plane.brokers) + len(self.plane.voters)
 
 
 def _isr_epochs(leader: int, own_epoch: int, replica: Replica,
