@@ -28,6 +28,7 @@ class BrokerConfig:
     # KRaft (docs/kafka.md §12): BrokerLifecycleManager's heartbeat, the controller's session.
     broker_heartbeat_interval_ms: int = 2000
     broker_session_timeout_ms: int = 9000
+    heartbeat_retry_timeout_half_session: bool = True  # KAFKA-14392 (3.4)
     controller_quorum_election_timeout_ms: int = 1000  # KRaft's quorum (KIP-595; §12)
     controller_quorum_fetch_timeout_ms: int = 2000
     raft_pre_vote: bool = False  # KIP-996 (4.0)

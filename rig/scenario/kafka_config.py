@@ -111,6 +111,7 @@ def read_config(data: dict[str, Any], kafka: str, out: Collector,
         "raft_pre_vote": profile.raft_pre_vote,
         "raft_check_quorum": profile.raft_check_quorum,
         "kraft_noop_records": profile.kraft_noop_records,
+        "heartbeat_retry_timeout_half_session": profile.heartbeat_retry_timeout_half_session,
         "unclean_leader_election_enable": profile.unclean_leader_election_enable,
         # log.message.format.version may not pass inter.broker.protocol.version (KafkaConfig's
         # check): a cluster still at an older IBP writes that IBP's format.

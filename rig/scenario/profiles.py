@@ -104,6 +104,7 @@ class Profile:
     raft_pre_vote: bool  # KIP-996: 4.0+
     raft_check_quorum: bool  # KAFKA-15489: 3.7+
     kraft_noop_records: bool  # KIP-835: 3.3+
+    heartbeat_retry_timeout_half_session: bool  # KAFKA-14392: 3.4+
     reconnect_backoff_max_ms: int  # 0.11+: 1000 (KIP-144); before, the constant 50
     connection_setup_timeout_ms: int | None  # 2.7+: 10 s (KIP-601); before, none
     connection_setup_timeout_max_ms: int | None  # 2.7: 127 s; 2.8+: 30 s

@@ -4,32 +4,10 @@ its value from each release that changed it, and Kafka's source for the change
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from rig.scenario.kraft_rules import KRAFT_RULES
+from rig.scenario.version_rule import VersionRule, release_key
 
-
-def release_key(version: str) -> tuple[int, ...]:
-    """A release (or inter.broker.protocol.version) as a sortable tuple: "0.10.1" → (0, 10, 1)."""
-    return tuple(int(part) for part in version.split("."))
-
-
-@dataclass(frozen=True)
-class VersionRule:
-    """One behaviour or default that changed across releases: `values` gives (first release,
-    value) pairs in release order, the first from the oldest profile rig models."""
-
-    field: str  # the Profile field it sets
-    what: str  # what it switches, for README's table
-    values: tuple[tuple[str, Any], ...]
-    source: str  # the KIP, JIRA or Kafka class that changed it
-
-    def at(self, version: str) -> Any:
-        value = self.values[0][1]
-        for since, changed in self.values:
-            if release_key(version) >= release_key(since):
-                value = changed
-        return value
-
+__all__ = ["RULES", "VersionRule", "release_key"]
 
 RULES: tuple[VersionRule, ...] = (
     VersionRule("replica_lag_time_max_ms", "replica.lag.time.max.ms default",
@@ -253,33 +231,6 @@ RULES: tuple[VersionRule, ...] = (
     VersionRule("controllers", "controllers a variant may choose",
                 (("0.8.2", "zookeeper"), ("3.3", "zookeeper, kraft"), ("4.0", "kraft")),
                 "KIP-833 (KRaft production-ready in 3.3; the only mode from 4.0)"),
-    VersionRule("eligible_leader_replicas_enable", "eligible.leader.replicas.enable default "
-                "(KRaft)", (("0.8.2", False), ("4.1", True)),
-                "KIP-966 (preview in 4.0, on for new clusters from 4.1)"),
-    VersionRule("leader_epoch_bump_on_shrink", "a controller ISR shrink bumps the leader epoch "
-                "(KRaft; the partition epoch always moves)", (("0.8.2", True), ("3.6", False)),
-                "KAFKA-15021 (PartitionChangeBuilder, metadata version 3.6)"),
-    VersionRule("broker_epoch_checks", "a KRaft leader keeps the broker epoch of each "
-                "follower's fetch for ISR eligibility and AlterPartition (not the Fetch version)",
-                (("0.8.2", False), ("3.5", True)),
-                "KIP-903 (Partition.isBrokerEpochIsrEligible, KAFKA-14617; AlterPartition v3)"),
-    VersionRule("elect_fenced_last_known_leader", "with ISR and ELR empty, the last known "
-                "leader is elected even while fenced (KRaft, ELR on)",
-                (("0.8.2", True), ("4.1", False)),
-                "PartitionChangeBuilder.canElectLastKnownLeader; KAFKA-19522 (4.1)"),
-    VersionRule("kraft_unclean_election", "a KRaft controller elects an out-of-sync replica "
-                "where unclean.leader.election.enable allows it (before, never: only an "
-                "ElectLeaders request of type UNCLEAN did)", (("0.8.2", False), ("3.9", True)),
-                "KAFKA-12670 (ConfigurationControlManager.uncleanLeaderElectionEnabledForTopic "
-                "returned false until 3.9)"),
-    VersionRule("raft_pre_vote", "a KRaft voter asks for pre-votes before it bumps the epoch "
-                "(cluster.controllers)", (("0.8.2", False), ("4.0", True)),
-                "KIP-996 (KafkaRaftClient's ProspectiveState, 4.0)"),
-    VersionRule("kraft_noop_records", "the active KRaft controller appends a NoOpRecord to the "
-                "metadata log every metadata.max.idle.interval.ms (500 ms), written, "
-                "replicated and fetched like any record", (("0.8.2", False), ("3.3", True)),
-                "KIP-835 (QuorumController.maybeScheduleNextWriteNoOpRecord, from metadata "
-                "version 3.3-IV0: MetadataVersion.isNoOpRecordSupported)"),
     VersionRule("reconnect_backoff_max_ms", "reconnect.backoff.max.ms: a producer waits "
                 "reconnect.backoff.ms (50 ms) × 2^failures up to it, ±20 %, to connect again",
                 (("0.8.2", 50), ("0.11", 1000)), "KIP-144 (ClusterConnectionStates)"),
@@ -291,8 +242,5 @@ RULES: tuple[VersionRule, ...] = (
                 "the setup timeout doubles with each failed attempt in a row, up to it",
                 (("0.8.2", None), ("2.7", 127_000), ("2.8", 30_000)),
                 "KIP-601; apache/kafka#10306 (2.8)"),
-    VersionRule("raft_check_quorum", "a KRaft leader without fetches from a majority for 1.5 × "
-                "controller.quorum.fetch.timeout.ms resigns (cluster.controllers)",
-                (("0.8.2", False), ("3.7", True)),
-                "KAFKA-15489 (LeaderState's checkQuorumTimer, 3.7)"),
+    *KRAFT_RULES,
 )

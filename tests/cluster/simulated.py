@@ -102,3 +102,21 @@ def simulate_variants(directory: Path, scenario: str,
 def named(events: list[dict[str, Any]], *wanted: str) -> list[dict[str, Any]]:
     """The events of the kinds `wanted`, in order."""
     return [e for e in events if e["event"] in wanted]
+
+
+def lifecycle_origin(deliver: Any) -> str:
+    """The KRaft lifecycle function a message's delivery leads back to
+    ("BrokerLifecycle._heartbeat.<locals>…", "BrokerLifecycle._register.<locals>…"; "" if
+    none): the broker's channel to the controller holds it in its callbacks' closures."""
+    seen, todo = set(), [deliver]
+    while todo:
+        fn = todo.pop(0)
+        if id(fn) in seen:
+            continue
+        seen.add(id(fn))
+        name = getattr(fn, "__qualname__", "")
+        if name.startswith(("BrokerLifecycle._heartbeat.", "BrokerLifecycle._register.")):
+            return str(name)
+        todo.extend(c.cell_contents for c in getattr(fn, "__closure__", None) or ()
+                    if callable(c.cell_contents))
+    return ""

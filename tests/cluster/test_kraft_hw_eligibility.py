@@ -14,6 +14,7 @@ from rig.cluster.kraft.broker_lifecycle import BrokerLifecycle
 from rig.cluster.kraft.metadata_publisher import BrokerMetadataPublisher
 from rig.cluster.log import Batch, Log
 from rig.cluster.replica import Replica, Role
+from rig.engine.rng import Streams
 from rig.strategies.isr.base import FollowerProgress
 
 
@@ -58,9 +59,11 @@ def test_every_hw_computation_asks_full_eligibility(fetched_epoch: int, fenced: 
 @pytest.mark.parametrize(("bump", "installed"), [(True, False), (False, True)])
 def test_the_lifecycle_installs_the_rule_from_3_6(bump: bool, installed: bool) -> None:
     rm = SimpleNamespace(hw_eligible=None)
-    broker = SimpleNamespace(config=SimpleNamespace(leader_epoch_bump_on_shrink=bump),
+    broker = SimpleNamespace(id=1, config=SimpleNamespace(leader_epoch_bump_on_shrink=bump,
+                                                           broker_session_timeout_ms=9000),
                              replica_manager=rm)
-    life = BrokerLifecycle(None, broker)
+    plane = SimpleNamespace(streams=Streams(1))
+    life = BrokerLifecycle(plane, broker)
     life.epochs = {2: 4}
     assert (rm.hw_eligible is not None) is installed
     if installed:

@@ -52,7 +52,7 @@ from rig.scenario import api_versions
 from rig.scenario.load import load_scenario
 from rig.scenario.profiles import VERSIONS
 from rig.scenario.version_rules import release_key
-from tests.cluster.simulated import checked_run, named
+from tests.cluster.simulated import checked_run, lifecycle_origin, named
 
 KRAFT = [v for v in VERSIONS if release_key(v) >= release_key("3.3")]
 
@@ -160,7 +160,7 @@ def test_a_kraft_clusters_ledger_files_the_exact_lifecycle_bytes(
         before = self.traffic.get(key, [0, 0])[1]
         send(self, src, dst, nbytes, deliver, **kwargs)
         if self.traffic.get(key, [0, 0])[1] > before:
-            filed.append((src, dst, nbytes, getattr(deliver, "__qualname__", "")))
+            filed.append((src, dst, nbytes, lifecycle_origin(deliver)))
 
     monkeypatch.setattr(Transport, "send", recording)
     text = SCENARIO.format(kafka=kafka, brokers=RACKED if racked else 3)

@@ -25,12 +25,12 @@ ISR check.
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import Any
 
 from rig.cluster.alter_isr import Answer, handle_response, log_rejected, propose
 from rig.cluster.alter_partition_manager import AlterItem, DefaultAlterPartitionManager, Reply
 from rig.cluster.broker_to_controller_channel import BrokerToControllerChannel
+from rig.cluster.kraft.controller_nodes import controller_channel
 from rig.cluster.kraft.partition_change_builder import RECOVERED, PartitionRegistration
 from rig.cluster.kraft.replication_control import AlterPartitionRequest
 from rig.cluster.partition import TopicPartition
@@ -44,10 +44,6 @@ _TOP_LEVEL = frozenset({NOT_CONTROLLER, STALE_BROKER_EPOCH})
 
 class AlterPartitionManager(DefaultAlterPartitionManager):
     """The ISR writer of every broker of a KRaft cluster (rig.cluster.context.IsrWriter)."""
-
-    def __init__(self, plane: Any):
-        super().__init__(plane)
-        self._nodes: _ControllerNodes | None = None
 
     def change_isr(self, broker: Any, replica: Replica, isr: tuple[int, ...],
                    shrink: list[int] | None = None, expand: list[int] | None = None) -> None:
@@ -78,11 +74,7 @@ class AlterPartitionManager(DefaultAlterPartitionManager):
 
     # -- the hooks ------------------------------------------------------------------------------
     def _new_channel(self, broker: Any) -> BrokerToControllerChannel:
-        plane = self.plane
-        if self._nodes is None:
-            self._nodes = _ControllerNodes(plane)
-        life = plane.lifecycles[broker.id]
-        return BrokerToControllerChannel(plane, broker, lambda: life.known, self._nodes)
+        return controller_channel(self.plane, broker)
 
     def _at_controller(self, broker: Any, target: Any, items: list[AlterItem],
                        reply: Reply) -> None:
@@ -119,31 +111,6 @@ class AlterPartitionManager(DefaultAlterPartitionManager):
             return False
         return handle_response(broker, self.plane.log.emit, replica, item.pending, request,
                                error, answer)
-
-
-class _ControllerNodes:
-    """What a broker's connections to the controllers see (ConnectionStates' host): a combined
-    controller is its broker's process; a dedicated one a process of its own on a machine rig
-    never powers off; the one controller of a cluster without a quorum never fails."""
-
-    def __init__(self, plane: Any):
-        cluster = plane.cluster
-        self.sim, self.network, self.streams = cluster.sim, cluster.network, cluster.streams
-        self.variant = cluster.variant
-        self.brokers = _Nodes(plane)
-
-
-class _Nodes:
-    """The nodes by id, as ConnectionStates looks them up (`brokers[node]`)."""
-
-    def __init__(self, plane: Any):
-        self.plane = plane
-
-    def __getitem__(self, node: Any) -> Any:
-        brokers = self.plane.brokers
-        if node in brokers:
-            return brokers[node]
-        return SimpleNamespace(alive=self.plane.node_alive(node), machine_down=False)
 
 
 def _isr_epochs(leader: int, own_epoch: int, replica: Replica,
