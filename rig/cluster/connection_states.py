@@ -19,6 +19,12 @@ broker died:
   made, or an open one closed, starts the count again (ClusterConnectionStates.ready,
   .disconnected from READY: resetConnectionSetupTimeout). A client may give up sooner still on
   its own (a replica fetcher's awaitReady at replica.socket.timeout.ms; rig.cluster.fetcher).
+
+A network partition between the client and the broker is met the same way: a connection open
+before the cut stays open (its packets are TCP's to send again: rig.cluster.transport), and a
+new one waits for a SYN to cross — the SYNs sent again as above, the first after the heal
+answered (a SYN-ACK from a live broker, a reset from a dead one's running machine), unless the
+client gives up first. rig before 2026-11-30 made a new connection across a cut at once.
 """
 
 from __future__ import annotations
@@ -94,9 +100,9 @@ class ConnectionStates:
         if self.ready_now(broker_id):
             return True
         broker = self.host.brokers[broker_id]
-        if broker.machine_down:
+        if broker.machine_down or self._cut(broker_id):
             if broker_id in self.open:
-                return True  # written into a socket whose far end lost power: never answered
+                return True  # written into a socket whose far end answers nothing
             attempt = self._attempts.get(broker_id) or self._attempt(broker_id)
             attempt.waiters.append((connected, failed))
             return False
@@ -107,15 +113,22 @@ class ConnectionStates:
         return False
 
     def ready_now(self, broker_id: int) -> bool:
-        """Whether `broker_id`'s process is alive, so that a request goes at once: on the open
-        connection, or a new one (made now; the count of failures starts again). The hot path:
+        """Whether `broker_id`'s process is alive and reachable, so that a request goes at
+        once: on the open connection (a cut since it opened stops only its packets: TCP's to
+        handle), or a new one (made now; the count of failures starts again). The hot path:
         nothing else is looked at or built."""
         if self.host.brokers[broker_id].alive:
             if broker_id not in self.open:
+                if self.host.network.cuts and self._cut(broker_id):
+                    return False
                 self.open.add(broker_id)
                 self.failed.pop(broker_id, None)
             return True
         return False
+
+    def connecting(self, broker_id: int) -> bool:
+        """Whether a connection to `broker_id` waits for a SYN to be answered."""
+        return broker_id in self._attempts
 
     def disconnected(self, broker_id: int) -> None:
         """An open connection broke or timed out (NetworkClient.processDisconnection): closed;
@@ -148,10 +161,18 @@ class ConnectionStates:
         return attempt
 
     def _syn_arrives(self, broker_id: int, attempt: _Attempt) -> None:
-        if self._attempts.get(broker_id) is attempt and self.host.brokers[broker_id].alive:
-            # Its broker listens again: the SYN-ACK is back a one-way trip later.
+        """A SYN reaches the machine, unless a cut stops it: its broker listening again makes
+        the connection (the SYN-ACK back a one-way trip later); a running machine whose broker
+        is dead refuses it so (reached once a cut heals)."""
+        if self._attempts.get(broker_id) is not attempt or self._cut(broker_id):
+            return
+        broker = self.host.brokers[broker_id]
+        if broker.alive:
             self.host.sim.call_after(self._latency_us(broker_id),
                                      lambda: self._made(broker_id, attempt))
+        elif not broker.machine_down:
+            self.host.sim.call_after(self._latency_us(broker_id),
+                                     lambda: self._refused(broker_id, attempt))
 
     def _made(self, broker_id: int, attempt: _Attempt) -> None:
         if self._attempts.get(broker_id) is not attempt:
@@ -161,6 +182,11 @@ class ConnectionStates:
         self.failed.pop(broker_id, None)
         for connected, _ in attempt.waiters:
             connected()
+
+    def _refused(self, broker_id: int, attempt: _Attempt) -> None:
+        if self._attempts.get(broker_id) is attempt:
+            del self._attempts[broker_id]
+            self._failed(broker_id, [failed for _, failed in attempt.waiters])
 
     def _gave_up(self, broker_id: int, attempt: _Attempt) -> None:
         if self._attempts.get(broker_id) is attempt:
@@ -172,6 +198,12 @@ class ConnectionStates:
         self.failed[broker_id] = self.failed.get(broker_id, 0) + 1
         for failed in callbacks:
             failed()
+
+    def _cut(self, broker_id: int) -> bool:
+        """Whether a network partition separates this client from `broker_id` now."""
+        network = self.host.network
+        return bool(network.cuts) and (network.blocked(self.node, broker_id)
+                                       or network.blocked(broker_id, self.node))
 
     def _latency_us(self, broker_id: int) -> int:
         return self.host.network.base_link(self.node, broker_id).latency_us

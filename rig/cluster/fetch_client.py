@@ -201,13 +201,14 @@ class FetchClient:
     def _refused(self, sent: int) -> bool:
         """Whether request `sent` cannot be written now (built, its session moved): its
         connection to the leader fails or is still being made (rig.cluster.connection_states),
-        and what comes of it comes later. While a machine without power is asked, the client
-        waits its socket timeout at most (`_not_connected`)."""
+        and what comes of it comes later. While a machine that answers nothing is asked (no
+        power, or a cut between), the client waits its socket timeout at most
+        (`_not_connected`)."""
         connections = self.connections
         if connections.ready_now(self.leader_id) or connections.writable(
                 self.leader_id, lambda: self._reconnected(sent), lambda: self._timed_out(sent)):
             return False
-        if self.cluster.brokers[self.leader_id].machine_down:
+        if connections.connecting(self.leader_id):
             self._timeout = self.cluster.sim.after(self.timeout_ms * 1000,
                                                    lambda: self._not_connected(sent))
         return True

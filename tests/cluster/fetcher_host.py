@@ -30,7 +30,7 @@ class FetcherHost:
     def __init__(self) -> None:
         self.sim = Simulation()
         self.meter = Meter()
-        self.network = None
+        self.network = SimpleNamespace(cuts={})  # no partition: connections are made at once
         self.strategies = Strategies(KafkaPlacement(), LeaderEpoch(), LagTime(), Sessionless())
         self.clients: list[Any] = []
         self.coasting = False

@@ -326,7 +326,7 @@ class Plane:
         # 0.5 ms link each way.
         self.sim: Simulation = host.sim
         self.streams = Streams(0)
-        self.network = SimpleNamespace(round_trip_us=lambda a, b: 1000,
+        self.network = SimpleNamespace(round_trip_us=lambda a, b: 1000, cuts={},
                                        base_link=lambda a, b: SimpleNamespace(latency_us=500))
 
     def send(self, src: Any, dst: Any, nbytes: int, deliver: Callable[[], None], *,

@@ -22,9 +22,11 @@ LATENCY_US = 500  # one way: a round trip is 1 ms
 class Host:
     def __init__(self) -> None:
         self.sim = Simulation()
+        cuts: dict[tuple[Any, Any], int] = {}
         self.network = SimpleNamespace(
             base_link=lambda a, b: SimpleNamespace(latency_us=LATENCY_US),
-            round_trip_us=lambda a, b: 2 * LATENCY_US)
+            round_trip_us=lambda a, b: 2 * LATENCY_US, cuts=cuts,
+            blocked=lambda a, b: cuts.get((a, b), 0) > 0)
         self.brokers: dict[int, Any] = {0: SimpleNamespace(alive=True, machine_down=False)}
 
     def lose_power(self) -> None:
@@ -35,6 +37,15 @@ class Host:
 
     def restart(self) -> None:
         self.brokers[0].alive, self.brokers[0].machine_down = True, False
+
+    def cut(self, on: bool = True) -> None:
+        """A network partition between the client and broker 0 (both directions), or its
+        heal."""
+        for pair in (("client", 0), (0, "client")):
+            if on:
+                self.network.cuts[pair] = 1
+            else:
+                self.network.cuts.pop(pair, None)
 
 
 def states(host: Host, kafka: str, seed: int = 1) -> ConnectionStates:
@@ -147,3 +158,49 @@ def test_a_connection_made_or_closed_starts_the_count_again() -> None:
     host.lose_power()
     conns.close(0)  # (NetworkClient.close: the replica fetcher after awaitReady gives up)
     assert conns.open == set() and conns.failed == {}
+
+
+def test_a_new_connection_across_a_cut_is_made_by_the_first_syn_after_the_heal() -> None:
+    # The SYN is lost like one to a machine without power: sent again 1, 3, 7 s after the
+    # first; the cut heals at 5 s, the SYN of 7 s gets through (rig before 2026-11-30 made
+    # the connection at once, whatever the cut).
+    host = Host()
+    conns, out = states(host, "3.9"), Outcomes(host)
+    host.cut()
+    assert not conns.writable(0, out.connected, out.failed)
+    assert conns.connecting(0)
+    host.sim.call_after(5_000_000, lambda: host.cut(on=False))
+    host.sim.run(20_000_000)
+    assert out.seen == [("connected", 7001.0)]
+    assert conns.open == {0} and not conns.connecting(0)
+
+
+def test_a_connection_across_a_cut_that_lasts_is_given_up_at_the_setup_timeout() -> None:
+    host = Host()
+    conns, out = states(host, "3.9"), Outcomes(host)
+    host.cut()
+    assert not conns.writable(0, out.connected, out.failed)
+    host.sim.run(60_000_000)
+    [(what, at_ms)] = out.seen
+    assert what == "failed" and 8000 <= at_ms <= 12_000  # 10 s ± 20 %
+    assert conns.failed == {0: 1}
+
+
+def test_a_connection_open_before_a_cut_takes_the_request() -> None:
+    host = Host()
+    conns, out = states(host, "3.9"), Outcomes(host)
+    assert conns.writable(0, out.connected, out.failed)
+    host.cut()
+    assert conns.ready_now(0) and conns.writable(0, out.connected, out.failed)
+
+
+def test_a_dead_process_behind_a_cut_refuses_once_a_syn_gets_through() -> None:
+    host = Host()
+    conns, out = states(host, "3.9"), Outcomes(host)
+    host.crash()
+    host.cut()
+    assert not conns.writable(0, out.connected, out.failed)
+    host.sim.call_after(2_000_000, lambda: host.cut(on=False))
+    host.sim.run(20_000_000)
+    assert out.seen == [("failed", 3001.0)]  # the SYN of 3 s meets the reset
+

@@ -125,7 +125,7 @@ class _Plane:
         self.streams = Streams(0)
         self.cluster = SimpleNamespace(
             sim=Simulation(), streams=self.streams, variant=self.variant,
-            network=SimpleNamespace(round_trip_us=lambda a, b: 1000,
+            network=SimpleNamespace(round_trip_us=lambda a, b: 1000, cuts={},
                                     base_link=lambda a, b: SimpleNamespace(latency_us=500)))
 
     def node_alive(self, node: Any) -> bool:

@@ -18,6 +18,7 @@ def _sender(sizes: list[int], leaders: list[int]) -> tuple[Sender, list[list[int
     keys = [(TOPIC, p) for p in range(len(sizes))]
     cluster: Any = SimpleNamespace(
         variant=SimpleNamespace(kafka="3.9"), sim=SimpleNamespace(now_us=0),
+        network=SimpleNamespace(cuts={}),
         brokers={0: SimpleNamespace(alive=True), 1: SimpleNamespace(alive=True)},
         streams=Streams(0),
         partition_states={key: SimpleNamespace(leader=leader, leader_epoch=0)
