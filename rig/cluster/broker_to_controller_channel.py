@@ -170,8 +170,9 @@ class BrokerToControllerChannel:
 
         def arrives() -> None:
             # A request given up closed its connection: what TCP had not delivered by then
-            # goes with it (the transport would otherwise carry it after a healed cut).
-            if token == self.sent and self.incarnation == broker.incarnation:
+            # goes with it (the transport would otherwise carry it after a healed cut). One
+            # written before its process died still arrives, as the bytes sent do.
+            if token == self.sent:
                 handle(target, reply)
 
         plane.send(broker.id, target, request.nbytes, arrives, reliable=True)
