@@ -98,7 +98,8 @@ class Transport:
         return node not in self._control_nodes or self._node_alive(node)
 
     def send(self, src: Node, dst: Node, nbytes: int, deliver: Callable[[], None], *,
-             reliable: bool = False, kind: str = "control", sequenced: bool = False) -> None:
+             reliable: bool = False, kind: str = "control", sequenced: bool = False,
+             resent: bool = False) -> None:
         """Carry a message of `nbytes` from `src` to `dst`; `deliver` runs on arrival.
 
         A message meeting a cut link or a lossy one is sent again by TCP between Kafka
@@ -109,7 +110,9 @@ class Transport:
         between two Kafka processes delivered in the order sent (rig.cluster.in_order); else,
         to or from ZooKeeper, it is lost. `kind` files its bytes in the ledger ("fetch": not
         filed, the fetch events log each one). `sequenced`: a reliable message sent again,
-        its place in the order taken already."""
+        its place in the order taken already; `resent`: … because a cut or a lossy link
+        stopped it (its bytes were filed when it was first sent, as TCP's retransmissions are
+        not filed again; rig before 2026-11-30 filed each try)."""
         if (reliable and not sequenced and src != ZOOKEEPER and dst != ZOOKEEPER
                 and self._up(src) and self._up(dst)):  # (a dead process's: never arrives)
             deliver = self._in_order.wrap(
@@ -130,7 +133,7 @@ class Transport:
             return
         receiver = brokers.get(dst) if isinstance(dst, int) else None
         incarnation = receiver.incarnation if receiver is not None else 0
-        if kind != "fetch":
+        if kind != "fetch" and not resent:
             filed = self.traffic.get((src, dst, kind))
             if filed is None:
                 filed = self.traffic[(src, dst, kind)] = [0, 0]
@@ -170,7 +173,8 @@ class Transport:
         def resend() -> None:
             if (self._up(src) and self._incarnation(src) == source_incarnation
                     and self._up(dst) and self._incarnation(dst) == incarnation):
-                self.send(src, dst, nbytes, deliver, reliable=True, kind=kind, sequenced=True)
+                self.send(src, dst, nbytes, deliver, reliable=True, kind=kind, sequenced=True,
+                          resent=True)
 
         return resend
 

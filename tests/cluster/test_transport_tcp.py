@@ -101,3 +101,16 @@ def test_reliable_messages_of_a_restarted_end_start_a_new_sequence() -> None:
     sim.at(30_000, lambda: _send_reliably(sim, transport, got, "new"))
     sim.run(1_000_000)
     assert [name for name, _ in got] == ["new"]
+
+
+def test_a_reliable_message_a_cut_holds_back_is_filed_in_the_ledger_once() -> None:
+    sim, network, transport, _, got = _wire()
+    sim.at(0, lambda: network.cut(0, 1, True))
+    sim.at(10, lambda: transport.send(0, 1, 100, lambda: got.append(("r", sim.now_us)),
+                                      reliable=True))
+    sim.at(1_000_000, lambda: network.cut(0, 1, False))
+    sim.run(5_000_000)
+    # Tried again every 100 ms through the cut and delivered after the heal: 100 bytes, one
+    # message on the wire (rig before 2026-11-30 filed each of the ten tries).
+    assert [name for name, _ in got] == ["r"]
+    assert transport.traffic[(0, 1, "control")] == [100, 1]
