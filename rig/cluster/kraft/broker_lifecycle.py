@@ -131,12 +131,11 @@ class BrokerLifecycle(BrokerMetadataPublisher):
         waiting no longer; 3.3: after the session timeout, once its attempt has waited
         controller.socket.timeout.ms."""
         config = self.broker.config
-        session, attempt = config.broker_session_timeout_ms, config.controller_socket_timeout_ms
+        retry, attempt = config.broker_session_timeout_ms, config.controller_socket_timeout_ms
         if config.heartbeat_retry_timeout_half_session:
-            session //= 2
-            attempt = min(attempt, session)
-        self._channel = controller_channel(self.plane, self.broker, "heartbeat", session,
-                                           attempt)
+            retry //= 2
+            attempt = min(attempt, retry)
+        self._channel = controller_channel(self.plane, self.broker, "heartbeat", retry, attempt)
         self._in_flight = self._immediate = False
         self._failed = 0
 
