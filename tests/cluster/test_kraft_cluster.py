@@ -113,3 +113,22 @@ def test_a_refused_registration_backs_off_up_to_the_session_timeout(
     assert 63_000 <= fenced["t_ms"] <= 65_000
     waited = registered["t_ms"] - 7_000  # ten waits of 102.3 s in all, ± 2 %, and round trips
     assert 102_300 * 0.98 <= waited <= 102_300 * 1.02 + 100
+
+
+def test_a_controlled_shutdown_before_the_broker_runs_stops_it_at_once(
+        write_scenario: Callable[[str, str], Path], tmp_path: Path) -> None:
+    # Broker 1, restarted 1 s after its crash, is refused until its old session is fenced;
+    # asked to shut down meanwhile (not yet RUNNING) it skips the controlled shutdown and stops
+    # (BrokerLifecycleManager.BeginControlledShutdownEvent; rig before 2026-11-30 never
+    # stopped it).
+    scenario = BASE.replace("  - {fault}", "  - {fault}\n  - {more}")
+    path = write_scenario(scenario.format(
+        kafka="4.1", fault="{kind: crash, broker: 1, at: 5s, restart_after: 1s}",
+        more="{kind: controlled-shutdown, broker: 1, at: 8s}"), "s.yaml")
+    [variant] = load_scenario(path).variants
+    simulate(variant, tmp_path / "e.jsonl")
+    events = [orjson.loads(line) for line in (tmp_path / "e.jsonl").read_bytes().splitlines()]
+    stopped = first(events, names.BROKER_SHUTDOWN, broker=1)
+    assert stopped["t_ms"] == 8000 and stopped["controlled"] is False
+    assert not [e for e in events if e["event"] == names.BROKER_REGISTERED and e["broker"] == 1
+                and e["t_ms"] < 8000]

@@ -72,7 +72,7 @@ class BrokerLifecycle(BrokerMetadataPublisher):
         self.epoch = -1  # the broker epoch of this process's registration
         self.clean_epoch = -1  # the epoch a controlled shutdown left on disk (-1: none)
         self.state = "RUNNING"
-        self._stop: Callable[[], None] | None = None  # what ends a controlled shutdown
+        self._stop: Callable[..., None] | None = None  # what ends a controlled shutdown
         self._shutdown_answered = False
         config = broker.config
         self._resend = ExponentialBackoff(FIRST_BACKOFF_MS, config.broker_session_timeout_ms,
@@ -113,11 +113,19 @@ class BrokerLifecycle(BrokerMetadataPublisher):
         self._register()
         self._fetch()
 
-    def begin_controlled_shutdown(self, stop: Callable[[], None]) -> None:
+    def begin_controlled_shutdown(self, stop: Callable[..., None]) -> None:
         """BrokerLifecycleManager.beginControlledShutdown: heartbeat at once asking to shut
         down; once the controller answers shouldShutDown, write the clean-shutdown epoch and
         `stop` the process (the next registration then reports a clean shutdown)."""
-        if self.epoch < 0 or self.state == "PENDING_CONTROLLED_SHUTDOWN":
+        if self.state == "PENDING_CONTROLLED_SHUTDOWN":
+            return
+        if self.state != "RUNNING":
+            # BeginControlledShutdownEvent: a broker not yet RUNNING skips it ("Skipping
+            # controlled shutdown because we are in state …") and shuts down; BrokerServer's
+            # shutdown still closes the logs with this process's broker epoch
+            # (LogManager.shutdown(brokerEpoch)). rig before 2026-11-30 never stopped it.
+            self.clean_epoch = self.epoch
+            stop(False)
             return
         self.state = "PENDING_CONTROLLED_SHUTDOWN"
         self._stop = stop
