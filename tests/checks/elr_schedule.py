@@ -21,9 +21,10 @@ def cut(broker: int, at: str, heal: str | None = None) -> dict[str, Any]:
     return fault
 
 
-def elr_scenario(name: str, faults: list[dict[str, Any]]) -> dict[str, Any]:
+def elr_scenario(name: str, faults: list[dict[str, Any]], duration: str = "80s",
+                 ) -> dict[str, Any]:
     return {
-        "name": name, "seed": 3, "duration": "80s", "kafka": "4.1", "quiesce": "60s",
+        "name": name, "seed": 3, "duration": duration, "kafka": "4.1", "quiesce": "60s",
         "cluster": {"brokers": 3, "config": {"min.insync.replicas": 2}},
         "topics": [{"name": "t", "partitions": 1, "replication_factor": 3,
                     "assignment": [[0, 1, 2]]}],
