@@ -119,7 +119,7 @@ class ConnectionStates:
         nothing else is looked at or built."""
         if self.host.brokers[broker_id].alive:
             if broker_id not in self.open:
-                if self.host.network.cuts and self._cut(broker_id):
+                if self._cut(broker_id):
                     return False
                 self.open.add(broker_id)
                 self.failed.pop(broker_id, None)
@@ -172,7 +172,7 @@ class ConnectionStates:
                                      lambda: self._made(broker_id, attempt))
         elif not broker.machine_down:
             self.host.sim.call_after(self._latency_us(broker_id),
-                                     lambda: self._refused(broker_id, attempt))
+                                     lambda: self._gave_up(broker_id, attempt))
 
     def _made(self, broker_id: int, attempt: _Attempt) -> None:
         if self._attempts.get(broker_id) is not attempt:
@@ -183,12 +183,8 @@ class ConnectionStates:
         for connected, _ in attempt.waiters:
             connected()
 
-    def _refused(self, broker_id: int, attempt: _Attempt) -> None:
-        if self._attempts.get(broker_id) is attempt:
-            del self._attempts[broker_id]
-            self._failed(broker_id, [failed for _, failed in attempt.waiters])
-
     def _gave_up(self, broker_id: int, attempt: _Attempt) -> None:
+        """The attempt ended without a connection (refused, or the client gave up)."""
         if self._attempts.get(broker_id) is attempt:
             del self._attempts[broker_id]
             self._failed(broker_id, [failed for _, failed in attempt.waiters])
