@@ -176,7 +176,6 @@ def test_planted_imports_against_the_flow_are_found() -> None:
 OVER_300: dict[str, tuple[int, str]] = {
     "protocol/sizes.py": (345, "not split yet: the fast wire-size path, by version"),
     "testing/_isr.py": (359, "not split yet: the ISR strategy conformance kit"),
-    "strategies/registry.py": (358, "not split yet: entry-point loading and plugin validation"),
     "analysis/fetch_metrics.py": (352, "not split yet: the fetch stage"),
     "promotion.py": (355, "not split yet: staging and promoting output folders"),
     "analysis/events.py": (349, "not split yet: the fetch-event readers shared by stages"),

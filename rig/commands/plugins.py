@@ -11,7 +11,7 @@ import typer
 def _entries() -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
     """kind → {default, api_versions, strategies}, and the entry points that were ignored."""
     from rig.errors import PluginError
-    from rig.strategies import registry
+    from rig.strategies import conformance, registry
     from rig.strategies.base import FIRST_API_VERSION, api_version_of
 
     kinds: dict[str, dict[str, Any]] = {}
@@ -33,7 +33,7 @@ def _entries() -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
                              api_version=api_version_of(cls))
             strategies.append(entry)
         kinds[kind] = {"default": registry.DEFAULTS.get(kind),
-                       "api_versions": list(registry.API_VERSIONS.get(kind,
+                       "api_versions": list(conformance.API_VERSIONS.get(kind,
                                                                       (FIRST_API_VERSION,))),
                        "strategies": strategies}
     ignored = [{"kind": i.kind, "name": i.name, "target": i.target, "origin": i.origin,

@@ -15,7 +15,6 @@ its kind and where it came from (pluggy's hook validation does the same for hook
 from __future__ import annotations
 
 import importlib
-import inspect
 import os
 import re
 import sys
@@ -24,25 +23,19 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
-from importlib.metadata import EntryPoint, entry_points
+from importlib.metadata import Distribution, EntryPoint, entry_points
 from typing import Any
 
 from rig._version import __version__
 from rig.errors import PluginError
 from rig.scenario.model import STRATEGY_KINDS
-from rig.strategies.base import FIRST_API_VERSION, api_version_of
+from rig.strategies import conformance
 from rig.strategies.kinds import KINDS
 
-# Read from each kind's one description (rig.strategies.kinds): its built-ins, its default,
-# the methods and class attributes of its Protocol, and the Protocol versions this rig drives.
+# Read from each kind's one description (rig.strategies.kinds): its built-ins and its default
+# (the methods, class attributes and Protocol versions: rig.strategies.conformance).
 BUILTIN: dict[str, dict[str, str]] = {name: dict(kind.builtins) for name, kind in KINDS.items()}
 DEFAULTS: dict[str, str | None] = {name: kind.default for name, kind in KINDS.items()}
-REQUIRED_METHODS: dict[str, dict[str, tuple[str, ...]]] = {
-    name: kind.required_methods for name, kind in KINDS.items()}
-REQUIRED_ATTRS: dict[str, dict[str, type]] = {
-    name: kind.required_attrs for name, kind in KINDS.items()}
-API_VERSIONS: dict[str, tuple[int, ...]] = {
-    name: kind.api_versions for name, kind in KINDS.items()}
 
 BUILT_IN = "built-in"
 PATH = "a module:Class path"  # the origin of a strategy named by path in a scenario
@@ -91,9 +84,14 @@ def _canonical(distribution: str) -> str:
     return re.sub(r"[-_.]+", "-", distribution).lower()  # PEP 503 normalisation
 
 
+@cache  # (emptied with the scan by refresh)
+def _identity(dist: Distribution) -> tuple[str, str]:
+    metadata = dist.metadata  # parsed once: Distribution.name and .version each parse it all
+    return metadata["Name"], metadata["Version"]  # (rig's holds the README: 5 ms a parse)
+
+
 def _distribution(ep: EntryPoint) -> tuple[str | None, str | None]:
-    dist = ep.dist
-    return (dist.name, dist.version) if dist is not None else (None, None)
+    return _identity(ep.dist) if ep.dist is not None else (None, None)
 
 
 def _is_rig(ep: EntryPoint) -> bool:
@@ -105,10 +103,11 @@ def _is_rig(ep: EntryPoint) -> bool:
 def _scan() -> _Scan:
     found: dict[str, dict[str, Registered]] = {}
     ignored: list[Ignored] = []
+    every = entry_points()  # one pass over the installed packages for all kinds
     for kind in STRATEGY_KINDS:
         # Sorted so that which of two packages claiming one name wins never depends on the
         # order of sys.path or of the file system.
-        eps = sorted(entry_points(group=f"rig.{kind}"),
+        eps = sorted(every.select(group=f"rig.{kind}"),
                      key=lambda ep: (_distribution(ep)[0] or "", ep.name, ep.value))
         table: dict[str, Registered] = {}
         for ep in eps:
@@ -138,6 +137,7 @@ def _scan() -> _Scan:
 def refresh() -> None:
     """Forget the entry points seen so far (after installing a plugin into a running process)."""
     _scan.cache_clear()
+    _identity.cache_clear()
 
 
 def _check_kind(kind: str) -> None:
@@ -242,76 +242,14 @@ def _import(registered: Registered) -> Any:
     return obj
 
 
-def _signature_problem(cls: type, method: str, expected: tuple[str, ...]) -> str | None:
-    wanted = f"{method}({', '.join(expected)})"
-    raw = inspect.getattr_static(cls, method, None)
-    func = getattr(cls, method, None)
-    if raw is None or not callable(func):
-        return f"method {wanted} is missing"
-    try:
-        signature = inspect.signature(func)
-    except (TypeError, ValueError):
-        return None  # a callable Python cannot introspect (a C function): nothing to compare
-    params = list(signature.parameters.values())
-    positional_kinds = (inspect.Parameter.POSITIONAL_ONLY,
-                        inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    if (not isinstance(raw, (staticmethod, classmethod)) and params
-            and params[0].kind in positional_kinds):
-        params = params[1:]  # `self`
-    kinds = {p.kind for p in params}
-    if {inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD} <= kinds and all(
-            p.kind not in positional_kinds for p in params):
-        return None  # (*args, **kwargs) takes anything
-    positional = [p for p in params if p.kind in positional_kinds]
-    names = tuple(p.name for p in positional[:len(expected)])
-    if names != expected:
-        got = ", ".join(str(p) for p in params)
-        return f"method {method} takes ({got}), expected {wanted}"
-    extra = [p.name for p in params[len(expected):]
-             if p.default is inspect.Parameter.empty
-             and p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)]
-    if extra:
-        return (f"method {method} also requires ({', '.join(extra)}), which rig never passes: "
-                "give them defaults")
-    return None
-
-
 def conformance_problems(kind: str, cls: Any, registered: Registered | None = None) -> list[str]:
-    """Everything that keeps `cls` from being a strategy of `kind` (empty when it conforms).
-
-    Checks what can be checked without running it: the class attributes, the Protocol version
-    and the methods with their parameters. Behaviour is for rig.testing and the run-time guard.
-    """
+    """Everything that keeps `cls` from being a strategy of `kind` (empty when it conforms):
+    rig.strategies.conformance's checks, and for an installed plugin its name attribute against
+    the name it is registered as."""
     _check_kind(kind)
-    if not inspect.isclass(cls):
-        return [f"{cls!r} is not a class"]
-    problems = []
-    for attr in ("name", "description"):
-        if not isinstance(getattr(cls, attr, None), str):
-            problems.append(f"class attribute {attr!r} (a str) is missing")
-    name = getattr(cls, "name", None)
-    if (registered is not None and registered.origin not in (PATH, TEST)
-            and isinstance(name, str) and name != registered.name):
-        problems.append(f"its name attribute is {name!r} but it is registered as "
-                        f"{registered.name!r}: make them equal")
-    version = api_version_of(cls)
-    supported = API_VERSIONS.get(kind, (FIRST_API_VERSION,))
-    if not isinstance(version, int) or isinstance(version, bool):
-        problems.append(f"class attribute 'api_version' must be an int (got {version!r})")
-    elif version not in supported:
-        problems.append(
-            f"it implements version {version} of the {kind} Protocol, but rig {__version__} "
-            f"drives version {', '.join(map(str, supported))}: install a release of the plugin "
-            f"made for this one, or a rig that drives version {version}")
-    for attr, kind_of in REQUIRED_ATTRS.get(kind, {}).items():
-        value = getattr(cls, attr, None)
-        if not isinstance(value, kind_of) or isinstance(value, bool):
-            problems.append(f"class attribute {attr!r} (a {kind_of.__name__}) is missing")
-    for method, params in REQUIRED_METHODS.get(kind, {}).items():
-        problem = _signature_problem(cls, method, params)
-        if problem:
-            problems.append(problem)
-    return problems
+    named = (registered.name if registered is not None and registered.origin not in (PATH, TEST)
+             else None)
+    return conformance.problems(kind, cls, named)
 
 
 def load_registered(registered: Registered) -> type:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import tomllib
+from importlib.metadata import EntryPoints
 
 import pytest
 
@@ -43,7 +44,7 @@ def test_every_builtin_loads_and_fits_its_protocol() -> None:
 
 def test_the_in_code_table_stands_in_when_rig_was_never_installed(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(registry, "entry_points", lambda group: [])
+    monkeypatch.setattr(registry, "entry_points", lambda: EntryPoints(()))
     registry.refresh()
     try:
         assert registry.known_names("placement")[:3] == ["explicit", "kafka", "kraft-striped"]

@@ -9,7 +9,7 @@ from typing import Any, ClassVar, Protocol
 
 from rig import testing
 from rig.scenario.model import STRATEGY_KINDS
-from rig.strategies import guard, registry
+from rig.strategies import conformance, guard, registry
 from rig.strategies.kinds import KINDS, protocol_attributes, protocol_methods
 
 
@@ -34,14 +34,14 @@ def test_every_kind_is_described_once_in_the_scenario_models_order() -> None:
     assert tuple(KINDS) == STRATEGY_KINDS
 
 
-def test_the_registry_reads_each_kinds_description() -> None:
+def test_the_registry_and_the_conformance_checks_read_each_kinds_description() -> None:
     for name, kind in KINDS.items():
         assert registry.BUILTIN[name] == dict(kind.builtins)
         assert registry.DEFAULTS[name] == kind.default
-        assert registry.REQUIRED_METHODS[name] == protocol_methods(kind.protocol)
-        assert registry.API_VERSIONS[name] == kind.api_versions
+        assert conformance.REQUIRED_METHODS[name] == protocol_methods(kind.protocol)
+        assert conformance.API_VERSIONS[name] == kind.api_versions
         assert kind.default is None or kind.default in kind.builtins
-    assert registry.REQUIRED_ATTRS["fetch_session"] == {"min_fetch_version": int}
+    assert conformance.REQUIRED_ATTRS["fetch_session"] == {"min_fetch_version": int}
 
 
 def test_the_guard_and_the_kits_are_the_ones_described() -> None:
