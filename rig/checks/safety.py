@@ -134,8 +134,8 @@ class ReplicasAgree(_Base):
                     if theirs != identity:
                         self._violate(True, topic=key[0], partition=key[1],
                                       broker=broker_id, leader=partition.leader,
-                                      offset=base, replica_id=list(identity),
-                                      leader_id=list(theirs) if theirs else None,
+                                      offset=base, replica_batch=list(identity),
+                                      leader_batch=list(theirs) if theirs else None,
                                       message="replicas hold different records below the HW")
                         break
         return self.found

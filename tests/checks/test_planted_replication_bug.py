@@ -9,6 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import ClassVar
 
+import orjson
+
+from rig.analysis.columnar import parse_event_logs
+from rig.analysis.stages import STAGES, _fields, load_stages
 from rig.checks import Status
 from rig.scenario.load import load_scenario
 from rig.simulate import simulate
@@ -57,6 +61,14 @@ def _run(scenario: str, strategy: type, tmp_path: Path) -> dict[str, Status]:
 def test_a_follower_that_never_truncates_diverges_and_is_caught(tmp_path: Path) -> None:
     statuses = _run("kip101-replica-divergence.yaml", NeverTruncate, tmp_path)
     assert statuses["replicas-agree"] is Status.FAILED
+    # The violation names the two batches in fields of their own: as `replica_id` (Fetch's
+    # broker id, a number to the analysis) the list was read as null with a type warning.
+    log = tmp_path / "events.jsonl"
+    (violation,) = [e for e in map(orjson.loads, log.read_bytes().splitlines())
+                    if e["event"] == "check.violation"]
+    assert type(violation["replica_batch"]) is list and "replica_id" not in violation
+    parsed = parse_event_logs([log], _fields(load_stages(STAGES)), tmp_path / "events.parquet")
+    assert parsed.bad_values == 0 and parsed.warnings() == []
 
 
 def test_a_follower_that_truncates_everything_loses_acked_data_and_is_caught(

@@ -60,7 +60,7 @@ def write_recovery_run(root: Path, *, faults: bool = True, lost: int = LOST_BATC
     """The synthetic report run plus everything the Recovery section reads."""
     run = write_report_run(root, faults=faults, timeline=True)
     diverged = {"check": "replicas-agree", "topic": "orders", "partition": 7, "broker": 2,
-                "leader": 0, "offset": 41, "replica_id": [0, 9], "leader_id": None,
+                "leader": 0, "offset": 41, "replica_batch": [0, 9], "leader_batch": None,
                 "message": "replicas hold different records below the HW"}
     _edit_summary(run, {"v6": _numbers(240_041, 0, []),
                         "v7": _numbers(240_041, lost, [diverged] if lost else [])})
@@ -397,3 +397,16 @@ def test_recovery_charts_render_in_chromium(chromium: Any, tmp_path: Path) -> No
         "return document.documentElement.scrollWidth - window.innerWidth") <= 1
     assert chromium.console_errors() == []
     chromium.screenshot(shots / "report-recovery-narrow.png")
+
+
+def test_a_diverged_row_names_both_batches_in_runs_written_before_and_after_the_rename() -> None:
+    """replicas-agree's violation names the batches replica_batch and leader_batch; a run
+    written before (replica_id and leader_id) still reads the same when `rig report` redraws it."""
+    from rig.report.recovery.lost import _diverged_row
+
+    new = {"broker": 2, "leader": 0, "offset": 41, "replica_batch": [0, 9],
+           "leader_batch": [1, 0]}
+    old = {"broker": 2, "leader": 0, "offset": 41, "replica_id": [0, 9], "leader_id": [1, 0]}
+    want = "broker 2 holds batch [0, 9]; leader 0 holds batch [1, 0]"
+    assert _diverged_row("v7", new)["detail"] == want == _diverged_row("v7", old)["detail"]
+    assert _diverged_row("v7", {**new, "leader_batch": None})["detail"].endswith("nothing there")

@@ -48,8 +48,11 @@ def _lost_row(variant: str, row: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _diverged_row(variant: str, row: Mapping[str, Any]) -> dict[str, Any]:
-    theirs = row.get("leader_id")
-    detail = (f"broker {row.get('broker', '?')} holds batch {row.get('replica_id')}; "
+    # Each batch as (producer, first sequence); runs written before 2026-11-30 named them
+    # replica_id and leader_id, which the analysis read as Fetch's replica_id (a broker id).
+    theirs = row.get("leader_batch", row.get("leader_id"))
+    ours = row.get("replica_batch", row.get("replica_id"))
+    detail = (f"broker {row.get('broker', '?')} holds batch {ours}; "
               f"leader {row.get('leader', '?')} holds "
               + (f"batch {theirs}" if theirs is not None else "nothing there"))
     return {
