@@ -196,10 +196,10 @@ class ConnectionStates:
             failed()
 
     def _cut(self, broker_id: int) -> bool:
-        """Whether a network partition separates this client from `broker_id` now."""
+        """Whether a network partition separates this client from `broker_id` now (a cut is
+        always both ways: Network.cut)."""
         network = self.host.network
-        return bool(network.cuts) and (network.blocked(self.node, broker_id)
-                                       or network.blocked(broker_id, self.node))
+        return bool(network.cuts) and network.blocked(self.node, broker_id)
 
     def _latency_us(self, broker_id: int) -> int:
         return self.host.network.base_link(self.node, broker_id).latency_us

@@ -72,7 +72,7 @@ class BrokerLifecycle(BrokerMetadataPublisher):
         self.epoch = -1  # the broker epoch of this process's registration
         self.clean_epoch = -1  # the epoch a controlled shutdown left on disk (-1: none)
         self.state = "RUNNING"
-        self._stop: Callable[..., None] | None = None  # what ends a controlled shutdown
+        self._stop: Callable[[bool], None] | None = None  # what ends a controlled shutdown
         self._shutdown_answered = False
         config = broker.config
         self._resend = ExponentialBackoff(FIRST_BACKOFF_MS, config.broker_session_timeout_ms,
@@ -113,10 +113,11 @@ class BrokerLifecycle(BrokerMetadataPublisher):
         self._register()
         self._fetch()
 
-    def begin_controlled_shutdown(self, stop: Callable[..., None]) -> None:
+    def begin_controlled_shutdown(self, stop: Callable[[bool], None]) -> None:
         """BrokerLifecycleManager.beginControlledShutdown: heartbeat at once asking to shut
         down; once the controller answers shouldShutDown, write the clean-shutdown epoch and
-        `stop` the process (the next registration then reports a clean shutdown)."""
+        `stop` the process (the next registration then reports a clean shutdown); `stop(False)`
+        for a broker not yet RUNNING, which skips the controlled shutdown."""
         if self.state == "PENDING_CONTROLLED_SHUTDOWN":
             return
         if self.state != "RUNNING":
@@ -246,7 +247,7 @@ class BrokerLifecycle(BrokerMetadataPublisher):
             elif self.state == "PENDING_CONTROLLED_SHUTDOWN":
                 if reply.should_shut_down and self._stop is not None:
                     self.clean_epoch = self.epoch  # the clean-shutdown file
-                    self._stop()
+                    self._stop(True)
                     return
                 self._succeeded(interval if self._shutdown_answered
                                 else CONTROLLED_SHUTDOWN_FIRST_RETRY_MS)
